@@ -1,0 +1,143 @@
+# dptop — top-level build.
+#
+# Each top-level directory is one module.  Its `module.mk` names the sources of
+# the module library (`<mod>_SRCS`) and any programs, shared libraries, tests
+# helpers it adds (PROGRAMS / SHLIBS / TOOLS with `<name>_SRCS`).  This file
+# turns those lists into rules; nothing module-specific lives here.
+#
+#   make            release build into build/
+#   make asan       ASan+UBSan build into build/asan/
+#   make test       deps, both builds, every unit and integration test
+#   make bench      deps, release build, every benchmark
+#   make demo       deps, release build, dptop on a local simulated cluster
+#   make lint       clang-format check and cppcheck
+#   make deps       install the Debian packages that are missing
+
+BUILD    ?= build
+SANITIZE ?= 0
+CC       ?= cc
+AR       ?= ar
+
+CPPFLAGS := -D_GNU_SOURCE -I. -I/usr/include/json-c
+WARN     := -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter
+CFLAGS   := -std=c11 -O2 -g $(WARN) -fPIC -pthread -MMD -MP
+LDFLAGS  := -pthread
+ifeq ($(SANITIZE),1)
+SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+CFLAGS   := -std=c11 -O1 -g $(WARN) -fPIC -pthread -MMD -MP $(SANFLAGS) -DDP_SANITIZE=1
+LDFLAGS  += $(SANFLAGS)
+endif
+LDLIBS   := -lzmq -ljson-c -lncursesw -ltinfo -lm -ldl -lrt
+
+# Link order does not matter: module libraries are linked as one group.
+ALL_MODULES := base bus clock gpu node tui
+MODULES  ?= $(ALL_MODULES)
+PROGRAMS :=
+SHLIBS   :=
+TOOLS    :=
+
+include $(wildcard $(addsuffix /module.mk,$(MODULES)))
+include $(wildcard tests/*.mk bench/*.mk)
+
+obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
+
+define module_rules
+$(1)_OBJS := $$(call obj,$$($(1)_SRCS))
+$(BUILD)/lib/libdp$(1).a: $$($(1)_OBJS)
+	@mkdir -p $$(@D)
+	@rm -f $$@
+	$$(AR) rcs $$@ $$^
+endef
+$(foreach m,$(MODULES),$(if $($(m)_SRCS),$(eval $(call module_rules,$(m)))))
+MODLIBS := $(foreach m,$(MODULES),$(if $($(m)_SRCS),$(BUILD)/lib/libdp$(m).a))
+LINKMODS := -Wl,--start-group $(MODLIBS) -Wl,--end-group
+
+# Programs: $(BUILD)/<name>; shared libraries: $(BUILD)/<name>.so;
+# tools (test and bench helpers): $(BUILD)/<dir>/<name>.
+define program_rules
+$(BUILD)/$(1): $$(call obj,$$($(1)_SRCS)) $$(MODLIBS)
+	@mkdir -p $$(@D)
+	$$(CC) $$(LDFLAGS) -o $$@ $$(call obj,$$($(1)_SRCS)) $$(LINKMODS) $$(or $$($(1)_LDLIBS),$$(LDLIBS))
+endef
+define shlib_rules
+$(BUILD)/$(1).so: $$(call obj,$$($(1)_SRCS)) $$(MODLIBS)
+	@mkdir -p $$(@D)
+	$$(CC) $$(LDFLAGS) -shared -Wl,-soname,$(1).so -o $$@ $$(call obj,$$($(1)_SRCS)) $$(LINKMODS) $$(or $$($(1)_LDLIBS),$$(LDLIBS))
+endef
+define tool_rules
+$(BUILD)/$(1): $$(call obj,$$($(1)_SRCS)) $$(MODLIBS)
+	@mkdir -p $$(@D)
+	$$(CC) $$(LDFLAGS) $$($(1)_LDFLAGS) -o $$@ $$(call obj,$$($(1)_SRCS)) $$(LINKMODS) $$(or $$($(1)_LDLIBS),$$(LDLIBS))
+endef
+$(foreach p,$(PROGRAMS),$(eval $(call program_rules,$(p))))
+$(foreach s,$(SHLIBS),$(eval $(call shlib_rules,$(s))))
+$(foreach t,$(TOOLS),$(eval $(call tool_rules,$(t))))
+
+# Unit tests: one cmocka program per tests/test_<module>.c.
+UNIT_SRCS  := $(wildcard tests/test_*.c)
+# With a module subset (MODULES=...), only the tests of those modules build.
+unit_wanted = $(if $(filter $(ALL_MODULES),$(1)),$(filter $(MODULES),$(1)),$(1))
+UNIT_TESTS := $(foreach t,$(UNIT_SRCS),$(if $(call unit_wanted,$(patsubst tests/test_%.c,%,$(t))),$(patsubst tests/%.c,$(BUILD)/tests/%,$(t))))
+$(BUILD)/tests/test_%: $(BUILD)/obj/tests/test_%.o $(MODLIBS)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $< $(LINKMODS) -lcmocka $(LDLIBS)
+
+# Benchmarks: one program per bench/bench_<name>.c.
+BENCH_SRCS := $(wildcard bench/bench_*.c)
+BENCHES    := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
+$(BUILD)/bench/bench_%: $(BUILD)/obj/bench/bench_%.o $(MODLIBS)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $< $(LINKMODS) $(LDLIBS)
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $($(notdir $(basename $<))_CFLAGS) -c -o $@ $<
+
+ALL_TARGETS := $(MODLIBS) $(addprefix $(BUILD)/,$(PROGRAMS)) \
+               $(addprefix $(BUILD)/,$(addsuffix .so,$(SHLIBS))) \
+               $(addprefix $(BUILD)/,$(TOOLS))
+
+.PHONY: all asan tests-build bench-build test bench demo lint deps fuzz clean screenshots
+.DEFAULT_GOAL := all
+.SECONDARY:
+
+all: $(ALL_TARGETS)
+
+tests-build: all $(UNIT_TESTS)
+
+bench-build: all $(BENCHES)
+
+asan:
+	$(MAKE) SANITIZE=1 BUILD=build/asan tests-build
+
+deps:
+	@bash scripts/deps.sh
+
+test: deps
+	$(MAKE) tests-build
+	$(MAKE) SANITIZE=1 BUILD=build/asan tests-build
+	bash tests/run.sh build build/asan
+
+bench: deps
+	$(MAKE) bench-build
+	bash bench/run.sh build
+
+demo: deps
+	$(MAKE) all
+	$(BUILD)/dptop --demo
+
+screenshots: deps
+	$(MAKE) all
+	bash scripts/screenshots.sh build
+
+LINT_FILES = $(shell git ls-files '*.c' '*.h' 2>/dev/null)
+lint:
+	clang-format --dry-run -Werror $(LINT_FILES)
+	cppcheck --quiet --error-exitcode=1 --enable=warning,portability,performance \
+	  --std=c11 --inline-suppr --suppress=missingIncludeSystem -D__GNUC__ -I. \
+	  $(filter %.c,$(LINT_FILES))
+
+clean:
+	rm -rf build
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -1,0 +1,218 @@
+/* Strict JSON field access on top of json-c. */
+#include "base/base.h"
+
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+enum base_dec base_json_parse(const char *text, size_t len, json_object **out, char *err)
+{
+    *out = NULL;
+    if (len > INT32_MAX) {
+        base_err(err, "JSON text of %zu bytes is too large", len);
+        return BASE_DEC_OVERSIZED;
+    }
+    json_tokener *tok = json_tokener_new_ex(32);
+    if (tok == NULL) {
+        base_err(err, "cannot allocate JSON tokener");
+        return BASE_DEC_BAD_JSON;
+    }
+    json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+    json_object *obj = json_tokener_parse_ex(tok, text, (int)len);
+    enum json_tokener_error jerr = json_tokener_get_error(tok);
+    size_t used = json_tokener_get_parse_end(tok);
+    json_tokener_free(tok);
+    if (jerr != json_tokener_success || obj == NULL) {
+        json_object_put(obj);
+        if (jerr == json_tokener_continue) {
+            base_err(err, "JSON text ends early (%zu bytes)", len);
+            return BASE_DEC_TRUNCATED;
+        }
+        base_err(err, "invalid JSON: %s", json_tokener_error_desc(jerr));
+        return BASE_DEC_BAD_JSON;
+    }
+    /* Allow trailing whitespace (and a NUL some senders include), nothing else. */
+    for (size_t i = used; i < len; i++) {
+        char c = text[i];
+        if (c != ' ' && c != '\n' && c != '\r' && c != '\t' && c != '\0') {
+            json_object_put(obj);
+            base_err(err, "invalid JSON: trailing data at byte %zu", i);
+            return BASE_DEC_BAD_JSON;
+        }
+    }
+    *out = obj;
+    return BASE_DEC_OK;
+}
+
+static enum base_dec lookup(json_object *obj, const char *key, json_object **val, bool optional,
+                            char *err)
+{
+    *val = NULL;
+    if (obj == NULL || !json_object_is_type(obj, json_type_object)) {
+        base_err(err, "expected a JSON object holding \"%s\"", key);
+        return BASE_DEC_BAD_TYPE;
+    }
+    if (!json_object_object_get_ex(obj, key, val) || *val == NULL) {
+        *val = NULL;
+        if (optional)
+            return BASE_DEC_OK;
+        base_err(err, "missing field \"%s\"", key);
+        return BASE_DEC_BAD_TYPE;
+    }
+    return BASE_DEC_OK;
+}
+
+enum base_dec base_json_value_ns(json_object *val, int64_t *out)
+{
+    if (json_object_is_type(val, json_type_int)) {
+        errno = 0;
+        int64_t v = json_object_get_int64(val);
+        if (errno != 0)
+            return BASE_DEC_BAD_VALUE;
+        *out = v;
+        return BASE_DEC_OK;
+    }
+    if (json_object_is_type(val, json_type_double)) {
+        double d = json_object_get_double(val);
+        if (!isfinite(d) || d >= 9.2e18 || d <= -9.2e18)
+            return BASE_DEC_BAD_VALUE;
+        *out = llround(d);
+        return BASE_DEC_OK;
+    }
+    return BASE_DEC_BAD_TYPE;
+}
+
+static enum base_dec get_i64(json_object *obj, const char *key, int64_t *out, bool opt, char *err)
+{
+    json_object *val;
+    enum base_dec rc = lookup(obj, key, &val, opt, err);
+    if (rc != BASE_DEC_OK || val == NULL)
+        return rc;
+    if (!json_object_is_type(val, json_type_int)) {
+        base_err(err, "field \"%s\" must be an integer", key);
+        return BASE_DEC_BAD_TYPE;
+    }
+    errno = 0;
+    int64_t v = json_object_get_int64(val);
+    if (errno != 0) {
+        base_err(err, "field \"%s\" is out of the int64 range", key);
+        return BASE_DEC_BAD_VALUE;
+    }
+    *out = v;
+    return BASE_DEC_OK;
+}
+
+enum base_dec base_json_get_i64(json_object *obj, const char *key, int64_t *out, char *err)
+{
+    return get_i64(obj, key, out, false, err);
+}
+
+enum base_dec base_json_opt_i64(json_object *obj, const char *key, int64_t *out, char *err)
+{
+    return get_i64(obj, key, out, true, err);
+}
+
+enum base_dec base_json_get_u64(json_object *obj, const char *key, uint64_t *out, char *err)
+{
+    json_object *val;
+    enum base_dec rc = lookup(obj, key, &val, false, err);
+    if (rc != BASE_DEC_OK)
+        return rc;
+    if (!json_object_is_type(val, json_type_int)) {
+        base_err(err, "field \"%s\" must be an integer", key);
+        return BASE_DEC_BAD_TYPE;
+    }
+    /* json-c keeps large positives as uint64; negatives are refused. */
+    errno = 0;
+    int64_t s = json_object_get_int64(val);
+    if (errno == 0 && s < 0) {
+        base_err(err, "field \"%s\" must not be negative", key);
+        return BASE_DEC_BAD_VALUE;
+    }
+    errno = 0;
+    uint64_t v = json_object_get_uint64(val);
+    if (errno != 0) {
+        base_err(err, "field \"%s\" is out of the uint64 range", key);
+        return BASE_DEC_BAD_VALUE;
+    }
+    *out = v;
+    return BASE_DEC_OK;
+}
+
+static enum base_dec get_double(json_object *obj, const char *key, double *out, bool opt, char *err)
+{
+    json_object *val;
+    enum base_dec rc = lookup(obj, key, &val, opt, err);
+    if (rc != BASE_DEC_OK || val == NULL)
+        return rc;
+    if (!json_object_is_type(val, json_type_double) && !json_object_is_type(val, json_type_int)) {
+        base_err(err, "field \"%s\" must be a number", key);
+        return BASE_DEC_BAD_TYPE;
+    }
+    double d = json_object_get_double(val);
+    if (!isfinite(d)) {
+        base_err(err, "field \"%s\" is not finite", key);
+        return BASE_DEC_BAD_VALUE;
+    }
+    *out = d;
+    return BASE_DEC_OK;
+}
+
+enum base_dec base_json_get_double(json_object *obj, const char *key, double *out, char *err)
+{
+    return get_double(obj, key, out, false, err);
+}
+
+enum base_dec base_json_opt_double(json_object *obj, const char *key, double *out, char *err)
+{
+    return get_double(obj, key, out, true, err);
+}
+
+static enum base_dec get_bool(json_object *obj, const char *key, bool *out, bool opt, char *err)
+{
+    json_object *val;
+    enum base_dec rc = lookup(obj, key, &val, opt, err);
+    if (rc != BASE_DEC_OK || val == NULL)
+        return rc;
+    if (!json_object_is_type(val, json_type_boolean)) {
+        base_err(err, "field \"%s\" must be true or false", key);
+        return BASE_DEC_BAD_TYPE;
+    }
+    *out = json_object_get_boolean(val);
+    return BASE_DEC_OK;
+}
+
+enum base_dec base_json_get_bool(json_object *obj, const char *key, bool *out, char *err)
+{
+    return get_bool(obj, key, out, false, err);
+}
+
+enum base_dec base_json_opt_bool(json_object *obj, const char *key, bool *out, char *err)
+{
+    return get_bool(obj, key, out, true, err);
+}
+
+static enum base_dec get_str(json_object *obj, const char *key, const char **out, bool opt,
+                             char *err)
+{
+    json_object *val;
+    enum base_dec rc = lookup(obj, key, &val, opt, err);
+    if (rc != BASE_DEC_OK || val == NULL)
+        return rc;
+    if (!json_object_is_type(val, json_type_string)) {
+        base_err(err, "field \"%s\" must be a string", key);
+        return BASE_DEC_BAD_TYPE;
+    }
+    *out = json_object_get_string(val);
+    return BASE_DEC_OK;
+}
+
+enum base_dec base_json_get_str(json_object *obj, const char *key, const char **out, char *err)
+{
+    return get_str(obj, key, out, false, err);
+}
+
+enum base_dec base_json_opt_str(json_object *obj, const char *key, const char **out, char *err)
+{
+    return get_str(obj, key, out, true, err);
+}

@@ -1,0 +1,1 @@
+gpu_SRCS := gpu/event.c

@@ -1,0 +1,95 @@
+# Shared helpers for integration tests; source it first.
+#
+#   it_spawn NAME CMD...   start a process in the background, log to $IT_TMP/NAME.log;
+#                          its pid is in $IT_PID and is killed at exit
+#   it_stop PID            SIGTERM, then SIGKILL after 5 s
+#   it_ports N             print a base port with N consecutive free TCP/UDP ports
+#   it_wait SECS CMD...    poll CMD every 0.1 s until it succeeds; fail after SECS
+#   it_fail MSG / it_skip MSG / it_pass MSG
+#   IT_PY                  Debian's python3 (it has python3-zmq)
+set -u
+IT_ROOT=${DPTOP_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+B=${DPTOP_BUILD:-$IT_ROOT/build}
+IT_PY=/usr/bin/python3
+IT_TMP=$(mktemp -d /tmp/dptop-it.XXXXXX)
+IT_PIDS=()
+IT_NAME=$(basename "$0" .sh)
+
+it_cleanup() {
+    local p
+    for p in "${IT_PIDS[@]}"; do kill -TERM "$p" 2>/dev/null; done
+    for _ in $(seq 1 30); do
+        local alive=0
+        for p in "${IT_PIDS[@]}"; do kill -0 "$p" 2>/dev/null && alive=1; done
+        [ $alive -eq 0 ] && break
+        sleep 0.1
+    done
+    for p in "${IT_PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done
+    if [ -z "${DPTOP_KEEP:-}" ]; then rm -rf "$IT_TMP"; else echo "kept $IT_TMP"; fi
+}
+trap it_cleanup EXIT
+
+it_spawn() {
+    local name=$1
+    shift
+    "$@" >"$IT_TMP/$name.log" 2>&1 &
+    IT_PID=$!
+    IT_PIDS+=("$IT_PID")
+}
+
+it_stop() {
+    kill -TERM "$1" 2>/dev/null || return 0
+    for _ in $(seq 1 50); do
+        kill -0 "$1" 2>/dev/null || return 0
+        sleep 0.1
+    done
+    kill -KILL "$1" 2>/dev/null
+    return 0
+}
+
+it_fail() {
+    echo "FAIL: $*"
+    local f
+    for f in "$IT_TMP"/*.log; do
+        [ -f "$f" ] || continue
+        echo "---- $(basename "$f") (last 20 lines)"
+        tail -n 20 "$f"
+    done
+    exit 1
+}
+it_skip() {
+    echo "SKIP: $*"
+    exit 77
+}
+it_pass() {
+    echo "PASS: $*"
+    exit 0
+}
+
+it_port_free() {
+    ! ss -Htan "sport = :$1" 2>/dev/null | grep -q . && ! ss -Huan "sport = :$1" 2>/dev/null | grep -q .
+}
+
+it_ports() {
+    local n=${1:-1} base i ok
+    for _ in $(seq 1 200); do
+        base=$((20000 + RANDOM % 30000))
+        ok=1
+        for i in $(seq 0 $((n - 1))); do
+            it_port_free $((base + i)) || { ok=0; break; }
+        done
+        [ $ok -eq 1 ] && { echo "$base"; return 0; }
+    done
+    return 1
+}
+
+it_wait() {
+    local secs=$1
+    shift
+    local i
+    for i in $(seq 1 $((secs * 10))); do
+        "$@" && return 0
+        sleep 0.1
+    done
+    return 1
+}

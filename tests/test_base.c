@@ -1,0 +1,206 @@
+/* Unit tests for base/: configuration layers, strict JSON access, errors. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/base.h"
+
+static const struct base_cfg_key keys[] = {
+    {"probe_cadence_us", BASE_CFG_INT, "800", 50, 1e6, "probe pair cadence"},
+    {"guard_ns", BASE_CFG_DOUBLE, "2.5", 0, 1e6, "guard band"},
+    {"verbose", BASE_CFG_BOOL, "false", 1, 0, "chatty"},
+    {"output_dir", BASE_CFG_STRING, "/tmp/x", 1, 0, "where"},
+};
+
+static char *write_tmp(const char *text)
+{
+    char *path = xstrdup("/tmp/dptest-cfg-XXXXXX");
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+    return path;
+}
+
+static void test_config_defaults(void **state)
+{
+    base_config_t *c = base_config_new(keys, BASE_ARRAY_LEN(keys));
+    assert_int_equal(base_config_int(c, "probe_cadence_us"), 800);
+    assert_true(base_config_double(c, "guard_ns") == 2.5);
+    assert_false(base_config_bool(c, "verbose"));
+    assert_string_equal(base_config_str(c, "output_dir"), "/tmp/x");
+    assert_int_equal(base_config_source(c, "guard_ns"), BASE_CFG_DEFAULT);
+    base_config_destroy(&c);
+    assert_null(c);
+}
+
+static void test_config_layers(void **state)
+{
+    char err[BASE_ERRLEN];
+    base_config_t *c = base_config_new(keys, BASE_ARRAY_LEN(keys));
+    char *path =
+        write_tmp("{\"probe_cadence_us\": 1000, \"output_dir\": \"/f\", \"verbose\": true}");
+    setenv("DPTOP_PROBE_CADENCE_US", "1200", 1);
+    unsetenv("DPTOP_CONFIG");
+    assert_int_equal(base_config_load_layers(c, path, err), BASE_OK);
+    assert_int_equal(base_config_int(c, "probe_cadence_us"), 1200);
+    assert_int_equal(base_config_source(c, "probe_cadence_us"), BASE_CFG_ENV);
+    assert_string_equal(base_config_str(c, "output_dir"), "/f");
+    assert_int_equal(base_config_source(c, "output_dir"), BASE_CFG_FILE);
+    assert_true(base_config_bool(c, "verbose"));
+    assert_int_equal(base_config_set(c, "probe-cadence-us", "900", BASE_CFG_FLAG, err), BASE_OK);
+    assert_int_equal(base_config_int(c, "probe_cadence_us"), 900);
+    assert_int_equal(base_config_source(c, "probe_cadence_us"), BASE_CFG_FLAG);
+    unsetenv("DPTOP_PROBE_CADENCE_US");
+
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&buf, &len);
+    base_config_print(c, mem);
+    fclose(mem);
+    assert_non_null(strstr(buf, "probe_cadence_us"));
+    assert_non_null(strstr(buf, "(flag)"));
+    assert_non_null(strstr(buf, "(file)"));
+    free(buf);
+    unlink(path);
+    free(path);
+    base_config_destroy(&c);
+}
+
+static void test_config_refusals(void **state)
+{
+    char err[BASE_ERRLEN];
+    base_config_t *c = base_config_new(keys, BASE_ARRAY_LEN(keys));
+    assert_int_equal(base_config_set(c, "probe_cadence_us", "abc", BASE_CFG_FLAG, err), BASE_ERR);
+    assert_non_null(strstr(err, "probe_cadence_us"));
+    assert_int_equal(base_config_set(c, "probe_cadence_us", "10", BASE_CFG_FLAG, err), BASE_ERR);
+    assert_non_null(strstr(err, "probe_cadence_us"));
+    assert_int_equal(base_config_set(c, "probe_cadence_us", "12x", BASE_CFG_FLAG, err), BASE_ERR);
+    assert_int_equal(base_config_set(c, "nope", "1", BASE_CFG_FLAG, err), BASE_ERR);
+    assert_non_null(strstr(err, "nope"));
+    assert_int_equal(base_config_set(c, "verbose", "maybe", BASE_CFG_ENV, err), BASE_ERR);
+    assert_non_null(strstr(err, "verbose"));
+    /* A refused value leaves the previous one in place. */
+    assert_int_equal(base_config_int(c, "probe_cadence_us"), 800);
+
+    const char *bad_files[] = {
+        "{\"bogus\": 1}", "{\"probe_cadence_us\": \"800\"}", "{\"guard_ns\": true}",
+        "[1,2]",          "{\"probe_cadence_us\":",          "{\"probe_cadence_us\": 2000000}",
+    };
+    const char *named[] = {"bogus", "probe_cadence_us", "guard_ns", NULL, NULL, "probe_cadence_us"};
+    for (size_t i = 0; i < BASE_ARRAY_LEN(bad_files); i++) {
+        char *path = write_tmp(bad_files[i]);
+        assert_int_equal(base_config_load_file(c, path, err), BASE_ERR);
+        if (named[i])
+            assert_non_null(strstr(err, named[i]));
+        unlink(path);
+        free(path);
+    }
+    assert_int_equal(base_config_load_file(c, "/nonexistent/dptop.json", err), BASE_ERR);
+    assert_non_null(strstr(err, "/nonexistent/dptop.json"));
+    base_config_destroy(&c);
+}
+
+static void test_json_strict(void **state)
+{
+    char err[BASE_ERRLEN];
+    json_object *o;
+    const char *text = "{\"a\": 5, \"b\": \"s\", \"c\": 1.5, \"d\": true, \"n\": -3}";
+    assert_int_equal(base_json_parse(text, strlen(text), &o, err), BASE_DEC_OK);
+    int64_t i = 0;
+    uint64_t u = 0;
+    const char *s = NULL;
+    double d = 0;
+    bool b = false;
+    assert_int_equal(base_json_get_i64(o, "a", &i, err), BASE_DEC_OK);
+    assert_int_equal(i, 5);
+    assert_int_equal(base_json_get_u64(o, "a", &u, err), BASE_DEC_OK);
+    assert_int_equal(u, 5);
+    assert_int_equal(base_json_get_u64(o, "n", &u, err), BASE_DEC_BAD_VALUE);
+    assert_int_equal(base_json_get_str(o, "b", &s, err), BASE_DEC_OK);
+    assert_string_equal(s, "s");
+    assert_int_equal(base_json_get_double(o, "c", &d, err), BASE_DEC_OK);
+    assert_true(d == 1.5);
+    assert_int_equal(base_json_get_double(o, "a", &d, err), BASE_DEC_OK);
+    assert_int_equal(base_json_get_bool(o, "d", &b, err), BASE_DEC_OK);
+    assert_true(b);
+    assert_int_equal(base_json_get_i64(o, "b", &i, err), BASE_DEC_BAD_TYPE);
+    assert_non_null(strstr(err, "\"b\""));
+    assert_int_equal(base_json_get_i64(o, "zz", &i, err), BASE_DEC_BAD_TYPE);
+    assert_non_null(strstr(err, "zz"));
+    i = 77;
+    assert_int_equal(base_json_opt_i64(o, "zz", &i, err), BASE_DEC_OK);
+    assert_int_equal(i, 77);
+    assert_int_equal(base_json_get_i64(o, "c", &i, err), BASE_DEC_BAD_TYPE);
+    json_object_put(o);
+
+    assert_int_equal(base_json_parse("{\"a\":", 5, &o, err), BASE_DEC_TRUNCATED);
+    assert_null(o);
+    assert_int_equal(base_json_parse("{a:1}", 5, &o, err), BASE_DEC_BAD_JSON);
+    assert_int_equal(base_json_parse("{} x", 4, &o, err), BASE_DEC_BAD_JSON);
+    assert_int_equal(base_json_parse("{} \n", 4, &o, err), BASE_DEC_OK);
+    json_object_put(o);
+}
+
+static void test_json_ns_precision(void **state)
+{
+    /* Realtime-sized integers must come through exactly. */
+    char err[BASE_ERRLEN];
+    json_object *o;
+    const char *text = "{\"t\": 1790000000123456789, \"d\": 12.6}";
+    assert_int_equal(base_json_parse(text, strlen(text), &o, err), BASE_DEC_OK);
+    int64_t t;
+    assert_int_equal(base_json_value_ns(json_object_object_get(o, "t"), &t), BASE_DEC_OK);
+    assert_true(t == 1790000000123456789LL);
+    assert_int_equal(base_json_value_ns(json_object_object_get(o, "d"), &t), BASE_DEC_OK);
+    assert_int_equal(t, 13);
+    json_object_put(o);
+}
+
+static void test_decstats(void **state)
+{
+    base_decstats_t st = {0};
+    base_decstats_add(&st, BASE_DEC_OK);
+    base_decstats_add(&st, BASE_DEC_TRUNCATED);
+    base_decstats_add(&st, BASE_DEC_TRUNCATED);
+    base_decstats_add(&st, BASE_DEC_BAD_JSON);
+    assert_int_equal(st.n[BASE_DEC_OK], 1);
+    assert_int_equal(base_decstats_errors(&st), 3);
+    assert_string_equal(base_dec_name(BASE_DEC_TRUNCATED), "truncated");
+    assert_string_equal(base_dec_name((enum base_dec)99), "unknown");
+}
+
+static void test_errors_and_time(void **state)
+{
+    char err[BASE_ERRLEN];
+    assert_int_equal(base_err(err, "bad %s %d", "thing", 3), BASE_ERR);
+    assert_string_equal(err, "bad thing 3");
+    assert_int_equal(base_err(NULL, "ignored"), BASE_ERR);
+    int64_t a = base_monotonic_ns();
+    base_sleep_ns(1000000);
+    int64_t b = base_monotonic_ns();
+    assert_true(b - a >= 1000000);
+    assert_true(base_realtime_ns() > 1600000000LL * 1000000000LL);
+    char *s = NULL;
+    assert_int_equal(xasprintf(&s, "%d-%s", 4, "x"), 3);
+    assert_string_equal(s, "4-x");
+    free(s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_config_defaults),   cmocka_unit_test(test_config_layers),
+        cmocka_unit_test(test_config_refusals),   cmocka_unit_test(test_json_strict),
+        cmocka_unit_test(test_json_ns_precision), cmocka_unit_test(test_decstats),
+        cmocka_unit_test(test_errors_and_time),
+    };
+    return cmocka_run_group_tests_name("base", tests, NULL, NULL);
+}
