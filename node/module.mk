@@ -1,0 +1,1 @@
+node_SRCS := node/probe.c

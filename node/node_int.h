@@ -1,0 +1,139 @@
+/*
+ * node internals shared between the files of dpnode.  Not a public
+ * interface: other modules use node/node.h.
+ */
+#ifndef DP_NODE_INT_H
+#define DP_NODE_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "base/base.h"
+
+/* ---- Coded UDP probes (node/probe.c) ---------------------------------- */
+
+#define NODE_TS_NONE        INT64_MIN   /* a lost packet's receive time */
+#define NODE_PROBE_MAGIC    0x42505044u /* "DPPB" little-endian */
+#define NODE_PROBE_VERSION  1
+#define NODE_PROBE_FU       2 /* follow-ups per packet */
+#define NODE_PROBE_MAX_ECHO 3 /* echoed samples per packet */
+#define NODE_PROBE_HDR      32
+#define NODE_PROBE_FU_SIZE  32
+#define NODE_PROBE_ECHO_SZ  48
+#define NODE_PROBE_MAC_SIZE 8
+#define NODE_PROBE_MAX_SIZE                                                                        \
+    (NODE_PROBE_HDR + NODE_PROBE_FU * NODE_PROBE_FU_SIZE +                                         \
+     NODE_PROBE_MAX_ECHO * NODE_PROBE_ECHO_SZ + NODE_PROBE_MAC_SIZE)
+#define NODE_PROBE_KEY_SIZE 16
+
+/* Sample flags: which timestamps came from user space instead of the kernel. */
+#define NODE_SAMPLE_USER_TX 0x01
+#define NODE_SAMPLE_USER_RX 0x02
+
+/* One coded probe in one direction, SPEC §4.5: tx in src's probe clock, rx in dst's. */
+struct node_probe_sample {
+    uint32_t src, dst;
+    uint64_t seq;
+    int64_t tx[2];
+    int64_t rx[2]; /* NODE_TS_NONE when that packet was lost */
+    uint32_t flags;
+};
+
+/*
+ * The wire packet.  A coded probe is two packets (index 0 and 1) sent
+ * `spacing` apart.  Kernel transmit timestamps are only known after a packet
+ * left, so each packet carries the transmit times of the sender's previous
+ * two pairs to this peer ("follow-ups", PTP two-step style), and the
+ * receiver completes a sample when a follow-up arrives.  Each packet also
+ * echoes back the latest samples the sender completed for the other
+ * direction, so that both endpoints of an edge see both directions.
+ */
+struct node_probe_fu {
+    uint64_t seq; /* 0: empty slot (sequence numbers start at 1) */
+    int64_t tx[2];
+    uint32_t flags; /* NODE_SAMPLE_USER_TX when tx are user-space readings */
+};
+
+struct node_probe_pkt {
+    uint8_t index;
+    uint8_t n_echo;
+    bool has_mac;
+    uint32_t src, dst;
+    uint64_t seq;
+    int64_t tx_user; /* sender's probe clock just before sending */
+    struct node_probe_fu fu[NODE_PROBE_FU];
+    struct node_probe_sample echo[NODE_PROBE_MAX_ECHO]; /* direction dst -> src */
+};
+
+/* Encode into buf (NODE_PROBE_MAX_SIZE bytes); key may be NULL (no MAC). Returns the length. */
+size_t node_probe_encode(const struct node_probe_pkt *pkt, const uint8_t *key, uint8_t *buf);
+/*
+ * Decode a datagram.  With a key, a packet without a valid MAC is refused
+ * (BASE_DEC_BAD_CHECKSUM: a forgery); without a key, a MAC is ignored.
+ */
+enum base_dec node_probe_decode(const uint8_t *buf, size_t len, const uint8_t *key,
+                                struct node_probe_pkt *out, char *err);
+/* SipHash-2-4 of data under a 16-byte key. */
+uint64_t node_siphash(const uint8_t key[NODE_PROBE_KEY_SIZE], const uint8_t *data, size_t len);
+
+/* Maps a real CLOCK_REALTIME reading to this node's (possibly simulated) probe clock. */
+typedef int64_t (*node_clock_fn)(void *ctx, int64_t real_ns);
+
+struct node_prober_cfg {
+    const char *bind_ip; /* "0.0.0.0", "127.0.0.1", "::", ... */
+    uint16_t port;       /* 0: the OS chooses */
+    uint32_t self_id;
+    int64_t spacing_ns; /* gap between the two packets of a pair */
+    int64_t cadence_ns; /* mean interval between pairs to one peer */
+    double jitter;      /* cadence randomised by +-jitter (fraction) so edges do not phase-lock */
+    node_clock_fn clock;
+    void *clock_ctx;
+    bool user_timestamps; /* do not ask the kernel for timestamps (fallback test) */
+    const uint8_t *key;   /* NODE_PROBE_KEY_SIZE bytes, or NULL for no MAC */
+    size_t queue_len;     /* completed samples buffered for the agent */
+    uint64_t seed;
+};
+
+struct node_peer {
+    uint32_t id;
+    struct sockaddr_storage addr;
+    socklen_t addrlen;
+};
+
+struct node_prober_stats {
+    uint64_t pairs_sent, packets_sent, send_errors;
+    uint64_t packets_received;
+    uint64_t tx_kernel_ts, tx_user_ts, rx_kernel_ts, rx_user_ts;
+    uint64_t samples_in;   /* completed samples peer -> self */
+    uint64_t samples_out;  /* completed samples self -> peer, learned from echoes */
+    uint64_t lost_packets; /* incoming packets never received (from follow-ups) */
+    uint64_t lost_pairs;   /* incoming pairs whose follow-ups never came */
+    uint64_t garbage;      /* datagrams that are not probes */
+    uint64_t unknown;      /* probes from ids / addresses that are not peers */
+    uint64_t forged;       /* bad MAC, wrong destination, address mismatch, impossible echo */
+    uint64_t replayed;     /* duplicates and sequence numbers from the past */
+    uint64_t queue_drops;  /* samples dropped because the agent did not drain */
+    base_decstats_t dec;   /* decoder outcomes, by kind */
+};
+
+typedef struct node_prober node_prober_t;
+
+node_prober_t *node_prober_new(const struct node_prober_cfg *cfg, char *err);
+void node_prober_destroy(node_prober_t **self_p);
+/* Start the probing thread. */
+int node_prober_start(node_prober_t *self, char *err);
+/* "ip:port" of the socket as bound (the OS-chosen port included). */
+void node_prober_address(const node_prober_t *self, char *buf, size_t len);
+uint16_t node_prober_port(const node_prober_t *self);
+/* True when both transmit and receive timestamps come from the kernel. */
+bool node_prober_kernel_timestamps(const node_prober_t *self);
+/* Replace the peer set; state of peers that stay (same id and address) is kept. */
+void node_prober_set_peers(node_prober_t *self, const struct node_peer *peers, size_t n);
+/* Move up to max completed samples to out; returns how many. */
+size_t node_prober_drain(node_prober_t *self, struct node_probe_sample *out, size_t max);
+void node_prober_stats(node_prober_t *self, struct node_prober_stats *out);
+/* Parse "ip:port" / "[ip6]:port" into a peer address. */
+int node_parse_addr(const char *text, struct sockaddr_storage *addr, socklen_t *len, char *err);
+
+#endif /* DP_NODE_INT_H */
