@@ -1,1 +1,1 @@
-node_SRCS := node/probe.c
+node_SRCS := node/probe.c node/graph.c

@@ -136,4 +136,22 @@ void node_prober_stats(node_prober_t *self, struct node_prober_stats *out);
 /* Parse "ip:port" / "[ip6]:port" into a peer address. */
 int node_parse_addr(const char *text, struct sockaddr_storage *addr, socklen_t *len, char *err);
 
+/* ---- Probe graph (node/graph.c) --------------------------------------- */
+
+struct node_edge {
+    uint32_t src, dst; /* src fits the edge; both directions are probed */
+};
+
+/*
+ * Plan the probe graph over the given node ids: every node gets k
+ * out-neighbours (all others when there are at most k+1 nodes) at offsets
+ * 1, 2, 4, ... around the ring of sorted ids.  The ring makes the graph
+ * strongly connected; the chords close loops for the network effect.
+ * Returns the number of edges written (at most max).
+ */
+size_t node_graph_plan(const uint32_t *ids, size_t n, int k, struct node_edge *edges, size_t max);
+/* The peers a node probes: its out- and in-neighbours, each once.  Returns the count. */
+size_t node_graph_peers(const struct node_edge *edges, size_t nedges, uint32_t self,
+                        uint32_t *peers, size_t max);
+
 #endif /* DP_NODE_INT_H */

@@ -307,6 +307,69 @@ static void test_garbage_and_forgeries(void **state)
     node_prober_destroy(&b);
 }
 
+/* Every node reaches every other along planned edges. */
+static bool strongly_connected(const uint32_t *ids, size_t n, const struct node_edge *e, size_t m)
+{
+    for (size_t s = 0; s < n; s++) {
+        bool seen[64] = {false};
+        uint32_t stack[64];
+        size_t top = 0, count = 1;
+        seen[s] = true;
+        stack[top++] = ids[s];
+        while (top > 0) {
+            uint32_t u = stack[--top];
+            for (size_t i = 0; i < m; i++) {
+                if (e[i].src != u)
+                    continue;
+                for (size_t j = 0; j < n; j++)
+                    if (ids[j] == e[i].dst && !seen[j]) {
+                        seen[j] = true;
+                        count++;
+                        stack[top++] = ids[j];
+                    }
+            }
+        }
+        if (count != n)
+            return false;
+    }
+    return true;
+}
+
+static void test_graph_plan(void **state)
+{
+    struct node_edge e[512];
+    uint32_t ids[40];
+    for (size_t n = 2; n <= 40; n++) {
+        for (size_t i = 0; i < n; i++)
+            ids[i] = (uint32_t)(1000 - 7 * i); /* unsorted, sparse */
+        for (int k = 1; k <= 6; k++) {
+            size_t m = node_graph_plan(ids, n, k, e, 512);
+            bool all = n - 1 <= 2 * (size_t)k;
+            assert_int_equal(m, all ? n * (n - 1) / 2 : n * (size_t)k);
+            /* Directed: the ring alone connects; n = 2 has one fitted pair, probed both ways. */
+            if (n > 2)
+                assert_true(strongly_connected(ids, n, e, m));
+            /* Each unordered pair at most once. */
+            for (size_t i = 0; i < m; i++) {
+                assert_true(e[i].src != e[i].dst);
+                for (size_t j = i + 1; j < m; j++) {
+                    assert_false(e[i].src == e[j].src && e[i].dst == e[j].dst);
+                    assert_false(e[i].src == e[j].dst && e[i].dst == e[j].src);
+                }
+            }
+            uint32_t peers[64];
+            size_t np = node_graph_peers(e, m, ids[0], peers, 64);
+            if (all)
+                assert_int_equal(np, n - 1);
+            else
+                assert_true(np >= (size_t)k && np <= 2 * (size_t)k);
+        }
+    }
+    /* The undirected graph has loops for the network effect: edges > nodes - 1. */
+    assert_true(node_graph_plan(ids, 10, 4, e, 512) > 9);
+    assert_int_equal(node_graph_plan(ids, 1, 4, e, 512), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -317,6 +380,7 @@ int main(void)
         cmocka_unit_test(test_probers_loopback),
         cmocka_unit_test(test_user_timestamps_flagged),
         cmocka_unit_test(test_garbage_and_forgeries),
+        cmocka_unit_test(test_graph_plan),
     };
     return cmocka_run_group_tests_name("node", tests, NULL, NULL);
 }
