@@ -1,6 +1,8 @@
 /*
  * gpu — the one event model every GPU source fills (HIP interception,
- * CUPTI, the simulated workload) and its wire encoding.
+ * CUPTI, the simulated workload) and its wire encoding; the local link from
+ * an application (libdptrace) to its dpnode; GPU sources as const vtables;
+ * the simulated workload; device metrics.  docs/GPU.md explains the design.
  *
  * Events travel in batches: a 16-byte batch header followed by `count`
  * fixed-size 64-byte little-endian records (docs/PROTOCOL.md has the byte
@@ -10,6 +12,7 @@
 #ifndef DP_GPU_H
 #define DP_GPU_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -87,5 +90,346 @@ enum base_dec gpu_batch_decode(const void *buf, size_t len, uint16_t node, gpu_e
 enum base_dec gpu_batch_count(const void *buf, size_t len, size_t *n, char *err);
 
 const char *gpu_event_kind_name(enum gpu_event_kind kind);
+
+const char *gpu_copy_kind_name(enum gpu_copy_kind kind);
+
+/* ------------------------------------------------------------------------
+ * Names: an intern table, string -> id (1, 2, ...), bounded.  Id 0 means
+ * "no name".  Not thread-safe: one owner.
+ */
+#define GPU_NAME_MAX 255 /* longest name in bytes; longer ones are cut (on UTF-8 boundaries) */
+
+typedef struct gpu_names gpu_names_t;
+
+gpu_names_t *gpu_names_new(size_t max_names);
+void gpu_names_destroy(gpu_names_t **self);
+/* The id of name, interned when new; 0 when the table is full (counted). */
+uint32_t gpu_names_intern(gpu_names_t *self, const char *name);
+/* The name of id, NULL when unknown. */
+const char *gpu_names_get(const gpu_names_t *self, uint32_t id);
+/* Number of names interned so far (ids 1..count). */
+uint32_t gpu_names_count(const gpu_names_t *self);
+uint64_t gpu_names_full_drops(const gpu_names_t *self);
+
+/* ------------------------------------------------------------------------
+ * Scope range ids (seed 004).  Every pushed range gets an id unique in its
+ * process; the tree child -> parent (0: a root) is recorded once per id.
+ * gpu_scopetree keeps the most recent `capacity` pairs (older ones are
+ * evicted, counted), which bounds memory in long runs.
+ */
+struct gpu_scope_pair {
+    uint64_t child;
+    uint64_t parent;
+};
+
+typedef struct gpu_scopetree gpu_scopetree_t;
+
+gpu_scopetree_t *gpu_scopetree_new(size_t capacity);
+void gpu_scopetree_destroy(gpu_scopetree_t **self);
+/* Record child -> parent.  Returns 1 when new, 0 when already known with
+ * the same parent, BASE_ERR when known with another parent (a conflict) or
+ * when child is 0 or equals parent. */
+int gpu_scopetree_add(gpu_scopetree_t *self, uint64_t child, uint64_t parent, char *err);
+/* Record a root-to-leaf path of ids: walks from the leaf up and stops at the
+ * first id already known (its ancestors are then known too).  Returns the
+ * number of new pairs. */
+size_t gpu_scopetree_add_path(gpu_scopetree_t *self, const uint64_t *ids, size_t n);
+/* Parent of id: BASE_OK and *parent, or BASE_ERR when unknown. */
+int gpu_scopetree_parent(const gpu_scopetree_t *self, uint64_t id, uint64_t *parent);
+/* Fill out[] with the path root..id (at most max ids); returns its length
+ * (0 when id is unknown).  Stops at an unknown ancestor or after max. */
+size_t gpu_scopetree_path(const gpu_scopetree_t *self, uint64_t id, uint64_t *out, size_t max);
+size_t gpu_scopetree_size(const gpu_scopetree_t *self);
+uint64_t gpu_scopetree_evicted(const gpu_scopetree_t *self);
+/* Visit the pairs, oldest first. */
+void gpu_scopetree_foreach(const gpu_scopetree_t *self,
+                           void (*fn)(void *ctx, const struct gpu_scope_pair *pair), void *ctx);
+
+/* ------------------------------------------------------------------------
+ * Snapshot pairs and clock maps.  A snapshot pair is two clock readings
+ * taken (as nearly as possible) at the same instant, `a` in one domain and
+ * `b` in another (e.g. "gpu0" and "trace").  A clock map holds the most
+ * recent pairs of one domain pair and converts a -> b: linear interpolation
+ * between the bracketing pairs, extrapolation with the slope of the nearest
+ * segment outside them (offset only with a single pair).  Arithmetic is on
+ * differences from integer anchors, so ns precision holds at any magnitude.
+ */
+struct gpu_snap_pair {
+    int64_t a_ns;
+    int64_t b_ns;
+};
+
+typedef struct gpu_clockmap gpu_clockmap_t;
+
+gpu_clockmap_t *gpu_clockmap_new(size_t capacity);
+void gpu_clockmap_destroy(gpu_clockmap_t **self);
+/* Add a pair; both readings must be later than the last pair's (BASE_ERR). */
+int gpu_clockmap_add(gpu_clockmap_t *self, int64_t a_ns, int64_t b_ns, char *err);
+/* Map a time of domain a onto domain b; BASE_ERR when the map has no pair. */
+int gpu_clockmap_map(const gpu_clockmap_t *self, int64_t a_ns, int64_t *b_ns);
+size_t gpu_clockmap_count(const gpu_clockmap_t *self);
+
+/* ------------------------------------------------------------------------
+ * Messages of the local link (application -> dpnode) and of every source.
+ * On the wire (ZeroMQ, docs/GPU.md and docs/PROTOCOL.md): frame 1 the
+ * topic "dp1.<kind>.-", frame 2 a JSON header whose "type" is the kind,
+ * frame 3 (ev only) an event batch.  Header fields per kind:
+ *   proc  {type, pid, seq, exe, backend, devices, version, t0_ns}
+ *   ev    {type, pid, seq, count, dropped_total}
+ *   names {type, pid, seq, names: [[id, "name"], ...]}
+ *   scope {type, pid, seq, pairs: [[child, parent], ...]}
+ *   snap  {type, pid, seq, domains: ["gpu0", "trace"], pairs: [[a, b], ...]}
+ */
+enum gpu_msg_kind {
+    GPU_MSG_PROC = 0, /* process hello: who is tracing, with which backend */
+    GPU_MSG_EV,       /* an event batch */
+    GPU_MSG_NAMES,    /* [id, name] pairs, sent before any event that uses them */
+    GPU_MSG_SCOPE,    /* [child, parent] scope range id pairs */
+    GPU_MSG_SNAP,     /* snapshot pairs between two clock domains */
+    GPU_MSG_NKINDS
+};
+
+/* Limits a receiver enforces (and a sender respects). */
+#define GPU_LINK_MAX_EVENTS 4096   /* events per ev message */
+#define GPU_LINK_MAX_NAMES  1024   /* pairs per names message */
+#define GPU_LINK_MAX_SCOPE  4096   /* pairs per scope message */
+#define GPU_LINK_MAX_SNAP   256    /* pairs per snap message */
+#define GPU_LINK_MAX_HDR    262144 /* bytes of a JSON header frame */
+#define GPU_LINK_MAX_TOPIC  64     /* bytes of a topic frame */
+#define GPU_DOMAIN_MAX      31     /* bytes of a clock domain name */
+
+typedef struct gpu_msg {
+    enum gpu_msg_kind kind;
+    uint32_t pid;
+    uint64_t seq;     /* per-sender message number; gaps mean lost messages */
+    json_object *hdr; /* the decoded header (receiver side; borrowed), else NULL */
+    /* proc */
+    const char *exe;
+    const char *backend; /* "hip", "cupti", "sim", "none" */
+    uint32_t devices;
+    int64_t t0_ns; /* trace clock when the sender started */
+    /* ev */
+    const gpu_event_t *ev;
+    size_t nev;
+    uint64_t dropped_total; /* events the sender dropped since it started */
+    /* names */
+    const uint32_t *name_ids;
+    const char *const *name_strs;
+    size_t nnames;
+    /* scope */
+    const struct gpu_scope_pair *scope;
+    size_t nscope;
+    /* snap */
+    const char *domain_a;
+    const char *domain_b;
+    const struct gpu_snap_pair *snap;
+    size_t nsnap;
+} gpu_msg_t;
+
+/* Where sources and receivers hand their messages. */
+typedef void (*gpu_msg_fn)(void *ctx, const gpu_msg_t *msg);
+
+const char *gpu_msg_kind_name(enum gpu_msg_kind kind);
+
+/* The topic frame of a message kind: "dp1.<kind>.-"; returns its length. */
+size_t gpu_msg_topic(enum gpu_msg_kind kind, char *buf, size_t len);
+/* The JSON header text of msg (the caller frees it); NULL with a message
+ * when msg breaks a limit.  msg->seq is written as given. */
+char *gpu_msg_header(const gpu_msg_t *msg, char *err);
+
+/*
+ * The default endpoint of the local link: $DPTOP_TRACE_ENDPOINT when set,
+ * else ipc://$XDG_RUNTIME_DIR/dptop-trace.sock when XDG_RUNTIME_DIR is set,
+ * else ipc:///tmp/dptop-trace-<uid>.sock.  dpnode binds it, libdptrace
+ * connects to it.  Returns BASE_ERR when buf is too small.
+ */
+int gpu_link_default_endpoint(char *buf, size_t len, char *err);
+
+/*
+ * Sender side (libdptrace): a PUSH socket connected to the endpoint, with a
+ * bounded send queue, that never blocks: a message that cannot be queued at
+ * once (no receiver, or a slow one) is refused and the caller counts it.
+ */
+typedef struct gpu_link gpu_link_t;
+
+gpu_link_t *gpu_link_new(const char *endpoint, int sndhwm, char *err);
+void gpu_link_destroy(gpu_link_t **self);
+/* Send without blocking; msg->seq is replaced by the link's own counter.
+ * BASE_OK: queued.  BASE_ERR: not sent (err says why). */
+int gpu_link_send(gpu_link_t *self, const gpu_msg_t *msg, char *err);
+/* True once after each new connection to a receiver: the sender should then
+ * send its state again (hello, names, recent scope pairs). */
+bool gpu_link_take_reconnect(gpu_link_t *self);
+uint64_t gpu_link_sent(const gpu_link_t *self);
+uint64_t gpu_link_refused(const gpu_link_t *self);
+
+/*
+ * Receiver side (dpnode): binds the endpoint (PULL), receives and validates
+ * every message, and hands each valid one to fn.  Every rejection is
+ * counted by outcome (gpu_ingest_stats) and the last reason is kept.
+ */
+typedef struct gpu_ingest gpu_ingest_t;
+
+/* endpoint NULL: decoder only (gpu_ingest_decode), no socket. */
+gpu_ingest_t *gpu_ingest_new(const char *endpoint, gpu_msg_fn fn, void *ctx, char *err);
+void gpu_ingest_destroy(gpu_ingest_t **self);
+/* The ZeroMQ socket, for the caller's zmq_poll (NULL without endpoint). */
+void *gpu_ingest_socket(gpu_ingest_t *self);
+/* Receive and hand on what is waiting, waiting up to timeout_ms (0: do not
+ * wait, -1: forever) for the first message; at most `max` messages.
+ * Returns the number of messages received (valid or not) or BASE_ERR. */
+int gpu_ingest_poll(gpu_ingest_t *self, int timeout_ms, int max, char *err);
+/* Validate one message given as frames.  On success *msg points into
+ * storage owned by self, valid until the next call. */
+enum base_dec gpu_ingest_decode(gpu_ingest_t *self, const void *const *frames, const size_t *lens,
+                                size_t nframes, gpu_msg_t *msg, char *err);
+/* Outcome counters of every message decoded so far (n[BASE_DEC_OK] are the
+ * accepted ones) and accepted messages per kind. */
+const base_decstats_t *gpu_ingest_stats(const gpu_ingest_t *self);
+uint64_t gpu_ingest_count(const gpu_ingest_t *self, enum gpu_msg_kind kind);
+const char *gpu_ingest_last_error(const gpu_ingest_t *self);
+
+/* ------------------------------------------------------------------------
+ * Simulated workload (SPEC §6): a training-like loop per node.  Steps start
+ * at multiples of the step period of TRUE time; in each: an H2D copy, a
+ * forward and a backward pass of per-layer kernels (stream 1, inside
+ * "forward"/"backward"/"layer_<i>" ranges), a collective "allreduce"
+ * (stream 2, GPU_EVF_COLLECTIVE) that starts at the same true time on every
+ * node except the straggler, which is late by straggler_late_ns (every
+ * node's collective then ends together, as a real one waits for its last
+ * member), an optimizer kernel, a D2H copy and a host synchronisation.  API
+ * events (hipLaunchKernel, hipMemcpyAsync) carry correlation ids linking
+ * them to their GPU work.  Every timestamp goes through the caller's clock
+ * function (true time -> the node's trace clock), so that under raw clocks
+ * the collectives look staggered by the nodes' clock offsets.
+ */
+typedef int64_t (*gpu_sim_clock_fn)(void *ctx, int64_t true_ns);
+
+struct gpu_sim_cfg {
+    uint16_t node;
+    uint32_t pid;              /* the pid the events carry */
+    uint16_t device;           /* device id the events carry */
+    int64_t step_period_ns;    /* default 100 ms */
+    uint32_t layers;           /* default 4, at most 64 */
+    int32_t straggler_node;    /* -1: none */
+    int64_t straggler_late_ns; /* at most 20 % of the step period */
+    uint64_t seed;             /* kernel duration jitter */
+};
+
+typedef struct gpu_sim gpu_sim_t;
+
+void gpu_sim_defaults(struct gpu_sim_cfg *cfg);
+/* clock NULL: identity (trace time == true time). */
+gpu_sim_t *gpu_sim_new(const struct gpu_sim_cfg *cfg, gpu_sim_clock_fn clock, void *clock_ctx,
+                       char *err);
+void gpu_sim_destroy(gpu_sim_t **self);
+/* Hand to fn every event that has ended by true time `true_now_ns` (and the
+ * names and scope pairs they use, first).  The first call starts at the next
+ * step boundary; a call after a long pause skips steps older than two
+ * periods (counted).  Returns the number of events handed. */
+int gpu_sim_poll(gpu_sim_t *self, int64_t true_now_ns, gpu_msg_fn fn, void *ctx, char *err);
+/* True start time of step k's collective on this node, and its true end. */
+void gpu_sim_collective_true(const gpu_sim_t *self, uint64_t step, int64_t *start_ns,
+                             int64_t *end_ns);
+uint64_t gpu_sim_steps(const gpu_sim_t *self);
+uint64_t gpu_sim_skipped(const gpu_sim_t *self);
+
+/* ------------------------------------------------------------------------
+ * GPU sources: const vtables registered in one table (gpu/source.c).
+ *   hip    inside an application, through libdptrace.so (HIP interception)
+ *   cupti  inside an application, through libdptrace_cupti.so (CUPTI)
+ *   sim    inside dpnode: the simulated workload
+ * open() takes "key=value,key=value" options (source specific, documented
+ * in docs/GPU.md); poll() hands what is ready to fn.
+ */
+#define GPU_SRC_IN_APP   0x01 /* runs inside the traced application */
+#define GPU_SRC_IN_AGENT 0x02 /* runs inside dpnode */
+
+struct gpu_source_opts {
+    uint16_t node;
+    uint32_t pid;
+    const char *options;    /* NULL or "key=value,..." */
+    gpu_sim_clock_fn clock; /* sim: true -> trace clock (NULL: identity) */
+    void *clock_ctx;
+    /* Names are interned here (shared with the caller, who sends them
+     * before the events that use them); NULL: the source keeps its own
+     * table and hands GPU_MSG_NAMES messages itself. */
+    gpu_names_t *names;
+    /* In-app sources: the calling thread's innermost scope id (and its
+     * thread id), and where host-side API events go (name: a string that
+     * lives as long as the process).  May be NULL. */
+    uint64_t (*scope_now)(void *app, uint32_t *tid);
+    void (*host_event)(void *app, const gpu_event_t *ev, const char *name);
+    void *app;
+};
+
+struct gpu_source {
+    const char *name;
+    const char *summary;
+    unsigned flags; /* GPU_SRC_* */
+    /* BASE_OK when the source can run in this process, else why not. */
+    int (*probe)(char *err);
+    void *(*open)(const struct gpu_source_opts *opts, char *err);
+    /* now_ns: the trace clock (hip, cupti) or true time (sim). */
+    int (*poll)(void *state, int64_t now_ns, gpu_msg_fn fn, void *ctx, char *err);
+    void (*close)(void *state);
+};
+
+const struct gpu_source *gpu_source_find(const char *name);
+/* The table, NULL-terminated. */
+const struct gpu_source *const *gpu_sources(void);
+
+/* ------------------------------------------------------------------------
+ * CUPTI activity record translation (built when the CUDA toolkit's CUPTI
+ * headers are present; gpu_cupti_built() says so).  `record` is a
+ * CUpti_Activity* of the CUDA 13 headers: CUpti_ActivityKernel10 (kinds
+ * KERNEL and CONCURRENT_KERNEL), CUpti_ActivityMemcpy6, CUpti_ActivityMemset4.
+ */
+struct gpu_cupti_xlat {
+    uint32_t pid;
+    const gpu_clockmap_t *map; /* CUPTI timestamps -> trace clock; NULL: identity */
+    gpu_names_t *names;        /* kernel names are interned here */
+    /* Scope id and issuing thread of a correlation id (0 when unknown). */
+    uint64_t (*scope_of)(void *ctx, uint32_t corr, uint32_t *tid);
+    void *ctx;
+};
+
+bool gpu_cupti_built(void);
+/* BASE_DEC_OK: *ev filled.  BASE_DEC_BAD_TYPE: a record kind not translated
+ * (skip it).  BASE_DEC_BAD_VALUE: a malformed record (end before start...). */
+enum base_dec gpu_cupti_translate(const void *record, const struct gpu_cupti_xlat *x,
+                                  gpu_event_t *ev, char *err);
+
+/* ------------------------------------------------------------------------
+ * Device metrics from amdgpu sysfs, read under a configurable root
+ * (default GPU_METRICS_ROOT): per card `cardN/device/gpu_busy_percent`,
+ * `mem_info_vram_used`, `mem_info_vram_total` and the first hwmon's
+ * `power1_average` (µW) and `temp1_input` (m°C).  A field is valid only
+ * when its file was read and parsed (nvtop-style validity bits), so
+ * partial data shows.
+ */
+#define GPU_METRICS_ROOT   "/sys/class/drm"
+#define GPU_MET_BUSY       0x01
+#define GPU_MET_VRAM_USED  0x02
+#define GPU_MET_VRAM_TOTAL 0x04
+#define GPU_MET_POWER      0x08
+#define GPU_MET_TEMP       0x10
+
+typedef struct gpu_metrics {
+    uint32_t card;  /* N of cardN */
+    uint32_t valid; /* GPU_MET_* */
+    uint32_t busy_pct;
+    uint64_t vram_used;  /* bytes */
+    uint64_t vram_total; /* bytes */
+    uint64_t power_uw;   /* microwatts */
+    int64_t temp_mc;     /* millidegrees Celsius */
+} gpu_metrics_t;
+
+/* Read every amdgpu card under root (NULL: GPU_METRICS_ROOT), ordered by
+ * card number, at most max.  A file that is present but unreadable or holds
+ * garbage is counted in st (when not NULL) and leaves its bit clear.
+ * BASE_ERR only when root cannot be listed. */
+int gpu_metrics_read(const char *root, gpu_metrics_t *out, size_t max, size_t *n,
+                     base_decstats_t *st, char *err);
 
 #endif /* DP_GPU_H */

@@ -1,0 +1,249 @@
+/*
+ * bench_dptrace — host time libdptrace adds to an intercepted HIP launch
+ * and to an annotation push/pop, against the same calls without it, in the
+ * same run.
+ *
+ * The fake HIP runtime (BUILD/tests/fake_hip/libamdhip64.so.5) is loaded
+ * and called directly for the baseline; libdptrace.so is loaded beside it
+ * and its interposed hipLaunchKernel called for the traced figure (it
+ * forwards to the same fake).  A 20 ms kernel is queued first in every
+ * round so that the timed launches only enqueue (no worker wake-ups in the
+ * measurement).  Rounds alternate direct / traced / event record, then
+ * push/pop pairs; the median round is reported.  Rounds are small enough
+ * for libdptrace's default ring (8192 records per thread) and are spaced
+ * so that its background thread drains them: the figures are the steady
+ * cost with nothing dropped (the drop count is printed).  An in-process
+ * receiver (a plain ZeroMQ PULL socket, so that this program needs only
+ * libzmq and the base module) takes the events, as dpnode would.
+ *
+ * The traced launch records two pooled HIP events (hipEventRecord before
+ * and after, on the same stream); with the fake runtime each is an enqueue
+ * like the launch itself.  Their direct cost is measured too, so the table
+ * shows libdptrace's own bookkeeping apart from them.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <zmq.h>
+
+#include "base/base.h"
+
+#define ROUNDS   31
+#define LAUNCHES 2000 /* per round: well inside the default ring of 8192 */
+#define PAIRS    4000
+#define BLOCK_NS 20000000
+
+struct dim3x {
+    uint32_t x, y, z;
+};
+typedef int (*launch_fn)(const void *, struct dim3x, struct dim3x, void **, size_t, void *);
+typedef int (*record_fn)(void *, void *);
+typedef int (*sync_fn)(void *);
+typedef int (*create_fn)(void **, unsigned int);
+typedef int (*ecreate_fn)(void **);
+typedef void (*push_fn)(const char *);
+typedef void (*pop_fn)(void);
+
+struct receiver {
+    void *ctx, *pull;
+    _Atomic bool stop;
+    uint64_t events, dropped;
+};
+
+/* Count the events of "ev" messages from their JSON header. */
+static void *receive(void *arg)
+{
+    struct receiver *r = arg;
+    zmq_pollitem_t it = {r->pull, 0, ZMQ_POLLIN, 0};
+    while (!atomic_load(&r->stop)) {
+        if (zmq_poll(&it, 1, 20) <= 0)
+            continue;
+        zmq_msg_t part[3];
+        int n = 0, more = 1;
+        while (more) {
+            zmq_msg_t m;
+            zmq_msg_init(&m);
+            if (zmq_msg_recv(&m, r->pull, 0) < 0) {
+                zmq_msg_close(&m);
+                break;
+            }
+            more = zmq_msg_more(&m);
+            if (n < 3)
+                part[n++] = m;
+            else
+                zmq_msg_close(&m);
+        }
+        if (n == 3) {
+            json_object *h = NULL;
+            int64_t count = 0, dropped = 0;
+            if (base_json_parse(zmq_msg_data(&part[1]), zmq_msg_size(&part[1]), &h, NULL) ==
+                    BASE_DEC_OK &&
+                base_json_get_i64(h, "count", &count, NULL) == BASE_DEC_OK &&
+                base_json_get_i64(h, "dropped_total", &dropped, NULL) == BASE_DEC_OK) {
+                r->events += (uint64_t)count;
+                r->dropped = (uint64_t)dropped;
+            }
+            json_object_put(h);
+        }
+        for (int i = 0; i < n; i++)
+            zmq_msg_close(&part[i]);
+    }
+    return NULL;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return v[n / 2];
+}
+
+static void kernel_stub(void)
+{
+}
+
+int main(void)
+{
+    char exe[PATH_MAX], build[PATH_MAX], fake[PATH_MAX + 64], lib[PATH_MAX + 64], ep[PATH_MAX + 64],
+        dir[] = "/tmp/dptop-bench.XXXXXX";
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) {
+        fprintf(stderr, "bench_dptrace: cannot find myself\n");
+        return 1;
+    }
+    exe[n] = '\0';
+    snprintf(build, sizeof build, "%s", exe);
+    for (int i = 0; i < 2; i++) /* BUILD/bench/bench_dptrace -> BUILD */
+        *strrchr(build, '/') = '\0';
+    snprintf(fake, sizeof fake, "%s/tests/fake_hip/libamdhip64.so.5", build);
+    snprintf(lib, sizeof lib, "%s/libdptrace.so", build);
+    if (access(fake, R_OK) != 0 || access(lib, R_OK) != 0) {
+        printf("bench_dptrace: %s or %s not built (make all); skipped\n", fake, lib);
+        return 0;
+    }
+    if (mkdtemp(dir) == NULL) {
+        perror("mkdtemp");
+        return 1;
+    }
+    snprintf(ep, sizeof ep, "ipc://%s/trace.sock", dir);
+    setenv("DPTOP_TRACE_ENDPOINT", ep, 1);
+    setenv("DPTOP_TRACE_QUIET", "1", 1);
+
+    struct receiver rx = {0};
+    int linger = 0;
+    rx.ctx = zmq_ctx_new();
+    rx.pull = zmq_socket(rx.ctx, ZMQ_PULL);
+    zmq_setsockopt(rx.pull, ZMQ_LINGER, &linger, sizeof linger);
+    if (zmq_bind(rx.pull, ep) != 0) {
+        fprintf(stderr, "bench_dptrace: cannot bind %s: %s\n", ep, zmq_strerror(errno));
+        return 1;
+    }
+    pthread_t rth;
+    pthread_create(&rth, NULL, receive, &rx);
+
+    void *hf = dlopen(fake, RTLD_NOW | RTLD_GLOBAL);
+    void *hl = hf ? dlopen(lib, RTLD_NOW | RTLD_LOCAL) : NULL;
+    if (hf == NULL || hl == NULL) {
+        fprintf(stderr, "bench_dptrace: %s\n", dlerror());
+        return 1;
+    }
+    launch_fn direct = (launch_fn)dlsym(hf, "hipLaunchKernel");
+    launch_fn traced = (launch_fn)dlsym(hl, "hipLaunchKernel");
+    record_fn record = (record_fn)dlsym(hf, "hipEventRecord");
+    sync_fn ssync = (sync_fn)dlsym(hf, "hipStreamSynchronize");
+    create_fn screate = (create_fn)dlsym(hf, "hipStreamCreateWithFlags");
+    ecreate_fn ecreate = (ecreate_fn)dlsym(hf, "hipEventCreate");
+    push_fn push = (push_fn)dlsym(hl, "dpt_range_push");
+    pop_fn pop = (pop_fn)dlsym(hl, "dpt_range_pop");
+    if (!direct || !traced || !record || !ssync || !screate || !ecreate || !push || !pop ||
+        direct == traced) {
+        fprintf(stderr, "bench_dptrace: missing entry points\n");
+        return 1;
+    }
+    void *stream, *ev;
+    screate(&stream, 0);
+    ecreate(&ev);
+    struct dim3x g = {1, 1, 1};
+    int64_t zero = 0, block = BLOCK_NS;
+    void *args0[] = {&zero}, *argsb[] = {&block};
+
+    /* Warm up: resolution, thread state, event pool, background thread. */
+    for (int i = 0; i < LAUNCHES; i++)
+        traced((const void *)kernel_stub, g, g, args0, 0, stream);
+    ssync(stream);
+
+    double t_direct[ROUNDS] = {0}, t_traced[ROUNDS] = {0}, t_record[ROUNDS] = {0},
+           t_pair[ROUNDS] = {0};
+    for (int r = 0; r < ROUNDS; r++) {
+        for (int mode = 0; mode < 3; mode++) {
+            direct((const void *)kernel_stub, g, g, argsb, 0, stream);
+            int64_t t0 = base_monotonic_ns();
+            for (int i = 0; i < LAUNCHES; i++) {
+                if (mode == 0)
+                    direct((const void *)kernel_stub, g, g, args0, 0, stream);
+                else if (mode == 1)
+                    traced((const void *)kernel_stub, g, g, args0, 0, stream);
+                else
+                    record(ev, stream);
+            }
+            double per = (double)(base_monotonic_ns() - t0) / LAUNCHES;
+            (mode == 0 ? t_direct : mode == 1 ? t_traced : t_record)[r] = per;
+            ssync(stream);
+        }
+        int64_t t0 = base_monotonic_ns();
+        for (int i = 0; i < PAIRS; i++) {
+            push("layer");
+            pop();
+        }
+        t_pair[r] = (double)(base_monotonic_ns() - t0) / PAIRS;
+        base_sleep_ns(10000000); /* let the background thread drain */
+    }
+    double d = median(t_direct, ROUNDS), t = median(t_traced, ROUNDS);
+    double rec = median(t_record, ROUNDS), pair = median(t_pair, ROUNDS);
+    double added = t - d, own = added - 2 * rec;
+
+    /* Let the last batches arrive before reporting what was received. */
+    base_sleep_ns(300000000);
+    atomic_store(&rx.stop, true);
+    pthread_join(rth, NULL);
+
+    printf("libdptrace host overhead (fake HIP runtime, median of %d rounds)\n", ROUNDS);
+    printf("  %-34s %10s %10s %10s %8s\n", "call", "direct ns", "traced ns", "added ns", "goal");
+    printf("  %-34s %10.1f %10.1f %10.1f %8s\n", "hipLaunchKernel", d, t, added, "<= 300");
+    printf("  %-34s %10.1f %10s %10s %8s\n", "  of which 2 x hipEventRecord", 2 * rec, "", "", "");
+    printf("  %-34s %10s %10s %10.1f %8s\n", "  libdptrace bookkeeping", "", "", own, "");
+    printf("  %-34s %10s %10.1f %10.1f %8s\n", "dpt_range_push + dpt_range_pop", "0", pair, pair,
+           "<= 100");
+    printf("  %-34s %10s %10.1f %10.1f %8s\n", "  per annotation call", "0", pair / 2, pair / 2,
+           "<= 50");
+    printf("  receiver: %" PRIu64 " events, dropped_total %" PRIu64 "\n", rx.events, rx.dropped);
+    printf("BENCH dptrace_launch_direct_ns %.1f ns\n", d);
+    printf("BENCH dptrace_launch_traced_ns %.1f ns\n", t);
+    printf("BENCH dptrace_launch_overhead_ns %.1f ns\n", added);
+    printf("BENCH dptrace_launch_bookkeeping_ns %.1f ns\n", own);
+    printf("BENCH dptrace_launch_traced_ratio %.2f x\n", t / d);
+    printf("BENCH dptrace_push_pop_ns %.1f ns\n", pair);
+    printf("BENCH dptrace_annotation_call_ns %.1f ns\n", pair / 2);
+    printf("BENCH dptrace_bench_dropped %" PRIu64 " events\n", rx.dropped);
+    zmq_close(rx.pull);
+    zmq_ctx_term(rx.ctx);
+    char sock[PATH_MAX + 64];
+    snprintf(sock, sizeof sock, "%s/trace.sock", dir);
+    unlink(sock);
+    rmdir(dir);
+    /* libdptrace's exit handler finishes its background thread. */
+    return 0;
+}

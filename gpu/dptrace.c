@@ -1,0 +1,995 @@
+/*
+ * libdptrace core: process state, application threads, annotations, the
+ * background thread and the local link to dpnode.
+ *
+ * Process state: libdptrace is loaded into someone else's process and has
+ * no main(), so its state lives in ONE static struct, `dpt` below (the
+ * exception docs/DESIGN.md allows).  Thread state is one initial-exec TLS
+ * pointer, `dpt_self`.
+ *
+ * Data path: an application thread writes fixed-size records into its own
+ * SPSC ring (gpu_int.h) and never waits; a full ring drops the record and
+ * counts it.  The background thread wakes every ~2 ms, drains every ring,
+ * turns records into events (interning names, recording the scope tree),
+ * hands GPU work to the backend (which resolves its device times), and
+ * sends batches over the link without blocking.  What the link refuses is
+ * dropped and counted; the running total travels in every batch header and
+ * is printed at exit.
+ */
+#include "gpu/dptrace.h"
+#include "gpu/dptrace_int.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define ID_BLOCK      1024    /* scope ids a thread takes at a time */
+#define CORR_BLOCK    256     /* correlation ids a thread takes at a time */
+#define CYCLE_NS      2000000 /* background thread period */
+#define SCOPE_RECENT  65536   /* scope pairs kept to re-send on reconnect */
+#define OPEN_MAX      1048576 /* open ranges the background thread tracks */
+#define FINISH_NS     300000000
+#define CONNECT_GRACE 500000000 /* batches wait this long for a first connection */
+/* At exit, with a receiver's socket present, wait this long for the
+ * connection: a loaded machine can take well over CONNECT_GRACE. */
+#define EXIT_CONNECT_WAIT 2000000000
+#define JOIN_S            3
+
+enum { ST_IDLE, ST_RUNNING, ST_DISABLED };
+
+static const struct base_cfg_key cfg_keys[] = {
+    {"trace_enable", BASE_CFG_BOOL, "true", 0, -1, "trace this process"},
+    {"trace_endpoint", BASE_CFG_STRING, "", 0, -1,
+     "local link endpoint (empty: $XDG_RUNTIME_DIR/dptop-trace.sock or /tmp)"},
+    {"trace_ring", BASE_CFG_INT, "8192", 256, 1048576, "ring records per application thread"},
+    {"trace_hwm", BASE_CFG_INT, "64", 1, 100000, "messages queued on the link at most"},
+    {"trace_flush_ms", BASE_CFG_INT, "20", 1, 10000, "longest wait before a batch is sent"},
+    {"trace_snapshot_ms", BASE_CFG_INT, "100", 1, 60000, "GPU/trace snapshot pair period"},
+    {"trace_pending", BASE_CFG_INT, "65536", 64, 16777216, "GPU operations awaiting completion"},
+    {"trace_events", BASE_CFG_INT, "16384", 64, 1048576, "pooled HIP events per device"},
+    {"trace_hip_library", BASE_CFG_STRING, "", 0, -1, "HIP runtime to forward to (empty: next)"},
+    {"trace_quiet", BASE_CFG_BOOL, "false", 0, -1, "no summary line at exit unless drops"},
+    {"trace_tsc", BASE_CFG_BOOL, "true", 0, -1,
+     "stamp with the TSC where it drives CLOCK_MONOTONIC"},
+};
+
+/* The one process-wide state of libdptrace. */
+static struct dpt_process {
+    pthread_mutex_t mu; /* state, threads, start/stop */
+    int state;
+    bool atfork_set;
+    uint32_t pid;
+    char exe[256];
+    int64_t t0;
+    /* configuration */
+    char endpoint[512];
+    char hip_library[512];
+    size_t ring_size;
+    int hwm;
+    int64_t flush_ns;
+    bool quiet;
+    bool tsc;                /* stamps are TSC ticks */
+    gpu_clockmap_t *tsc_map; /* TSC -> CLOCK_MONOTONIC (background thread) */
+    struct dpt_env env;
+    /* ids */
+    _Atomic uint64_t next_scope_block;
+    _Atomic uint32_t next_corr_block;
+    /* threads */
+    pthread_key_t key;
+    bool key_set;
+    struct dpt_thread *threads;
+    /* backend */
+    void *_Atomic backend;
+    bool backend_retried;
+    char backend_err[BASE_ERRLEN]; /* why the backend found nothing to capture */
+    _Atomic uint64_t untimed;
+    pthread_mutex_t real_mu;
+    void *_Atomic real; /* the backend's table of forwarded functions */
+    /* background thread and what only it touches */
+    pthread_t bg;
+    bool bg_started;
+    _Atomic bool stop;
+    gpu_link_t *link;
+    bool link_failed;
+    int64_t link_created;
+    bool connected; /* a receiver has been connected at least once */
+    gpu_names_t *names;
+    uint32_t names_sent;
+    gpu_scopetree_t *recent; /* recent scope pairs, re-sent on reconnect */
+    struct gpu_u64map open;  /* open scope id -> name id */
+    bool state_dirty;        /* the receiver may lack names or scope pairs */
+    gpu_event_t *out;
+    size_t nout;
+    struct gpu_scope_pair *pairs;
+    size_t npairs;
+    int64_t last_flush;
+    uint64_t captured, sent_events, batches, not_sent, lost_closes, dead_ring_drops;
+    uint64_t last_dropped_sent;
+    void *cupti_slot;
+    struct dpt_thread bg_self; /* the background thread's, marked busy */
+} dpt = {.mu = PTHREAD_MUTEX_INITIALIZER, .real_mu = PTHREAD_MUTEX_INITIALIZER};
+
+_Thread_local struct dpt_thread *dpt_self __attribute__((tls_model("initial-exec")));
+
+static void bg_send_state(void);
+static void *bg_main(void *arg);
+
+void *dpt_backend_state(void)
+{
+    return atomic_load_explicit(&dpt.backend, memory_order_acquire);
+}
+
+void *dpt_backend_ensure(void)
+{
+    void *b = dpt_backend_state();
+    if (b != NULL)
+        return b;
+    pthread_mutex_lock(&dpt.mu);
+    b = dpt.backend;
+    if (b == NULL && dpt.state == ST_RUNNING && !dpt.backend_retried) {
+        /* The runtime was loaded after tracing started: open it now (once). */
+        dpt.backend_retried = true;
+        char err[BASE_ERRLEN];
+        b = dpt_backend_impl.open(&dpt.env, err);
+        atomic_store_explicit(&dpt.backend, b, memory_order_release);
+    }
+    pthread_mutex_unlock(&dpt.mu);
+    return b;
+}
+
+const void *dpt_real(void *(*resolve)(void))
+{
+    void *p = atomic_load_explicit(&dpt.real, memory_order_acquire);
+    if (__builtin_expect(p != NULL, 1))
+        return p;
+    pthread_mutex_lock(&dpt.real_mu);
+    p = dpt.real;
+    if (p == NULL) {
+        p = resolve();
+        atomic_store_explicit(&dpt.real, p, memory_order_release);
+    }
+    pthread_mutex_unlock(&dpt.real_mu);
+    return p;
+}
+
+void **dpt_cupti_slot(void)
+{
+    return &dpt.cupti_slot;
+}
+
+const char *dpt_backend_error(void)
+{
+    return dpt.backend_err;
+}
+
+void dpt_count_untimed(void)
+{
+    atomic_fetch_add_explicit(&dpt.untimed, 1, memory_order_relaxed);
+}
+
+/* ---- process and threads ---- */
+
+static void thread_exit(void *arg)
+{
+    struct dpt_thread *t = arg;
+    /* The background thread drains what is left and frees it. */
+    atomic_store_explicit(&t->orphan, true, memory_order_release);
+}
+
+static void atfork_child(void)
+{
+    /* Only the forking thread exists in the child; the parent's background
+     * thread, link and rings are not ours to use.  They are abandoned (not
+     * freed: another thread of the parent may have held their locks) and
+     * the child starts afresh on its first event. */
+    pthread_mutex_init(&dpt.mu, NULL);
+    dpt.state = ST_IDLE;
+    dpt.threads = NULL;
+    dpt.bg_started = false;
+    dpt.link = NULL;
+    dpt.backend = NULL;
+    dpt.names = NULL;
+    dpt.recent = NULL;
+    dpt.out = NULL;
+    dpt.pairs = NULL;
+    dpt.tsc_map = NULL;
+    memset(&dpt.open, 0, sizeof dpt.open);
+    dpt.link_failed = dpt.connected = dpt.backend_retried = false;
+    dpt.names_sent = 0;
+    dpt.nout = dpt.npairs = 0;
+    dpt.captured = dpt.sent_events = dpt.batches = dpt.not_sent = 0;
+    dpt.lost_closes = dpt.dead_ring_drops = dpt.last_dropped_sent = 0;
+    atomic_store(&dpt.untimed, 0);
+    atomic_store(&dpt.stop, false);
+    dpt_self = NULL;
+}
+
+static void dpt_atexit(void);
+
+enum cfg_result { CFG_OK, CFG_DISABLED, CFG_BAD };
+
+static enum cfg_result load_config(char *err)
+{
+    base_config_t *cfg = base_config_new(cfg_keys, BASE_ARRAY_LEN(cfg_keys));
+    enum cfg_result res = base_config_load_env(cfg, err) == BASE_OK ? CFG_OK : CFG_BAD;
+    if (res == CFG_OK && !base_config_bool(cfg, "trace_enable")) {
+        base_err(err, "disabled by DPTOP_TRACE_ENABLE");
+        res = CFG_DISABLED;
+    }
+    bool ok = res == CFG_OK;
+    if (ok) {
+        const char *ep = base_config_str(cfg, "trace_endpoint");
+        if (*ep != '\0')
+            snprintf(dpt.endpoint, sizeof dpt.endpoint, "%s", ep);
+        else if (gpu_link_default_endpoint(dpt.endpoint, sizeof dpt.endpoint, err) != BASE_OK)
+            res = CFG_BAD;
+        snprintf(dpt.hip_library, sizeof dpt.hip_library, "%s",
+                 base_config_str(cfg, "trace_hip_library"));
+        dpt.ring_size = (size_t)base_config_int(cfg, "trace_ring");
+        dpt.hwm = (int)base_config_int(cfg, "trace_hwm");
+        dpt.flush_ns = base_config_int(cfg, "trace_flush_ms") * 1000000;
+        dpt.quiet = base_config_bool(cfg, "trace_quiet");
+        dpt.tsc = base_config_bool(cfg, "trace_tsc");
+        dpt.env.snapshot_ns = base_config_int(cfg, "trace_snapshot_ms") * 1000000;
+        dpt.env.max_pending = (size_t)base_config_int(cfg, "trace_pending");
+        dpt.env.events_per_dev = (size_t)base_config_int(cfg, "trace_events");
+    }
+    base_config_destroy(&cfg);
+    return res;
+}
+
+/* Is CLOCK_MONOTONIC driven by an invariant TSC here?  Then stamping with
+ * the TSC and mapping afterwards loses nothing. */
+static bool tsc_drives_monotonic(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    char buf[64] = "";
+    FILE *f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "r");
+    if (f == NULL)
+        return false;
+    bool tsc = fgets(buf, sizeof buf, f) != NULL && strcmp(buf, "tsc\n") == 0;
+    fclose(f);
+    if (!tsc || (f = fopen("/proc/cpuinfo", "r")) == NULL)
+        return false;
+    bool constant = false, nonstop = false;
+    char line[4096];
+    while (fgets(line, sizeof line, f) != NULL && !(constant && nonstop)) {
+        if (strncmp(line, "flags", 5) != 0)
+            continue;
+        constant = strstr(line, " constant_tsc") != NULL;
+        nonstop = strstr(line, " nonstop_tsc") != NULL;
+        break;
+    }
+    fclose(f);
+    return constant && nonstop;
+#else
+    return false;
+#endif
+}
+
+/* One (TSC, CLOCK_MONOTONIC) pair: the clock read between two TSC reads,
+ * retried when something (an interrupt) stretched the bracket. */
+static void tsc_pair(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    if (!dpt.tsc)
+        return;
+    int64_t best_w = INT64_MAX, best_t = 0, best_m = 0;
+    for (int i = 0; i < 3; i++) {
+        int64_t a = (int64_t)__builtin_ia32_rdtsc();
+        int64_t m = dpt_now();
+        int64_t b = (int64_t)__builtin_ia32_rdtsc();
+        if (b - a < best_w) {
+            best_w = b - a;
+            best_t = a + (b - a) / 2;
+            best_m = m;
+        }
+    }
+    gpu_clockmap_add(dpt.tsc_map, best_t, best_m, NULL);
+#endif
+}
+
+/* A record's time on CLOCK_MONOTONIC. */
+static int64_t rec_time(const struct dpt_rec *r, int64_t t)
+{
+    int64_t m;
+    if (!dpt.tsc || (r->reserved & DPT_REC_MONO) || gpu_clockmap_map(dpt.tsc_map, t, &m) != BASE_OK)
+        return t;
+    return m;
+}
+
+/* First use in this process: configuration, backend, background thread.
+ * Called with dpt.mu held. */
+static void process_start_locked(void)
+{
+    char err[BASE_ERRLEN];
+    dpt.pid = (uint32_t)getpid();
+    dpt.t0 = dpt_now();
+    snprintf(dpt.exe, sizeof dpt.exe, "%s", program_invocation_short_name);
+    if (!dpt.atfork_set) {
+        pthread_atfork(NULL, NULL, atfork_child);
+        dpt.atfork_set = true;
+    }
+    enum cfg_result res = load_config(err);
+    if (res != CFG_OK) {
+        /* Switched off on purpose is news, a bad setting is a warning. */
+        base_log(res == CFG_DISABLED ? BASE_LOG_INFO : BASE_LOG_WARN, "dptrace", "tracing off: %s",
+                 err);
+        dpt.state = ST_DISABLED;
+        return;
+    }
+    if (!dpt.key_set) {
+        pthread_key_create(&dpt.key, thread_exit);
+        dpt.key_set = true;
+    }
+    dpt.tsc = dpt.tsc && tsc_drives_monotonic();
+    if (dpt.tsc) {
+        /* Two pairs a little apart, so that the first records map with a
+         * measured tick rate; the background thread adds one per cycle. */
+        dpt.tsc_map = gpu_clockmap_new(4096);
+        tsc_pair();
+        base_sleep_ns(200000);
+        tsc_pair();
+    }
+    dpt.names = gpu_names_new(65536);
+    dpt.recent = gpu_scopetree_new(SCOPE_RECENT);
+    gpu_u64map_init(&dpt.open, 1024);
+    dpt.out = xcalloc(GPU_LINK_MAX_EVENTS, sizeof *dpt.out);
+    dpt.pairs = xcalloc(GPU_LINK_MAX_SCOPE, sizeof *dpt.pairs);
+    dpt.names_sent = 0;
+    dpt.state_dirty = true;
+    dpt.env.pid = dpt.pid;
+    dpt.env.names = dpt.names;
+    dpt.env.hip_library = dpt.hip_library[0] ? dpt.hip_library : NULL;
+    atomic_store(&dpt.stop, false);
+    /* No backend (e.g. HIP not loaded): annotations still work. */
+    atomic_store_explicit(&dpt.backend, dpt_backend_impl.open(&dpt.env, dpt.backend_err),
+                          memory_order_release);
+    /* Signals for the application's threads, not ours. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int rc = pthread_create(&dpt.bg, NULL, bg_main, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0) {
+        base_log(BASE_LOG_WARN, "dptrace", "tracing off: cannot start its thread: %s",
+                 strerror(rc));
+        dpt.state = ST_DISABLED;
+        return;
+    }
+    dpt.bg_started = true;
+    atexit(dpt_atexit);
+    dpt.state = ST_RUNNING;
+}
+
+bool dpt_process_start(void)
+{
+    pthread_mutex_lock(&dpt.mu);
+    if (dpt.state == ST_IDLE)
+        process_start_locked();
+    bool running = dpt.state == ST_RUNNING;
+    pthread_mutex_unlock(&dpt.mu);
+    return running;
+}
+
+struct dpt_thread *dpt_thread_slow(void)
+{
+    if (!dpt_process_start())
+        return NULL;
+    struct dpt_thread *t = xcalloc(1, sizeof *t);
+    t->ring = gpu_ring_new(dpt.ring_size, sizeof(struct dpt_rec));
+    t->tid = (uint32_t)syscall(SYS_gettid);
+    t->tsc = dpt.tsc;
+    t->evc_device = -1;
+    atomic_init(&t->orphan, false);
+    t->device = -1;
+    void *b = dpt_backend_state();
+    if (b != NULL && dpt_backend_impl.thread_init != NULL)
+        dpt_backend_impl.thread_init(b, t);
+    pthread_mutex_lock(&dpt.mu);
+    t->next = dpt.threads;
+    dpt.threads = t;
+    pthread_setspecific(dpt.key, t);
+    pthread_mutex_unlock(&dpt.mu);
+    dpt_self = t;
+    return t;
+}
+
+uint32_t dpt_corr_refill(struct dpt_thread *t)
+{
+    uint32_t base = atomic_fetch_add_explicit(&dpt.next_corr_block, 1, memory_order_relaxed);
+    t->corr_next = base * CORR_BLOCK + 1; /* never 0: 0 means "no correlation" */
+    t->corr_end = t->corr_next + CORR_BLOCK - 1;
+    return t->corr_next++;
+}
+
+static uint64_t scope_next(struct dpt_thread *t)
+{
+    if (t->id_next == t->id_end) {
+        uint64_t base = atomic_fetch_add_explicit(&dpt.next_scope_block, 1, memory_order_relaxed);
+        t->id_next = base * ID_BLOCK + 1;
+        t->id_end = t->id_next + ID_BLOCK - 1;
+    }
+    return t->id_next++;
+}
+
+/* ---- annotations ---- */
+
+/* Copy name into dst (DPT_NAME_INLINE bytes), cut on a UTF-8 boundary. */
+static void copy_name(char *dst, const char *name)
+{
+    if (name == NULL)
+        name = "(null)";
+    size_t n = strnlen(name, DPT_NAME_INLINE);
+    if (n == DPT_NAME_INLINE) {
+        n = DPT_NAME_INLINE - 1;
+        while (n > 0 && ((unsigned char)name[n] & 0xc0) == 0x80)
+            n--;
+    }
+    memcpy(dst, name, n);
+    dst[n] = '\0';
+}
+
+/* Push a frame; nothing reaches the ring until the frame is announced
+ * (an event needs its id) or closes. */
+static void open_scope(struct dpt_thread *t, uint8_t kind, const char *name, uint64_t step)
+{
+    uint64_t id = scope_next(t), parent;
+    int64_t now = dpt_stamp(t);
+    struct gpu_scope_frame *f = gpu_scope_push(&t->stack, id, kind, now, step, &parent);
+    if (f == NULL) {
+        gpu_ring_count_drop(t->ring, 1); /* too deep: the range is lost */
+        return;
+    }
+    copy_name(t->names[t->stack.depth - 1], name);
+}
+
+void dpt_announce_slow(struct dpt_thread *t)
+{
+    for (uint32_t i = t->announced; i < t->stack.depth; i++) {
+        struct gpu_scope_frame *f = &t->stack.f[i];
+        struct dpt_rec *r = gpu_ring_reserve(t->ring);
+        if (r == NULL) {
+            f->lost = true; /* counted by the ring; its close is dropped too */
+            continue;
+        }
+        r->type = DPT_REC_OPEN;
+        r->kind = f->kind;
+        r->reserved = 0;
+        r->scope = f->id;
+        r->t0 = f->start_ns;
+        r->u.sc.parent = i > 0 ? t->stack.f[i - 1].id : 0;
+        r->u.sc.step = f->step;
+        memcpy(r->u.sc.name, t->names[i], DPT_NAME_INLINE);
+        gpu_ring_commit(t->ring);
+    }
+    t->announced = t->stack.depth;
+}
+
+/* Pop one frame and write what closes it: a close record when it was
+ * announced, else the whole range in one record. */
+static void close_scope(struct dpt_thread *t, int64_t now)
+{
+    struct gpu_scope_frame f;
+    if (gpu_scope_pop(&t->stack, &f) <= 0)
+        return;
+    uint32_t idx = t->stack.depth; /* the popped frame's index */
+    bool announced = idx < t->announced;
+    if (announced)
+        t->announced = idx;
+    if (f.lost)
+        return;
+    struct dpt_rec *r = gpu_ring_reserve(t->ring);
+    if (r == NULL)
+        return;
+    r->type = announced ? DPT_REC_CLOSE : DPT_REC_RANGE;
+    r->kind = f.kind;
+    r->reserved = 0;
+    r->scope = f.id;
+    r->t0 = f.start_ns;
+    r->t1 = now;
+    r->u.sc.step = f.step;
+    if (!announced) {
+        r->u.sc.parent = gpu_scope_current(&t->stack);
+        memcpy(r->u.sc.name, t->names[idx], DPT_NAME_INLINE);
+    }
+    gpu_ring_commit(t->ring);
+}
+
+void dpt_range_push(const char *name)
+{
+    struct dpt_thread *t = dpt_thread_get();
+    if (t != NULL)
+        open_scope(t, GPU_EV_RANGE, name, 0);
+}
+
+void dpt_range_pop(void)
+{
+    struct dpt_thread *t = dpt_thread_get();
+    if (t != NULL)
+        close_scope(t, dpt_stamp(t));
+}
+
+void dpt_step_begin(uint64_t n)
+{
+    struct dpt_thread *t = dpt_thread_get();
+    if (t != NULL)
+        open_scope(t, GPU_EV_STEP, "step", n);
+}
+
+void dpt_step_end(void)
+{
+    struct dpt_thread *t = dpt_thread_get();
+    if (t == NULL)
+        return;
+    uint32_t depth = gpu_scope_step_depth(&t->stack);
+    if (depth == 0) {
+        t->stack.unbalanced++;
+        return;
+    }
+    int64_t now = dpt_stamp(t);
+    while (depth-- > 0)
+        close_scope(t, now);
+}
+
+void dpt_mark(const char *name)
+{
+    struct dpt_thread *t = dpt_thread_get();
+    if (t == NULL)
+        return;
+    dpt_announce(t);
+    struct dpt_rec *r = gpu_ring_reserve(t->ring);
+    if (r == NULL)
+        return;
+    r->type = DPT_REC_MARK;
+    r->kind = GPU_EV_INSTANT;
+    r->reserved = 0;
+    r->scope = gpu_scope_current(&t->stack);
+    r->t0 = r->t1 = dpt_stamp(t);
+    copy_name(r->u.sc.name, name);
+    gpu_ring_commit(t->ring);
+}
+
+uint64_t dpt_scope_current(void)
+{
+    struct dpt_thread *t = dpt_thread_get();
+    return t != NULL ? gpu_scope_current(&t->stack) : 0;
+}
+
+int dpt_enabled(void)
+{
+    return dpt_thread_get() != NULL;
+}
+
+uint64_t dpt_scope_now(void *app, uint32_t *tid)
+{
+    struct dpt_thread *t = dpt_thread_get();
+    if (t == NULL)
+        return 0;
+    *tid = t->tid;
+    dpt_announce(t); /* the caller hands the id on */
+    return gpu_scope_current(&t->stack);
+}
+
+void dpt_host_event(void *app, const gpu_event_t *ev, const char *name)
+{
+    struct dpt_thread *t = dpt_thread_get();
+    if (t == NULL)
+        return;
+    dpt_announce(t);
+    struct dpt_rec *r = gpu_ring_reserve(t->ring);
+    if (r == NULL)
+        return;
+    memset(r, 0, sizeof *r);
+    r->reserved = DPT_REC_MONO;
+    r->type = DPT_REC_HOST;
+    r->kind = ev->kind;
+    r->flags = ev->flags;
+    r->device = ev->device;
+    r->corr = ev->corr_id;
+    r->scope = ev->scope_id;
+    r->t0 = ev->start_ns;
+    r->t1 = ev->end_ns;
+    r->u.op.api = name;
+    gpu_ring_commit(t->ring);
+}
+
+/* ---- background thread ---- */
+
+static void out_event(const gpu_event_t *e);
+
+static uint64_t dropped_total(void)
+{
+    uint64_t d = dpt.not_sent + dpt.lost_closes + dpt.dead_ring_drops +
+                 atomic_load_explicit(&dpt.untimed, memory_order_relaxed) +
+                 gpu_names_full_drops(dpt.names);
+    pthread_mutex_lock(&dpt.mu);
+    for (struct dpt_thread *t = dpt.threads; t != NULL; t = t->next)
+        d += gpu_ring_dropped(t->ring);
+    pthread_mutex_unlock(&dpt.mu);
+    void *b = dpt_backend_state();
+    if (b != NULL && dpt_backend_impl.dropped != NULL)
+        d += dpt_backend_impl.dropped(b);
+    return d;
+}
+
+static bool link_ready(void)
+{
+    char err[BASE_ERRLEN];
+    if (dpt.link != NULL)
+        return true;
+    if (dpt.link_failed)
+        return false;
+    dpt.link = gpu_link_new(dpt.endpoint, dpt.hwm, err);
+    dpt.link_created = dpt_now();
+    if (dpt.link == NULL) {
+        base_log(BASE_LOG_WARN, "dptrace", "events will be dropped: %s", err);
+        dpt.link_failed = true;
+        return false;
+    }
+    return true;
+}
+
+static bool send_msg(gpu_msg_t *m)
+{
+    m->pid = dpt.pid;
+    return link_ready() && gpu_link_send(dpt.link, m, NULL) == BASE_OK;
+}
+
+/* Names from id `from` on, in messages of at most GPU_LINK_MAX_NAMES. */
+static bool send_names(uint32_t from)
+{
+    uint32_t ids[GPU_LINK_MAX_NAMES];
+    const char *strs[GPU_LINK_MAX_NAMES];
+    uint32_t count = gpu_names_count(dpt.names);
+    while (from < count) {
+        size_t k = 0;
+        for (; k < GPU_LINK_MAX_NAMES && from + k < count; k++) {
+            ids[k] = from + (uint32_t)k + 1;
+            strs[k] = gpu_names_get(dpt.names, ids[k]);
+        }
+        gpu_msg_t m = {.kind = GPU_MSG_NAMES, .name_ids = ids, .name_strs = strs, .nnames = k};
+        if (!send_msg(&m))
+            return false;
+        from += (uint32_t)k;
+    }
+    return true;
+}
+
+static bool send_pairs(const struct gpu_scope_pair *p, size_t n)
+{
+    for (size_t off = 0; off < n; off += GPU_LINK_MAX_SCOPE) {
+        gpu_msg_t m = {.kind = GPU_MSG_SCOPE, .scope = p + off};
+        m.nscope = n - off < GPU_LINK_MAX_SCOPE ? n - off : GPU_LINK_MAX_SCOPE;
+        if (!send_msg(&m))
+            return false;
+    }
+    return true;
+}
+
+struct pair_buf {
+    struct gpu_scope_pair *p;
+    size_t n;
+    bool ok;
+};
+
+static void collect_pair(void *ctx, const struct gpu_scope_pair *pair)
+{
+    struct pair_buf *b = ctx;
+    b->p[b->n++] = *pair;
+    if (b->n == GPU_LINK_MAX_SCOPE) {
+        b->ok = b->ok && send_pairs(b->p, b->n);
+        b->n = 0;
+    }
+}
+
+/* Hello, every name, the recent scope tree: what a (re)connected receiver
+ * needs before the next batch. */
+static void bg_send_state(void)
+{
+    void *b = dpt_backend_state();
+    /* "none": annotations only (no runtime found to capture). */
+    gpu_msg_t m = {.kind = GPU_MSG_PROC,
+                   .exe = dpt.exe,
+                   .backend = b != NULL ? dpt_backend_impl.name : "none",
+                   .t0_ns = dpt.t0};
+    if (b != NULL && dpt_backend_impl.devices != NULL)
+        m.devices = dpt_backend_impl.devices(b);
+    bool ok = send_msg(&m) && send_names(0);
+    if (ok) {
+        struct pair_buf pb = {xcalloc(GPU_LINK_MAX_SCOPE, sizeof *pb.p), 0, true};
+        gpu_scopetree_foreach(dpt.recent, collect_pair, &pb);
+        ok = pb.ok && send_pairs(pb.p, pb.n);
+        free(pb.p);
+    }
+    dpt.state_dirty = !ok;
+    if (ok) {
+        dpt.names_sent = gpu_names_count(dpt.names);
+        dpt.npairs = 0; /* they were in the tree just sent */
+    }
+}
+
+/* Send what has accumulated.  The names and scope pairs an event batch
+ * uses go first; if they cannot, the batch is not sent either (a receiver
+ * must never see ids it cannot resolve) and the state is re-sent later. */
+static void bg_flush(bool force)
+{
+    int64_t now = dpt_now();
+    if (dpt.link != NULL && gpu_link_take_reconnect(dpt.link)) {
+        dpt.state_dirty = true;
+        dpt.connected = true;
+    }
+    /* Right after start the connection to a receiver may still be under
+     * way: keep accumulating for a moment rather than drop the first batch. */
+    if (!force && !dpt.connected && dpt.link != NULL && now - dpt.link_created < CONNECT_GRACE &&
+        dpt.nout < GPU_LINK_MAX_EVENTS / 2)
+        return;
+    if (!force && dpt.nout < GPU_LINK_MAX_EVENTS / 2 && now - dpt.last_flush < dpt.flush_ns)
+        return;
+    dpt.last_flush = now;
+    /* Idle: nothing new to say (a changed drop count is news: it goes out
+     * in an empty batch). */
+    uint64_t dropped = dropped_total();
+    if (dpt.nout == 0 && dpt.npairs == 0 && dropped == dpt.last_dropped_sent)
+        return;
+    dpt.last_dropped_sent = dropped;
+    if (dpt.state_dirty)
+        bg_send_state();
+    bool ok = !dpt.state_dirty;
+    if (ok && gpu_names_count(dpt.names) > dpt.names_sent) {
+        ok = send_names(dpt.names_sent);
+        if (ok)
+            dpt.names_sent = gpu_names_count(dpt.names);
+    }
+    if (ok && dpt.npairs > 0)
+        ok = send_pairs(dpt.pairs, dpt.npairs);
+    dpt.npairs = 0;
+    if (!ok)
+        dpt.state_dirty = true;
+    gpu_msg_t m = {.kind = GPU_MSG_EV, .ev = dpt.out, .nev = dpt.nout};
+    if (ok) {
+        m.dropped_total = dropped;
+        ok = send_msg(&m);
+    }
+    if (ok) {
+        dpt.sent_events += dpt.nout;
+        dpt.batches++;
+    } else {
+        dpt.not_sent += dpt.nout;
+    }
+    dpt.nout = 0;
+}
+
+static void out_event(const gpu_event_t *e)
+{
+    if (dpt.nout == GPU_LINK_MAX_EVENTS)
+        bg_flush(true);
+    dpt.out[dpt.nout++] = *e;
+    dpt.captured++;
+}
+
+static void out_pair(uint64_t child, uint64_t parent)
+{
+    if (gpu_scopetree_add(dpt.recent, child, parent, NULL) != 1)
+        return;
+    if (dpt.npairs == GPU_LINK_MAX_SCOPE)
+        bg_flush(true);
+    if (dpt.npairs == GPU_LINK_MAX_SCOPE) /* could not send: they stay in the tree */
+        dpt.npairs = 0;
+    dpt.pairs[dpt.npairs++] = (struct gpu_scope_pair){child, parent};
+}
+
+/* Messages from the backend: events and snapshot pairs. */
+static void backend_msg(void *ctx, const gpu_msg_t *msg)
+{
+    if (msg->kind == GPU_MSG_EV) {
+        for (size_t i = 0; i < msg->nev; i++)
+            out_event(&msg->ev[i]);
+    } else if (msg->kind == GPU_MSG_SNAP) {
+        /* Pairs are sent at once: they are small and consumers want them
+         * before the events mapped with them.  A refused one is only lost:
+         * the events carry times already mapped. */
+        gpu_msg_t m = *msg;
+        send_msg(&m);
+    }
+}
+
+static void on_record(void *ctx, const void *p)
+{
+    const struct dpt_thread *t = ctx;
+    const struct dpt_rec *r = p;
+    void *b = dpt_backend_state();
+    gpu_event_t e = {0};
+    e.pid = dpt.pid;
+    e.tid = t->tid;
+    e.device = r->device;
+    e.corr_id = r->corr;
+    e.scope_id = r->scope;
+    e.start_ns = rec_time(r, r->t0);
+    e.end_ns = r->type == DPT_REC_OPEN || r->type == DPT_REC_MARK ? e.start_ns : rec_time(r, r->t1);
+    if (e.end_ns < e.start_ns)
+        e.end_ns = e.start_ns;
+    switch (r->type) {
+    case DPT_REC_OP:
+    case DPT_REC_HOST:
+        e.kind = r->type == DPT_REC_OP ? GPU_EV_API : r->kind;
+        e.flags = r->flags;
+        e.name_id = gpu_names_intern(dpt.names, r->u.op.api);
+        if (b != NULL && dpt_backend_impl.stream_id != NULL &&
+            (r->type == DPT_REC_OP || r->u.op.stream != NULL))
+            e.stream = dpt_backend_impl.stream_id(b, r->u.op.stream, r->device);
+        if (r->type != DPT_REC_OP || !(r->reserved & DPT_OP_NO_API))
+            out_event(&e);
+        if (r->type == DPT_REC_OP) {
+            if (!r->timed || b == NULL || dpt_backend_impl.submit == NULL)
+                break; /* counted as untimed when it was recorded */
+            dpt_backend_impl.submit(b, r, t->tid);
+        }
+        break;
+    case DPT_REC_OPEN: {
+        uint32_t name = gpu_names_intern(dpt.names, r->u.sc.name);
+        out_pair(r->scope, r->u.sc.parent);
+        if (dpt.open.n < OPEN_MAX)
+            gpu_u64map_put(&dpt.open, r->scope, name);
+        break;
+    }
+    case DPT_REC_CLOSE: {
+        uint64_t *name = gpu_u64map_get(&dpt.open, r->scope);
+        if (name == NULL) {
+            dpt.lost_closes++;
+            break;
+        }
+        e.kind = r->kind;
+        e.name_id = (uint32_t)*name;
+        e.step = r->u.sc.step;
+        gpu_u64map_del(&dpt.open, r->scope);
+        out_event(&e);
+        break;
+    }
+    case DPT_REC_RANGE:
+        out_pair(r->scope, r->u.sc.parent);
+        e.kind = r->kind;
+        e.name_id = gpu_names_intern(dpt.names, r->u.sc.name);
+        e.step = r->u.sc.step;
+        out_event(&e);
+        break;
+    case DPT_REC_MARK:
+        e.kind = GPU_EV_INSTANT;
+        e.name_id = gpu_names_intern(dpt.names, r->u.sc.name);
+        out_event(&e);
+        break;
+    case DPT_REC_FUNC:
+        if (b != NULL && dpt_backend_impl.note_function != NULL)
+            dpt_backend_impl.note_function(b, r->u.fn.fn, r->u.fn.name);
+        break;
+    default:
+        break;
+    }
+}
+
+/* Drain every ring; free the state of threads that have exited. */
+static void bg_drain(void)
+{
+    pthread_mutex_lock(&dpt.mu);
+    struct dpt_thread *list = dpt.threads;
+    pthread_mutex_unlock(&dpt.mu);
+    /* New threads are pushed at the head, so `list` stays a valid suffix;
+     * only this thread unlinks. */
+    for (struct dpt_thread *t = list; t != NULL; t = t->next) {
+        while (gpu_ring_drain(t->ring, on_record, t, 4096) == 4096)
+            ;
+    }
+    pthread_mutex_lock(&dpt.mu);
+    struct dpt_thread **pp = &dpt.threads;
+    while (*pp != NULL) {
+        struct dpt_thread *t = *pp;
+        if (atomic_load_explicit(&t->orphan, memory_order_acquire) && gpu_ring_used(t->ring) == 0) {
+            *pp = t->next;
+            dpt.dead_ring_drops += gpu_ring_dropped(t->ring);
+            void *b = dpt_backend_state();
+            if (b != NULL && dpt_backend_impl.thread_fini != NULL)
+                dpt_backend_impl.thread_fini(b, t);
+            gpu_ring_destroy(&t->ring);
+            free(t);
+        } else {
+            pp = &t->next;
+        }
+    }
+    pthread_mutex_unlock(&dpt.mu);
+}
+
+/* Could a receiver be listening?  An ipc endpoint without its socket file
+ * certainly has none; anything else might. */
+static bool receiver_possible(void)
+{
+    struct stat st;
+    if (strncmp(dpt.endpoint, "ipc://", 6) != 0)
+        return true;
+    return stat(dpt.endpoint + 6, &st) == 0 && S_ISSOCK(st.st_mode);
+}
+
+/* At exit, a process that ran for less than the connection takes still
+ * gets its events to a receiver that is there: wait (bounded) for the
+ * connection before the last flush. */
+static void wait_connected(void)
+{
+    if (dpt.link == NULL || dpt.connected || (dpt.nout == 0 && dpt.npairs == 0) ||
+        !receiver_possible())
+        return;
+    int64_t end = dpt.link_created + EXIT_CONNECT_WAIT;
+    while (dpt_now() < end) {
+        if (gpu_link_take_reconnect(dpt.link)) {
+            dpt.connected = true;
+            dpt.state_dirty = true;
+            return;
+        }
+        base_sleep_ns(2000000);
+    }
+}
+
+static void *bg_main(void *arg)
+{
+    /* This thread is never traced: the interposed functions see it busy. */
+    dpt.bg_self.busy = 1;
+    dpt_self = &dpt.bg_self;
+    dpt.last_flush = dpt_now();
+    /* Connect now: the first batch, a flush period away, then finds the
+     * connection made instead of being refused while it is made. */
+    link_ready();
+    while (!atomic_load_explicit(&dpt.stop, memory_order_acquire)) {
+        base_sleep_ns(CYCLE_NS);
+        tsc_pair(); /* after every stamp of the records about to be drained */
+        bg_drain();
+        void *b = dpt_backend_state();
+        if (b != NULL && dpt_backend_impl.poll != NULL)
+            dpt_backend_impl.poll(b, dpt_now(), backend_msg, NULL);
+        bg_flush(false);
+    }
+    /* Exit: everything recorded so far, GPU work given a little time. */
+    tsc_pair();
+    bg_drain();
+    void *b = dpt_backend_state();
+    if (b != NULL && dpt_backend_impl.finish != NULL)
+        dpt_backend_impl.finish(b, FINISH_NS, backend_msg, NULL);
+    tsc_pair();
+    bg_drain();
+    wait_connected();
+    bg_flush(true);
+    gpu_link_destroy(&dpt.link);
+    return NULL;
+}
+
+static void dpt_atexit(void)
+{
+    pthread_mutex_lock(&dpt.mu);
+    bool started = dpt.bg_started && dpt.state == ST_RUNNING;
+    uint32_t pid = dpt.pid;
+    pthread_mutex_unlock(&dpt.mu);
+    if (!started || pid != (uint32_t)getpid())
+        return;
+    atomic_store_explicit(&dpt.stop, true, memory_order_release);
+    struct timespec dl;
+    clock_gettime(CLOCK_REALTIME, &dl);
+    dl.tv_sec += JOIN_S;
+    if (pthread_timedjoin_np(dpt.bg, NULL, &dl) != 0) {
+        base_log(BASE_LOG_WARN, "dptrace", "background thread did not finish in %d s", JOIN_S);
+        return;
+    }
+    pthread_mutex_lock(&dpt.mu);
+    dpt.bg_started = false;
+    dpt.state = ST_DISABLED; /* late events (other atexit handlers) are ignored */
+    pthread_mutex_unlock(&dpt.mu);
+    uint64_t dropped = dropped_total();
+    if (!dpt.quiet || dropped > 0)
+        base_log(BASE_LOG_INFO, "dptrace",
+                 "%" PRIu64 " events captured, %" PRIu64 " sent in %" PRIu64
+                 " batches to %s, %" PRIu64 " dropped",
+                 dpt.captured, dpt.sent_events, dpt.batches, dpt.endpoint, dropped);
+}

@@ -1,0 +1,388 @@
+/*
+ * libdptrace_cupti.so: the libdptrace core driven by CUPTI instead of HIP
+ * interception.  Load it with CUDA_INJECTION64_PATH: the CUDA driver calls
+ * InitializeInjection(), which starts the core and the "cupti" source:
+ *
+ *   - activity records (concurrent kernels, memcpy, memset) arrive in
+ *     buffers CUPTI completes on its own thread; they are queued (bounded,
+ *     a full queue drops the buffer and counts it) and translated by the
+ *     background thread (gpu_cupti_translate, gpu/cupti.c);
+ *   - runtime API callbacks on the application's threads record each call's
+ *     host times as an API event and remember its correlation id's scope
+ *     (the thread's innermost range) so that the GPU work it launched
+ *     carries the same scope id;
+ *   - CUPTI timestamps are mapped onto the trace clock with snapshot pairs
+ *     (cuptiGetTimestamp read between two CLOCK_MONOTONIC readings), also
+ *     published as "cupti"/"trace" snap messages.
+ *
+ * libcupti is opened with dlopen, so the library loads (and annotations
+ * work) where it is missing.  No GPU exists on the build machine: only the
+ * record translation is unit-tested (tests/test_gpu.c).
+ */
+#include "gpu/dptrace_int.h"
+
+#include <dlfcn.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cupti.h>
+
+#define CUPTI_FNS(X)                                                                               \
+    X(cuptiActivityRegisterCallbacks)                                                              \
+    X(cuptiActivityEnable)                                                                         \
+    X(cuptiActivityDisable)                                                                        \
+    X(cuptiActivityGetNextRecord)                                                                  \
+    X(cuptiActivityFlushAll)                                                                       \
+    X(cuptiActivityGetNumDroppedRecords)                                                           \
+    X(cuptiGetTimestamp)                                                                           \
+    X(cuptiSubscribe)                                                                              \
+    X(cuptiUnsubscribe)                                                                            \
+    X(cuptiEnableDomain)
+
+#define BUF_SIZE    (1u << 20)
+#define MAX_BUFS    64 /* completed buffers waiting for poll */
+#define CORR_SLOTS  65536
+#define SNAP_PAIRS  64
+#define SNAP_PERIOD 100000000LL
+
+struct corr_slot {
+    uint32_t corr;
+    uint32_t tid;
+    uint64_t scope;
+};
+
+struct cupti_src {
+    void *lib;
+#define FN_PTR(f) __typeof__(&f) f;
+    CUPTI_FNS(FN_PTR)
+#undef FN_PTR
+    CUpti_SubscriberHandle sub;
+    struct gpu_source_opts o;
+    gpu_names_t *own_names;
+    gpu_clockmap_t *map;
+    int64_t last_snap;
+    struct gpu_snap_pair snaps[SNAP_PAIRS];
+    size_t nsnaps;
+    pthread_mutex_t mu; /* bufs and corr */
+    struct {
+        uint8_t *buf;
+        size_t valid;
+    } bufs[MAX_BUFS];
+    size_t nbufs;
+    uint64_t dropped;
+    struct corr_slot *corr;
+};
+
+/* CUPTI's buffer callbacks carry no user pointer: the one instance of the
+ * process lives in libdptrace's process state (dpt_cupti_slot). */
+static struct cupti_src *instance(void)
+{
+    return *(struct cupti_src *volatile *)dpt_cupti_slot();
+}
+
+static void CUPTIAPI buf_requested(uint8_t **buffer, size_t *size, size_t *max_records)
+{
+    *buffer = aligned_alloc(8, BUF_SIZE);
+    *size = *buffer ? BUF_SIZE : 0;
+    *max_records = 0;
+}
+
+static void CUPTIAPI buf_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size,
+                                   size_t valid)
+{
+    struct cupti_src *s = instance();
+    if (s == NULL || valid == 0) {
+        free(buffer);
+        return;
+    }
+    pthread_mutex_lock(&s->mu);
+    if (s->nbufs < MAX_BUFS) {
+        s->bufs[s->nbufs].buf = buffer;
+        s->bufs[s->nbufs].valid = valid;
+        s->nbufs++;
+        buffer = NULL;
+    } else {
+        s->dropped++;
+    }
+    pthread_mutex_unlock(&s->mu);
+    free(buffer);
+}
+
+static void CUPTIAPI api_callback(void *userdata, CUpti_CallbackDomain domain,
+                                  CUpti_CallbackId cbid, const void *cbdata)
+{
+    struct cupti_src *s = userdata;
+    const CUpti_CallbackData *cb = cbdata;
+    if (domain != CUPTI_CB_DOMAIN_RUNTIME_API || cb->correlationData == NULL)
+        return;
+    if (cb->callbackSite == CUPTI_API_ENTER) {
+        uint32_t tid = 0;
+        uint64_t scope = s->o.scope_now ? s->o.scope_now(s->o.app, &tid) : 0;
+        *cb->correlationData = (uint64_t)base_monotonic_ns();
+        pthread_mutex_lock(&s->mu);
+        s->corr[cb->correlationId % CORR_SLOTS] = (struct corr_slot){cb->correlationId, tid, scope};
+        pthread_mutex_unlock(&s->mu);
+        return;
+    }
+    if (s->o.host_event == NULL)
+        return;
+    gpu_event_t ev = {0};
+    ev.kind = GPU_EV_API;
+    ev.pid = s->o.pid;
+    ev.corr_id = cb->correlationId;
+    ev.scope_id = s->o.scope_now ? s->o.scope_now(s->o.app, &ev.tid) : 0;
+    ev.start_ns = (int64_t)*cb->correlationData;
+    ev.end_ns = base_monotonic_ns();
+    if (strstr(cb->functionName, "Synchronize") != NULL)
+        ev.kind = GPU_EV_SYNC;
+    s->o.host_event(s->o.app, &ev, cb->functionName);
+}
+
+static uint64_t scope_of(void *ctx, uint32_t corr, uint32_t *tid)
+{
+    struct cupti_src *s = ctx;
+    uint64_t scope = 0;
+    pthread_mutex_lock(&s->mu);
+    const struct corr_slot *c = &s->corr[corr % CORR_SLOTS];
+    if (c->corr == corr) {
+        scope = c->scope;
+        *tid = c->tid;
+    }
+    pthread_mutex_unlock(&s->mu);
+    return scope;
+}
+
+static int cupti_probe(char *err)
+{
+    void *h = dlopen("libcupti.so", RTLD_LAZY | RTLD_LOCAL);
+    if (h == NULL)
+        h = dlopen("libcupti.so.13", RTLD_LAZY | RTLD_LOCAL);
+    if (h == NULL)
+        return base_err(err, "cupti: libcupti cannot be loaded: %s", dlerror());
+    dlclose(h);
+    return BASE_OK;
+}
+
+static void cupti_close(void *state);
+
+static void snapshot(struct cupti_src *s)
+{
+    uint64_t ts;
+    int64_t a = base_monotonic_ns();
+    if (s->cuptiGetTimestamp(&ts) != CUPTI_SUCCESS)
+        return;
+    int64_t b = base_monotonic_ns();
+    int64_t mid = a + (b - a) / 2;
+    if (gpu_clockmap_add(s->map, (int64_t)ts, mid, NULL) == BASE_OK && s->nsnaps < SNAP_PAIRS)
+        s->snaps[s->nsnaps++] = (struct gpu_snap_pair){(int64_t)ts, mid};
+    s->last_snap = mid;
+}
+
+static void *cupti_open(const struct gpu_source_opts *opts, char *err)
+{
+    if (instance() != NULL) {
+        base_err(err, "cupti: the source is already open in this process");
+        return NULL;
+    }
+    struct cupti_src *s = xcalloc(1, sizeof *s);
+    s->o = *opts;
+    pthread_mutex_init(&s->mu, NULL);
+    s->corr = xcalloc(CORR_SLOTS, sizeof *s->corr);
+    s->map = gpu_clockmap_new(SNAP_PAIRS);
+    if (s->o.names == NULL)
+        s->o.names = s->own_names = gpu_names_new(65536);
+    s->lib = dlopen("libcupti.so", RTLD_NOW | RTLD_LOCAL);
+    if (s->lib == NULL)
+        s->lib = dlopen("libcupti.so.13", RTLD_NOW | RTLD_LOCAL);
+    if (s->lib == NULL) {
+        base_err(err, "cupti: libcupti cannot be loaded: %s", dlerror());
+        goto err;
+    }
+#define FN_LOAD(f)                                                                                 \
+    *(void **)&s->f = dlsym(s->lib, #f);                                                           \
+    if (s->f == NULL) {                                                                            \
+        base_err(err, "cupti: libcupti lacks %s", #f);                                             \
+        goto err;                                                                                  \
+    }
+    CUPTI_FNS(FN_LOAD)
+#undef FN_LOAD
+    *dpt_cupti_slot() = s;
+    CUptiResult rc;
+    if ((rc = s->cuptiActivityRegisterCallbacks(buf_requested, buf_completed)) != CUPTI_SUCCESS ||
+        (rc = s->cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)) != CUPTI_SUCCESS ||
+        (rc = s->cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY)) != CUPTI_SUCCESS ||
+        (rc = s->cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET)) != CUPTI_SUCCESS) {
+        base_err(err, "cupti: cannot enable activity records (CUPTI error %d)", (int)rc);
+        goto err;
+    }
+    if ((rc = s->cuptiSubscribe(&s->sub, api_callback, s)) != CUPTI_SUCCESS ||
+        (rc = s->cuptiEnableDomain(1, s->sub, CUPTI_CB_DOMAIN_RUNTIME_API)) != CUPTI_SUCCESS) {
+        base_err(err, "cupti: cannot subscribe to runtime API callbacks (CUPTI error %d)", (int)rc);
+        goto err;
+    }
+    snapshot(s);
+    return s;
+err:
+    cupti_close(s);
+    return NULL;
+}
+
+static int cupti_poll(void *state, int64_t now_ns, gpu_msg_fn fn, void *ctx, char *err)
+{
+    struct cupti_src *s = state;
+    gpu_msg_t m;
+    if (now_ns - s->last_snap >= SNAP_PERIOD)
+        snapshot(s);
+    s->cuptiActivityFlushAll(0);
+    /* The pairs go out before the events mapped with them. */
+    if (s->nsnaps > 0) {
+        memset(&m, 0, sizeof m);
+        m.kind = GPU_MSG_SNAP;
+        m.pid = s->o.pid;
+        m.domain_a = "cupti";
+        m.domain_b = "trace";
+        m.snap = s->snaps;
+        m.nsnap = s->nsnaps;
+        fn(ctx, &m);
+        s->nsnaps = 0;
+    }
+    pthread_mutex_lock(&s->mu);
+    size_t nb = s->nbufs;
+    uint8_t *bufs[MAX_BUFS];
+    size_t valid[MAX_BUFS];
+    for (size_t i = 0; i < nb; i++) {
+        bufs[i] = s->bufs[i].buf;
+        valid[i] = s->bufs[i].valid;
+    }
+    s->nbufs = 0;
+    pthread_mutex_unlock(&s->mu);
+    struct gpu_cupti_xlat x = {s->o.pid, s->map, s->o.names, scope_of, s};
+    gpu_event_t *out = xcalloc(GPU_LINK_MAX_EVENTS, sizeof *out);
+    int total = 0;
+    for (size_t i = 0; i < nb; i++) {
+        CUpti_Activity *rec = NULL;
+        size_t n = 0;
+        while (s->cuptiActivityGetNextRecord(bufs[i], valid[i], &rec) == CUPTI_SUCCESS) {
+            if (gpu_cupti_translate(rec, &x, &out[n], NULL) != BASE_DEC_OK)
+                continue;
+            if (++n == GPU_LINK_MAX_EVENTS) {
+                memset(&m, 0, sizeof m);
+                m.kind = GPU_MSG_EV;
+                m.pid = s->o.pid;
+                m.ev = out;
+                m.nev = n;
+                fn(ctx, &m);
+                total += (int)n;
+                n = 0;
+            }
+        }
+        if (n > 0) {
+            memset(&m, 0, sizeof m);
+            m.kind = GPU_MSG_EV;
+            m.pid = s->o.pid;
+            m.ev = out;
+            m.nev = n;
+            fn(ctx, &m);
+            total += (int)n;
+        }
+        free(bufs[i]);
+    }
+    free(out);
+    (void)err;
+    return total;
+}
+
+static void cupti_close(void *state)
+{
+    struct cupti_src *s = state;
+    if (s == NULL)
+        return;
+    if (s->lib != NULL && instance() == s) {
+        if (s->sub != NULL)
+            s->cuptiUnsubscribe(s->sub);
+        s->cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+        s->cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMCPY);
+        s->cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMSET);
+        s->cuptiActivityFlushAll(1);
+    }
+    if (instance() == s)
+        *dpt_cupti_slot() = NULL;
+    for (size_t i = 0; i < s->nbufs; i++)
+        free(s->bufs[i].buf);
+    /* libcupti stays loaded: its threads may still be running. */
+    gpu_names_destroy(&s->own_names);
+    gpu_clockmap_destroy(&s->map);
+    pthread_mutex_destroy(&s->mu);
+    free(s->corr);
+    free(s);
+}
+
+const struct gpu_source gpu_source_cupti = {
+    .name = "cupti",
+    .summary = "CUDA kernels, copies and memsets from CUPTI activity records "
+               "(CUDA_INJECTION64_PATH=libdptrace_cupti.so)",
+    .flags = GPU_SRC_IN_APP,
+    .probe = cupti_probe,
+    .open = cupti_open,
+    .poll = cupti_poll,
+    .close = cupti_close,
+};
+
+/* ---- the libdptrace backend ---- */
+
+static void *cb_open(const struct dpt_env *env, char *err)
+{
+    struct gpu_source_opts o = {
+        .pid = env->pid,
+        .names = env->names,
+        .scope_now = dpt_scope_now,
+        .host_event = dpt_host_event,
+    };
+    return cupti_open(&o, err);
+}
+
+static int cb_poll(void *st, int64_t now, gpu_msg_fn fn, void *ctx)
+{
+    return cupti_poll(st, now, fn, ctx, NULL);
+}
+
+static void cb_finish(void *st, int64_t timeout_ns, gpu_msg_fn fn, void *ctx)
+{
+    struct cupti_src *s = st;
+    s->cuptiActivityFlushAll(1);
+    cupti_poll(st, dpt_now(), fn, ctx, NULL);
+}
+
+static uint64_t cb_dropped(void *st)
+{
+    struct cupti_src *s = st;
+    pthread_mutex_lock(&s->mu);
+    uint64_t d = s->dropped;
+    pthread_mutex_unlock(&s->mu);
+    return d;
+}
+
+const struct dpt_backend dpt_backend_impl = {
+    .name = "cupti",
+    .open = cb_open,
+    .poll = cb_poll,
+    .finish = cb_finish,
+    .dropped = cb_dropped,
+};
+
+/* Called by the CUDA driver when it loads this library
+ * (CUDA_INJECTION64_PATH).  Returns 1 on success. */
+int InitializeInjection(void);
+int InitializeInjection(void)
+{
+    if (!dpt_process_start())
+        return 0;
+    if (dpt_backend_state() == NULL) {
+        base_log(BASE_LOG_WARN, "dptrace", "CUDA activity will not be traced: %s",
+                 dpt_backend_error());
+        return 0;
+    }
+    return 1;
+}

@@ -1,0 +1,44 @@
+# Test-only build rules of the gpu module: the fake HIP runtime, the test
+# applications, and the local link dump tool.  Only when the gpu module is
+# built (MODULES may leave it out).
+ifneq ($(filter gpu,$(MODULES)),)
+
+FAKE_HIP_DIR := tests/fake_hip
+FAKE_HIP := $(FAKE_HIP_DIR)/libamdhip64.so.5
+
+# The fake libamdhip64: a shared library built through the tool rules.
+# -Bsymbolic keeps its internal calls away from any interposing library.
+TOOLS += $(FAKE_HIP)
+$(FAKE_HIP)_SRCS := $(FAKE_HIP_DIR)/fake_hip.c
+$(FAKE_HIP)_LDFLAGS := -shared -Wl,-soname,libamdhip64.so.5 -Wl,-Bsymbolic
+$(FAKE_HIP)_LDLIBS := -lpthread
+fake_hip_CFLAGS := -D__HIP_PLATFORM_AMD__
+
+# hip_app finds the fake next to itself ($ORIGIN); -rdynamic lets dladdr
+# name a kernel that was never registered.
+TOOLS += $(FAKE_HIP_DIR)/hip_app
+$(FAKE_HIP_DIR)/hip_app_SRCS := $(FAKE_HIP_DIR)/hip_app.c
+$(FAKE_HIP_DIR)/hip_app_LDFLAGS := -rdynamic -Wl,-rpath,'$$ORIGIN'
+$(FAKE_HIP_DIR)/hip_app_LDLIBS := $(BUILD)/$(FAKE_HIP) -lpthread -ldl
+hip_app_CFLAGS := -D__HIP_PLATFORM_AMD__
+$(BUILD)/$(FAKE_HIP_DIR)/hip_app: $(BUILD)/$(FAKE_HIP)
+
+TOOLS += tests/tools/gpu_ingest_dump
+tests/tools/gpu_ingest_dump_SRCS := tests/tools/gpu_ingest_dump.c
+
+# gpu_inject: loads libdptrace_cupti.so the way the CUDA driver does.
+TOOLS += tests/tools/gpu_inject
+tests/tools/gpu_inject_SRCS := tests/tools/gpu_inject.c
+
+# The unit tests construct CUPTI activity records when the headers exist,
+# and load the fake HIP runtime for the resolver test.
+test_gpu_CFLAGS := $(CUPTI_CFLAGS)
+$(BUILD)/tests/test_gpu: | $(BUILD)/$(FAKE_HIP)
+
+# cpu_app: annotations only, linked against libdptrace.so (no HIP at all).
+TOOLS += $(FAKE_HIP_DIR)/cpu_app
+$(FAKE_HIP_DIR)/cpu_app_SRCS := $(FAKE_HIP_DIR)/cpu_app.c
+$(FAKE_HIP_DIR)/cpu_app_LDFLAGS := -Wl,-rpath,'$$ORIGIN/../..'
+$(FAKE_HIP_DIR)/cpu_app_LDLIBS := $(BUILD)/libdptrace.so -lpthread
+$(BUILD)/$(FAKE_HIP_DIR)/cpu_app: $(BUILD)/libdptrace.so
+endif

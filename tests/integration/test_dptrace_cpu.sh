@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# timeout: 120
+# Annotations without any GPU runtime: cpu_app links libdptrace.so directly
+# (no LD_PRELOAD, no HIP).  Ranges nest per thread, steps close what is
+# left open inside them, names are copied (and cut when long), a receiver
+# that starts late still gets the names and scope pairs it needs.
+. "$(dirname "$0")/lib.sh"
+
+APP=$B/tests/fake_hip/cpu_app
+DUMP=$B/tests/tools/gpu_ingest_dump
+for f in "$APP" "$DUMP"; do
+    [ -e "$f" ] || it_skip "$f not built (make tests-build)"
+done
+EP="ipc://$IT_TMP/trace.sock"
+it_spawn dump "$DUMP" "$EP" --ready "$IT_TMP/ready"
+DUMP_PID=$IT_PID
+it_wait 10 test -f "$IT_TMP/ready" || it_fail "the dump tool did not bind $EP"
+DPTOP_TRACE_ENDPOINT=$EP "$APP" --threads 3 --steps 5 --fork >"$IT_TMP/app.log" 2>&1 ||
+    it_fail "cpu_app failed"
+grep -q "cpu_app: child ok" "$IT_TMP/app.log" || it_fail "the forked child did not finish"
+[ "$(grep -c "dptrace: .* 0 dropped" "$IT_TMP/app.log")" -eq 2 ] ||
+    it_fail "parent and child did not both report: $(grep dptrace: "$IT_TMP/app.log")"
+grep -q "cpu_app: tracing on" "$IT_TMP/app.log" || it_fail "tracing was not on"
+grep -Eq "dptrace: .* 0 dropped" "$IT_TMP/app.log" || it_fail "drops: $(grep dptrace: "$IT_TMP/app.log")"
+it_wait 20 bash -c "[ \$(grep -c '\"ev\":\"step\"' '$IT_TMP/dump.log') -ge 20 ]" ||
+    it_fail "the steps did not all arrive"
+it_stop "$DUMP_PID"
+
+"$IT_PY" - "$IT_TMP/dump.log" <<'PY' || it_fail "trace check failed"
+import collections, json, sys
+msgs, events = [], []
+for line in open(sys.argv[1]):
+    if line.startswith("{"):
+        o = json.loads(line)
+        (events if "ev" in o else msgs).append(o)
+
+def check(cond, what):
+    if not cond:
+        print("FAIL:", what)
+        sys.exit(1)
+
+procs = {m["pid"]: m for m in msgs if m["msg"] == "proc"}
+check(len(procs) == 2, "a hello from the parent and from the forked child: %s" % procs)
+for proc in procs.values():
+    check(proc["backend"] == "none" and proc["devices"] == 0, "annotations-only hello %s" % proc)
+pids = collections.Counter(e["pid"] for e in events)
+# per thread and step: step, outer, 3 inner, 3 leaf, 2 left open (13), 3 marks
+check(sorted(pids.values()) == [13 * 5, 13 * 5 * 3], "events per process %s" % pids)
+child = min(pids, key=pids.get)
+
+def check_process(pid, nthreads):
+    # Scope ids are per process: each process is checked on its own.
+    pm = [m for m in msgs if m.get("pid") == pid]
+    pe = [e for e in events if e["pid"] == pid]
+    parent = dict(p for m in pm if m["msg"] == "scope" for p in m["pairs"])
+    kinds = collections.Counter(e["ev"] for e in pe)
+    check(kinds == {"step": 5 * nthreads, "range": 45 * nthreads, "instant": 15 * nthreads},
+          "event kinds %s" % kinds)
+    by_id = {e["scope"]: e for e in pe if e["ev"] in ("range", "step")}
+    check(len(by_id) == 50 * nthreads, "scope ids are unique")
+    for e in pe:
+        if e["ev"] == "instant":
+            leaf = by_id[e["scope"]]
+            check(leaf["name"] == "leaf", "marks are inside leaf ranges")
+            check(leaf["start"] <= e["start"] <= leaf["end"], "a mark outside its range")
+        if e["ev"] == "range":
+            p = by_id[parent[e["scope"]]]
+            check(p["start"] <= e["start"] and e["end"] <= p["end"], "a range outside its parent")
+            check(p["tid"] == e["tid"], "a range inside another thread's range")
+            want = {"outer": "step", "leaf": "range"}.get(e["name"])
+            if want:
+                check(p["ev"] == want, "%s's parent is a %s" % (e["name"], p["ev"]))
+            if e["name"].startswith("inner_"):
+                check(p["name"] == "outer", "inner ranges are inside outer")
+        if e["ev"] == "step":
+            check(parent[e["scope"]] == 0, "a step is a root")
+    names = {e["name"] for e in pe}
+    check("(null)" in names, "a NULL name")
+    longs = [n for n in names if n.startswith("left_open_")]
+    check(len(longs) == 1 and len(longs[0]) == 71, "long names are cut to 71 bytes: %s" % longs)
+    steps = collections.Counter(e["step"] for e in pe if e["ev"] == "step")
+    check(steps == {s: nthreads for s in range(5)}, "step numbers per thread")
+
+for pid in pids:
+    check_process(pid, 1 if pid == child else 3)
+print("annotations OK: %d events from %d processes" % (len(events), len(pids)))
+PY
+it_pass "annotations without a GPU runtime"
