@@ -1,0 +1,566 @@
+/*
+ * clock — the clock engine: coded-probe purity filter, per-edge window fits
+ * (estimators svm, hull, minrtt, ols), the network-effect solver that turns a
+ * window's edge fits into one affine map per node onto the reference clock,
+ * clock-step detection, conversion between clock domains, the simulated clock
+ * of SPEC §4.6, the probe-log / fit JSON lines of SPEC §4.5, a network
+ * simulator with named scenarios and an evaluator against simulation truth.
+ *
+ * Conventions:
+ *   - absolute times are int64 ns; every fit works on differences from an
+ *     integer anchor, because a double resolves only ~256 ns at
+ *     CLOCK_REALTIME magnitudes;
+ *   - an edge (A,B) with offset O, drift D (ppb) and anchor L maps a time x of
+ *     A's clock to x + O + D·1e-9·(x − L) on B's clock (SPEC §4.5); a node fit
+ *     is the same map from the node's probe clock onto the reference's;
+ *   - uncertainties are 95 % half-widths (2σ of the estimated error) over the
+ *     whole range [from_ns, to_ns];
+ *   - the live entry points (clock_fit_edge, clock_fit_probes, clock_solve,
+ *     clock_conv_*) do no file I/O and keep no global state.
+ *
+ * docs/CLOCK.md explains the algorithms and the simulation scenarios.
+ */
+#ifndef DP_CLOCK_H
+#define DP_CLOCK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "base/base.h"
+
+/* ------------------------------------------------------------------ */
+/* Probes and the purity filter (SPEC §4.1)                            */
+/* ------------------------------------------------------------------ */
+
+/* One coded probe in one direction: two packets sent `spacing` apart. */
+typedef struct clock_probe {
+    uint32_t src, dst;
+    uint64_t seq;
+    int64_t tx[2]; /* sender's probe clock, ns */
+    int64_t rx[2]; /* receiver's probe clock, ns; meaningful when rx_ok */
+    bool rx_ok[2]; /* false: that packet was lost */
+} clock_probe_t;
+
+enum clock_purity {
+    CLOCK_PURE = 0,
+    CLOCK_IMPURE, /* the receive gap differs from the send gap beyond the guard: queued */
+    CLOCK_LOST,   /* at least one packet of the pair never arrived */
+    CLOCK_BAD,    /* timestamps out of order or implausible */
+};
+
+typedef struct clock_purity_opts {
+    int64_t guard_ns;     /* > 0: fixed guard band; 0: automatic per window and direction */
+    int64_t min_guard_ns; /* floor of the automatic guard */
+    double auto_k;        /* automatic guard = auto_k × robust σ of the gap error */
+} clock_purity_opts_t;
+
+typedef struct clock_purity_stats {
+    uint64_t total, pure, impure, lost, bad;
+    int64_t guard_ns[2]; /* guard used for the forward and reverse direction */
+} clock_purity_stats_t;
+
+void clock_purity_opts_default(clock_purity_opts_t *opts);
+
+/*
+ * Purity of one probe against a guard band around `center_ns` (the expected
+ * gap error, normally 0; the automatic guard also estimates it, because a
+ * drift of D makes the receive gap differ by D·spacing).
+ */
+enum clock_purity clock_probe_purity(const clock_probe_t *p, int64_t guard_ns, int64_t center_ns);
+
+/* A sample point of an edge (A,B): x in A's probe clock, y = B's clock − A's clock as seen. */
+typedef struct clock_point {
+    int64_t x;
+    int64_t y;
+} clock_point_t;
+
+/*
+ * Turn the probes of edge (a,b) into points: pure forward probes a→b give
+ * (tx_a, rx_b − tx_a), lying above the true offset line; pure reverse probes
+ * b→a give (rx_a, tx_b − rx_a), lying below it.  The two packets of a pure
+ * probe are averaged (half the timestamp noise).  Probes of other edges are
+ * ignored.  fwd and rev need room for n points each; the outputs are sorted
+ * by x.  `st` (may be NULL) is overwritten.
+ */
+void clock_edge_points(const clock_probe_t *probes, size_t n, uint32_t a, uint32_t b,
+                       const clock_purity_opts_t *opts, clock_point_t *fwd, size_t *nf,
+                       clock_point_t *rev, size_t *nr, clock_purity_stats_t *st);
+
+/* ------------------------------------------------------------------ */
+/* Per-edge window fits (SPEC §4.2)                                    */
+/* ------------------------------------------------------------------ */
+
+#define CLOCK_NAME_LEN 16
+
+typedef struct clock_edge_fit {
+    int64_t window;
+    uint32_t src, dst;
+    char estimator[CLOCK_NAME_LEN];
+    int64_t anchor_ns;     /* L, in src's clock */
+    double offset_ns;      /* O: dst − src at x = L */
+    double drift_ppb;      /* D */
+    double uncertainty_ns; /* U: 95 % bound on the error of the map over [from_ns, to_ns] */
+    uint32_t n_fwd, n_rev; /* pure samples used per direction */
+    int64_t from_ns, to_ns;
+    /* Beyond SPEC §4.5 (written as extra fields, optional when read). */
+    double margin_ns;     /* half the gap between the two point sets at the fit (NAN: unknown) */
+    double drift_unc_ppb; /* 95 % bound on the drift error (NAN: unknown) */
+    double model_ns;      /* part of U that is the line's misfit to a bending offset */
+    double misfit_ns[3];  /* offset curve − line at the start, centre, end (NAN: unknown) */
+    double misfit_sigma_ns[3]; /* noise σ of each misfit value (NAN: unknown) */
+    double residual_ns;        /* loop residual from the network solve (NAN: not solved) */
+    bool step;                 /* a clock step was detected inside the range */
+    int64_t step_at_ns;        /* where (src's clock), when step */
+    double step_ns;            /* its size as seen on this edge (dst − src jumps by this) */
+} clock_edge_fit_t;
+
+typedef struct clock_fit_opts {
+    uint32_t min_points;    /* per direction; fewer is an error (default 4) */
+    double soft_frac;       /* svm: fraction of each side in the soft margin (default 0.10) */
+    double soft_frac_clean; /* svm: the fraction used when a window shows no queuing, noise
+                               only (default 0.50); in between, interpolated */
+    uint32_t subsets;       /* interleaved subsets for the uncertainty (default 8) */
+    uint32_t intervals;     /* minrtt: intervals per window (default 8) */
+    bool detect_steps;      /* default true */
+    int64_t step_min_ns;    /* smallest step reported (default 500) */
+    double coverage_k;      /* uncertainty = coverage_k × estimated σ (default 3) */
+    double slope_hint;      /* where the slope search starts (e.g. the last window's drift
+                               as a fraction); NAN: from the data (default) */
+} clock_fit_opts_t;
+
+void clock_fit_opts_default(clock_fit_opts_t *opts);
+
+/* A fitted line, y − yref = a·(x − anchor) + b, before uncertainty. */
+typedef struct clock_line {
+    double a;      /* slope (drift as a fraction) */
+    double b;      /* ns, relative to yref */
+    double margin; /* ns, see clock_edge_fit_t.margin_ns */
+    double frac;   /* soft fraction the estimator settled on (NAN: not a soft-margin fit) */
+} clock_line_t;
+
+/*
+ * Points handed to an estimator: anchored doubles, each side sorted by x.
+ * X = x − anchor, Y = y − yref.
+ */
+typedef struct clock_side {
+    const double *X;
+    const double *Y;
+    size_t n;
+} clock_side_t;
+
+/* An estimator: a const vtable, registered in the one table of estimate.c. */
+typedef struct clock_estimator {
+    const char *name;
+    const char *summary;
+    int (*fit)(const clock_side_t *fwd, const clock_side_t *rev, const clock_fit_opts_t *opts,
+               clock_line_t *out, char *err);
+    /* Subset spread → uncertainty scale: 1 for mean-like fits, more for extreme-point fits. */
+    double unc_scale;
+} clock_estimator_t;
+
+/* The registered estimators, in table order (svm first: the default). */
+const clock_estimator_t *const *clock_estimators(size_t *n);
+/* By name; NULL when unknown. */
+const clock_estimator_t *clock_estimator_find(const char *name);
+const clock_estimator_t *clock_estimator_default(void);
+
+/*
+ * Fit one edge window from its points (clock_edge_points).  Fills every
+ * field of *out except window, src and dst; from/to are the x range of the
+ * points.  When a step is detected, out->step is set and the fitted values
+ * describe the longer clean segment only (from/to narrowed to it).
+ * Returns BASE_ERR (with a message) on too few points or one-sided data.
+ */
+int clock_fit_edge(const clock_estimator_t *est, const clock_point_t *fwd, size_t nf,
+                   const clock_point_t *rev, size_t nr, const clock_fit_opts_t *opts,
+                   clock_edge_fit_t *out, char *err);
+
+/*
+ * Purity filter and fit in one call, for a live agent: probes of edge (a,b)
+ * in both directions, any order.  Sets window = 0, src = a, dst = b.
+ */
+int clock_fit_probes(const clock_estimator_t *est, const clock_probe_t *probes, size_t n,
+                     uint32_t a, uint32_t b, const clock_purity_opts_t *popts,
+                     const clock_fit_opts_t *fopts, clock_edge_fit_t *out, clock_purity_stats_t *st,
+                     char *err);
+
+/* Map x of src's clock onto dst's clock with an edge fit (x + O + D·1e-9·(x − L)). */
+int64_t clock_edge_map(const clock_edge_fit_t *fit, int64_t x);
+
+/* ------------------------------------------------------------------ */
+/* The network effect (SPEC §4.3)                                      */
+/* ------------------------------------------------------------------ */
+
+typedef struct clock_node_fit {
+    int64_t window;
+    uint32_t node, ref;
+    int64_t anchor_ns; /* in the node's clock */
+    double offset_ns;  /* reference − node at the anchor */
+    double drift_ppb;
+    double uncertainty_ns; /* 95 % bound over [from_ns, to_ns] */
+    int64_t from_ns, to_ns;
+    bool aligned;         /* false: cut off from the reference; the numbers mean nothing */
+    double drift_unc_ppb; /* extra field; NAN when unknown */
+    double model_ns;      /* extra field: part of U that is the line's misfit (wander) */
+    double misfit_ms_ns2; /* this window's mean-square misfit reading, noise removed (may be
+                             < 0); what clock_history averages (not written to JSON) */
+} clock_node_fit_t;
+
+typedef struct clock_history clock_history_t;
+
+typedef struct clock_solve_opts {
+    uint32_t ref;
+    int64_t at_ns;          /* common instant, reference clock; 0: derived from the edges */
+    int64_t from_ns, to_ns; /* window in the reference clock; both 0: derived */
+    double coverage_k;      /* node uncertainty = coverage_k × σ (default 3) */
+    double extra_var_ns2;   /* lower bound on the per-edge extra variance (asymmetry), ns² */
+    /* Earlier windows (optional): floors for the wander and asymmetry terms. */
+    const clock_history_t *history;
+    double misfit_k; /* model term ≥ misfit_k × typical misfit (default 2) */
+} clock_solve_opts_t;
+
+typedef struct clock_solve_stats {
+    uint32_t nodes, aligned, unaligned;
+    uint32_t edges_used, edges_skipped;
+    uint32_t dof;          /* equations − unknowns among the used edges */
+    double chi2;           /* Σ (residual/σ)² with the edges' own σ */
+    double extra_sigma_ns; /* per-edge extra σ the residuals called for (asymmetry) */
+} clock_solve_stats_t;
+
+#define CLOCK_SOLVE_MAX_NODES 2048
+
+void clock_solve_opts_default(clock_solve_opts_t *opts);
+
+/*
+ * Solve one window: weighted least squares over the edge fits (rates, then
+ * offsets at the common instant), one affine map per node onto opts->ref.
+ * Edges flagged `step` or with a non-finite/non-positive uncertainty are not
+ * used.  Writes residual_ns into each used edge (NAN for the others).
+ * *nodes receives one fit per node seen in the edges, plus the reference,
+ * sorted by node id (free() it).  Nodes not connected to the reference are
+ * returned with aligned = false.
+ */
+int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opts,
+                clock_node_fit_t **nodes, size_t *n_nodes, clock_solve_stats_t *st, char *err);
+
+/* Map x of the node's clock onto the reference's with a node fit. */
+int64_t clock_node_map(const clock_node_fit_t *fit, int64_t x);
+
+/*
+ * What earlier windows taught, for the solver (opts.history): per node the
+ * typical misfit of its offset curve around its line (wander), and the
+ * extra per-edge variance the loop residuals called for (path asymmetry).
+ * Both are persistent properties that a single window sees only through
+ * noise.  Exponentially weighted (half-life in windows; 0: plain mean of
+ * everything added); at most `max_nodes` nodes, later ones are ignored
+ * (counted).  No I/O, no global state: a live master keeps one.
+ */
+clock_history_t *clock_history_new(double halflife_windows, size_t max_nodes);
+void clock_history_destroy(clock_history_t **self);
+/* Feed one window's solve: its node fits and its stats. */
+void clock_history_add(clock_history_t *self, const clock_node_fit_t *fits, size_t n,
+                       const clock_solve_stats_t *st);
+/* RMS misfit of a node in ns (0 when not clear of noise); NAN before 3 windows. */
+double clock_history_misfit_rms(const clock_history_t *self, uint32_t node);
+/* Typical extra per-edge variance (ns²); 0 before 3 windows. */
+double clock_history_extra_var(const clock_history_t *self);
+uint64_t clock_history_ignored(const clock_history_t *self);
+
+/* ------------------------------------------------------------------ */
+/* Conversion between clock domains (SPEC §4.4)                        */
+/* ------------------------------------------------------------------ */
+
+/* Domains of a node.  GPU device d is CLOCK_DOMAIN_GPU0 + d. */
+#define CLOCK_DOMAIN_PROBE 0u /* CLOCK_REALTIME: what the fits are on */
+#define CLOCK_DOMAIN_TRACE 1u /* CLOCK_MONOTONIC: what events are stamped with */
+#define CLOCK_DOMAIN_GPU0  16u
+
+/* Flags of a conversion result. */
+#define CLOCK_CONV_EXTRAPOLATED 0x01u /* beyond the known snapshot pairs or window fits */
+#define CLOCK_CONV_GAP          0x02u /* across windows where the node was unaligned */
+
+typedef struct clock_conv clock_conv_t;
+
+typedef struct clock_conv_limits {
+    size_t max_nodes;   /* default 4096 */
+    size_t max_domains; /* per node, default 64 */
+    size_t max_pairs;   /* per (node, domain), oldest dropped first; default 36000 */
+    size_t max_fits;    /* per node, oldest dropped first; default 7200 */
+} clock_conv_limits_t;
+
+typedef struct clock_conv_stats {
+    uint64_t pairs, fits;
+    uint64_t pairs_dropped, fits_dropped; /* evicted by the limits */
+    uint64_t pairs_rejected;              /* not increasing, or a domain loop */
+    uint64_t fits_rejected;               /* window out of order with its neighbours */
+    uint64_t fits_unaligned;              /* unaligned fits received (kept as gaps) */
+    uint64_t ref_changes;                 /* fit history cleared: the reference changed */
+} clock_conv_stats_t;
+
+typedef struct clock_conv_result {
+    int64_t t;
+    double uncertainty_ns; /* of the window map part; NAN when none */
+    unsigned flags;        /* CLOCK_CONV_* */
+} clock_conv_result_t;
+
+void clock_conv_limits_default(clock_conv_limits_t *lim);
+clock_conv_t *clock_conv_new(const clock_conv_limits_t *lim);
+void clock_conv_destroy(clock_conv_t **self);
+
+/*
+ * A snapshot pair: the node read `domain` and `parent` back to back.  Pairs
+ * of one (node, domain) must increase in both coordinates; others are
+ * rejected.  Chains end at CLOCK_DOMAIN_PROBE (GPU → trace → probe).
+ */
+int clock_conv_add_pair(clock_conv_t *self, uint32_t node, uint32_t domain, uint32_t parent,
+                        int64_t t_domain, int64_t t_parent, char *err);
+/* A node fit (window map probe → reference probe); arrives in any window order. */
+int clock_conv_add_fit(clock_conv_t *self, const clock_node_fit_t *fit, char *err);
+
+/*
+ * Local time of (node, domain) → global time (the reference's probe clock),
+ * and back.  Continuous and monotonic in the local time: window maps are
+ * blended between window centres; snapshot pairs are interpolated linearly
+ * and extrapolated with the rate of the nearest segment.
+ */
+int clock_conv_to_global(clock_conv_t *self, uint32_t node, uint32_t domain, int64_t local,
+                         clock_conv_result_t *out, char *err);
+int clock_conv_from_global(clock_conv_t *self, uint32_t node, uint32_t domain, int64_t global,
+                           clock_conv_result_t *out, char *err);
+void clock_conv_get_stats(const clock_conv_t *self, clock_conv_stats_t *st);
+
+/* ------------------------------------------------------------------ */
+/* The simulated clock (SPEC §4.6)                                      */
+/* ------------------------------------------------------------------ */
+
+typedef struct clock_sim_params {
+    int64_t t0_ns; /* real CLOCK_REALTIME at start */
+    int64_t m0_ns; /* real CLOCK_MONOTONIC read right after t0 */
+    double offset_ns;
+    double drift_ppm;
+    double wander_ppb;  /* σ of the frequency random walk after 1 s, ppb (grows as √t) */
+    uint64_t seed;      /* wander is a pure function of (seed, t) */
+    int64_t step_at_ns; /* real time of a clock step (0: none) */
+    double step_ns;     /* its size */
+} clock_sim_params_t;
+
+/*
+ * apply(t) = t + offset + drift·1e-6·(t − t0) + wander(t) [+ step when
+ * t ≥ step_at].  Not thread-safe (it caches the wander's running sum): give
+ * each thread its own object; equal parameters give equal readings.
+ */
+typedef struct clock_sim clock_sim_t;
+
+clock_sim_t *clock_sim_new(const clock_sim_params_t *params);
+void clock_sim_destroy(clock_sim_t **self);
+const clock_sim_params_t *clock_sim_params(const clock_sim_t *self);
+/* Probe-clock reading t (real) → simulated. */
+int64_t clock_sim_apply(clock_sim_t *self, int64_t t);
+/* Inverse of clock_sim_apply (within 1 ns; inside a forward step's gap: the step time). */
+int64_t clock_sim_invert(clock_sim_t *self, int64_t y);
+/* Trace-clock reading m (CLOCK_MONOTONIC) → simulated, same rate as the probe clock. */
+int64_t clock_sim_apply_mono(clock_sim_t *self, int64_t m);
+/* Wander in ns at real time t (0 for t ≤ t0). */
+double clock_sim_wander_ns(clock_sim_t *self, int64_t t);
+/* Parse "OFFSET_NS,DRIFT_PPM[,WANDER_PPB]" into the matching fields. */
+int clock_sim_parse_spec(const char *spec, clock_sim_params_t *params, char *err);
+
+/* ------------------------------------------------------------------ */
+/* JSON lines of SPEC §4.5 (also the bus headers of edge and node fits) */
+/* ------------------------------------------------------------------ */
+
+enum clock_rec_type {
+    CLOCK_REC_OTHER = 0, /* a line of another type: skip it */
+    CLOCK_REC_PROBE,
+    CLOCK_REC_EDGE_FIT,
+    CLOCK_REC_NODE_FIT,
+    CLOCK_REC_SIM_TRUTH,
+};
+
+typedef struct clock_truth_node {
+    uint32_t node;
+    clock_sim_params_t p;
+} clock_truth_node_t;
+
+typedef struct clock_record {
+    enum clock_rec_type type;
+    union {
+        clock_probe_t probe;
+        clock_edge_fit_t edge;
+        clock_node_fit_t node;
+        clock_truth_node_t truth;
+    } u;
+} clock_record_t;
+
+#define CLOCK_MAX_LINE 65536
+
+/*
+ * Decode one line / one parsed object.  Lines of other types come back as
+ * BASE_DEC_OK with type CLOCK_REC_OTHER; unknown fields are ignored; times
+ * may be integers or decimals.
+ */
+enum base_dec clock_json_decode_line(const char *line, size_t len, clock_record_t *out, char *err);
+enum base_dec clock_json_decode(json_object *obj, clock_record_t *out, char *err);
+
+/* Encode as one JSON line without the newline; returns the length (truncated at cap). */
+size_t clock_json_format_probe(const clock_probe_t *p, char *buf, size_t cap);
+size_t clock_json_format_edge_fit(const clock_edge_fit_t *f, char *buf, size_t cap);
+size_t clock_json_format_node_fit(const clock_node_fit_t *f, char *buf, size_t cap);
+size_t clock_json_format_truth(const clock_truth_node_t *t, char *buf, size_t cap);
+/* The same objects as json-c values (for the bus); the caller owns them. */
+json_object *clock_json_edge_fit(const clock_edge_fit_t *f);
+json_object *clock_json_node_fit(const clock_node_fit_t *f);
+/* The sim_truth announcement of SPEC §4.6 (with "seed", so the wander can be recomputed). */
+json_object *clock_json_truth(const clock_truth_node_t *t);
+
+/*
+ * A bounded line reader: lines longer than CLOCK_MAX_LINE are skipped whole
+ * and reported as BASE_DEC_OVERSIZED; nothing is allocated from line lengths.
+ */
+typedef struct clock_lines clock_lines_t;
+clock_lines_t *clock_lines_new(FILE *in);
+void clock_lines_destroy(clock_lines_t **self);
+/* 1: a line in *line and *len (no newline); 0: end of input; -1: read error. */
+int clock_lines_next(clock_lines_t *self, const char **line, size_t *len, bool *oversized);
+
+/* ------------------------------------------------------------------ */
+/* Fitting a whole probe log (dpclock fit, dpclock bench)              */
+/* ------------------------------------------------------------------ */
+
+typedef struct clock_logfit_opts {
+    const clock_estimator_t *est;
+    int64_t window_ns; /* default 2 s */
+    bool ref_set;      /* false: the smallest node id */
+    uint32_t ref;
+    size_t max_probes; /* default 20 000 000 (about 1.8 GB while fitting) */
+    clock_purity_opts_t purity;
+    clock_fit_opts_t fit;
+    clock_solve_opts_t solve; /* ref/at/from/to are set per window */
+} clock_logfit_opts_t;
+
+typedef struct clock_logfit_stats {
+    uint64_t probes, probes_dropped; /* dropped: beyond max_probes */
+    uint64_t pure, impure, lost, bad;
+    uint64_t edge_windows, edge_fits, edge_fit_errors, steps;
+    uint64_t node_windows, node_unaligned;
+    uint64_t windows;
+    double fit_ns_total;   /* CPU time spent in edge fits */
+    double solve_ns_total; /* CPU time spent in solves */
+} clock_logfit_stats_t;
+
+typedef struct clock_logfit clock_logfit_t;
+
+void clock_logfit_opts_default(clock_logfit_opts_t *opts);
+clock_logfit_t *clock_logfit_new(const clock_logfit_opts_t *opts);
+void clock_logfit_destroy(clock_logfit_t **self);
+/* Add one probe (any order); BASE_ERR when the probe limit is reached (counted). */
+int clock_logfit_add(clock_logfit_t *self, const clock_probe_t *p);
+/*
+ * Fit everything: per window, every edge, then the solve.  Results are in
+ * window order, edges sorted by (src, dst), nodes by id; the arrays stay
+ * owned by the object until the next run or destroy.
+ */
+int clock_logfit_run(clock_logfit_t *self, char *err);
+const clock_edge_fit_t *clock_logfit_edges(const clock_logfit_t *self, size_t *n);
+const clock_node_fit_t *clock_logfit_nodes(const clock_logfit_t *self, size_t *n);
+void clock_logfit_get_stats(const clock_logfit_t *self, clock_logfit_stats_t *st);
+uint32_t clock_logfit_ref(const clock_logfit_t *self);
+
+/* ------------------------------------------------------------------ */
+/* Simulation (SPEC §4.6) and evaluation against truth                  */
+/* ------------------------------------------------------------------ */
+
+typedef struct clock_scenario {
+    const char *name;
+    const char *summary;
+    double ts_sigma_ns;            /* Gaussian timestamp noise, per timestamp */
+    double ts_tail_prob;           /* a receive stamp taken late (interrupt, softirq)... */
+    double ts_tail_mean_ns;        /* ...by an exponential delay of this mean */
+    double dmin_lo_ns, dmin_hi_ns; /* minimum one-way delay per link, uniform */
+    double asym_ns;                /* per link, d_fwd − d_rev uniform in ±asym_ns */
+    double on_frac;           /* fraction of time a link's cross traffic is in a burst period */
+    double on_mean_ms;        /* mean length of a burst period */
+    double util_on, util_off; /* link utilisation by cross traffic in / out of bursts */
+    double job_mean_us;       /* mean cross-traffic job (burst) size in µs of link time */
+    double loss;              /* per packet */
+    double drift_ppm;         /* node drift uniform in ±drift_ppm */
+    double offset_ms;         /* node offset uniform in ±offset_ms */
+    double wander_ppb;        /* per node */
+    double step_ns;           /* one node steps by this, mid-run (0: none) */
+} clock_scenario_t;
+
+const clock_scenario_t *const *clock_scenarios(size_t *n);
+const clock_scenario_t *clock_scenario_find(const char *name);
+
+typedef struct clock_simnet_opts {
+    uint64_t seed;
+    uint32_t nodes;     /* default 8 */
+    double seconds;     /* default 60 */
+    uint32_t k;         /* out-neighbours per node (default 4, capped at nodes − 1) */
+    int64_t cadence_ns; /* one coded probe per node every cadence (default 800 µs) */
+    int64_t spacing_ns; /* between the two packets (default 100 µs) */
+    int64_t start_ns;   /* true start time; 0: derived from the seed (~1.76e18) */
+} clock_simnet_opts_t;
+
+typedef struct clock_simnet_link {
+    uint32_t a, b; /* a < b; both directions are probed */
+    double dmin_ab_ns, dmin_ba_ns;
+} clock_simnet_link_t;
+
+/* The truth of a simulation run: what eval compares against. */
+typedef struct clock_truth {
+    char scenario[32];
+    uint64_t seed;
+    int64_t start_ns, end_ns; /* true time */
+    size_t n_nodes;
+    clock_truth_node_t *nodes;
+    size_t n_links;
+    clock_simnet_link_t *links;
+} clock_truth_t;
+
+void clock_simnet_opts_default(clock_simnet_opts_t *opts);
+/*
+ * Simulate: probes are handed to emit() in true-time order of sending
+ * (emit returning BASE_ERR stops the run).  *truth is filled (release with
+ * clock_truth_free).
+ */
+int clock_simnet_run(const clock_scenario_t *sc, const clock_simnet_opts_t *opts,
+                     int (*emit)(void *ctx, const clock_probe_t *p), void *ctx,
+                     clock_truth_t *truth, char *err);
+void clock_truth_free(clock_truth_t *truth);
+/* truth.jsonl: a sim_scenario line, one sim_truth line per node, one sim_link line per link. */
+int clock_truth_write(const clock_truth_t *truth, FILE *out, char *err);
+int clock_truth_read(FILE *in, clock_truth_t *truth, char *err);
+
+typedef struct clock_eval {
+    uint64_t n;                       /* aligned non-reference node windows evaluated */
+    uint64_t unaligned;               /* node windows marked unaligned */
+    uint64_t skipped;                 /* node fits whose node or reference has no truth */
+    double off_p50, off_p99, off_max; /* |map error| ns, the largest over the fit's range */
+    double anc_p50, anc_p99;          /* |offset error| ns at the anchor */
+    double drift_p50, drift_p99;      /* |drift error| ppb */
+    double coverage;                  /* fraction with error ≤ uncertainty */
+    double unc_p50;                   /* median uncertainty */
+    double err_p50;                   /* median error (= off_p50) */
+} clock_eval_t;
+
+int clock_eval_nodes(const clock_truth_t *truth, const clock_node_fit_t *fits, size_t n,
+                     clock_eval_t *out, char *err);
+/* The same for edge fits (map src → dst); fits flagged `step` are counted as unaligned. */
+int clock_eval_edges(const clock_truth_t *truth, const clock_edge_fit_t *fits, size_t n,
+                     clock_eval_t *out, char *err);
+
+/* Pooling fits of several runs (seeds) into one evaluation. */
+typedef struct clock_eval_acc clock_eval_acc_t;
+clock_eval_acc_t *clock_eval_acc_new(void);
+void clock_eval_acc_destroy(clock_eval_acc_t **self);
+void clock_eval_acc_nodes(clock_eval_acc_t *self, const clock_truth_t *truth,
+                          const clock_node_fit_t *fits, size_t n);
+void clock_eval_acc_edges(clock_eval_acc_t *self, const clock_truth_t *truth,
+                          const clock_edge_fit_t *fits, size_t n);
+/* BASE_ERR when nothing could be compared. */
+int clock_eval_acc_result(const clock_eval_acc_t *self, clock_eval_t *out, char *err);
+
+#endif /* DP_CLOCK_H */

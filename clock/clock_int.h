@@ -1,0 +1,115 @@
+/*
+ * Internal helpers shared by the files of clock/ (not part of the module's
+ * interface): anchored arithmetic, selection, a seeded generator, the
+ * estimator cores that other parts of the module reuse.
+ */
+#ifndef DP_CLOCK_INT_H
+#define DP_CLOCK_INT_H
+
+#include <assert.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "clock/clock.h"
+
+/* a − b as a double, exact while |a − b| < 2^53 and never overflowing. */
+static inline double clk_diff(int64_t a, int64_t b)
+{
+    int64_t d;
+    if (__builtin_sub_overflow(a, b, &d))
+        return (double)a - (double)b;
+    return (double)d;
+}
+
+/* a + llround(d), saturating instead of overflowing. */
+static inline int64_t clk_add(int64_t a, double d)
+{
+    if (!isfinite(d))
+        return a;
+    if (d > 9.2e18)
+        d = 9.2e18;
+    if (d < -9.2e18)
+        d = -9.2e18;
+    int64_t r;
+    if (__builtin_add_overflow(a, (int64_t)llround(d), &r))
+        return d > 0 ? INT64_MAX : INT64_MIN;
+    return r;
+}
+
+/* a + (b − a)/2 without overflow. */
+static inline int64_t clk_mid(int64_t a, int64_t b)
+{
+    return a / 2 + b / 2 + ((a % 2) + (b % 2)) / 2;
+}
+
+/* floor(a / b) for b > 0. */
+static inline int64_t clk_floor_div(int64_t a, int64_t b)
+{
+    int64_t q = a / b;
+    if ((a % b != 0) && (a < 0))
+        q--;
+    return q;
+}
+
+/* Seeded generator (splitmix64): deterministic, cheap, good enough for simulation. */
+typedef struct clk_rng {
+    uint64_t s;
+} clk_rng_t;
+
+static inline uint64_t clk_mix64(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+static inline uint64_t clk_rng_next(clk_rng_t *r)
+{
+    r->s += 0x9e3779b97f4a7c15ULL;
+    return clk_mix64(r->s);
+}
+
+/* Uniform in (0, 1). */
+static inline double clk_rng_unit(clk_rng_t *r)
+{
+    return ((double)(clk_rng_next(r) >> 11) + 0.5) * (1.0 / 9007199254740992.0);
+}
+
+static inline double clk_rng_uniform(clk_rng_t *r, double lo, double hi)
+{
+    return lo + (hi - lo) * clk_rng_unit(r);
+}
+
+static inline double clk_rng_exp(clk_rng_t *r, double mean)
+{
+    return -mean * log(clk_rng_unit(r));
+}
+
+double clk_rng_gauss(clk_rng_t *r);
+/* Standard normal that is a pure function of (seed, k). */
+double clk_hash_gauss(uint64_t seed, uint64_t k);
+
+/* k-th smallest (0-based) of v[0..n), reordering v. */
+double clk_select(double *v, size_t n, size_t k);
+/* Median of v[0..n) (reorders v); NAN when n == 0. */
+double clk_median(double *v, size_t n);
+/* Quantile q in [0,1] of sorted v (linear interpolation). */
+double clk_quantile_sorted(const double *v, size_t n, double q);
+int clk_cmp_double(const void *a, const void *b);
+int clk_cmp_i64(const void *a, const void *b);
+
+/*
+ * Estimator cores on anchored sides; they share the clock_estimator_t
+ * signature and are reused by the coarse alignment and the step detector.
+ */
+int clk_fit_svm(const clock_side_t *fwd, const clock_side_t *rev, const clock_fit_opts_t *opts,
+                clock_line_t *out, char *err);
+int clk_fit_hull(const clock_side_t *fwd, const clock_side_t *rev, const clock_fit_opts_t *opts,
+                 clock_line_t *out, char *err);
+int clk_fit_minrtt(const clock_side_t *fwd, const clock_side_t *rev, const clock_fit_opts_t *opts,
+                   clock_line_t *out, char *err);
+int clk_fit_ols(const clock_side_t *fwd, const clock_side_t *rev, const clock_fit_opts_t *opts,
+                clock_line_t *out, char *err);
+
+#endif /* DP_CLOCK_INT_H */

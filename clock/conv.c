@@ -1,0 +1,473 @@
+/*
+ * Conversion between clock domains (SPEC §4.4, seed "R↔S").
+ *
+ * A local time of (node, domain) becomes global time in two stages:
+ *   1. snapshot pairs, domain → parent → … → probe clock: piecewise-linear
+ *      interpolation between the pairs (both coordinates strictly
+ *      increasing, so each stage is monotonic and invertible); outside the
+ *      known pairs, extrapolation with the rate over the last ~2 s of pairs
+ *      (one 100 ms segment's rate carries the read jitter of its pairs);
+ *   2. the node's window maps, probe → reference probe: each map is exact at
+ *      its window centre and the two maps around a time are blended
+ *      linearly between the centres, so the result is continuous across
+ *      window boundaries and — while neighbouring maps disagree by less than
+ *      half the distance between their centres — monotonic.
+ * Everything stays int64 at the anchors; only differences are doubles.
+ */
+#include "clock/clock_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct series {
+    uint32_t domain, parent;
+    int64_t *a, *b; /* a: the domain's reading, b: the parent's */
+    size_t n, cap;
+} series_t;
+
+typedef struct cnode {
+    uint32_t node;
+    series_t *dom;
+    size_t ndom;
+    clock_node_fit_t *fits; /* aligned fits, sorted by window */
+    size_t nfits, capfits;
+} cnode_t;
+
+struct clock_conv {
+    clock_conv_limits_t lim;
+    cnode_t *nodes; /* sorted by node id */
+    size_t n, cap;
+    bool have_ref;
+    uint32_t ref;
+    clock_conv_stats_t st;
+};
+
+#define EXTRAP_BASE_NS 2000000000LL
+
+void clock_conv_limits_default(clock_conv_limits_t *lim)
+{
+    assert(lim);
+    lim->max_nodes = 4096;
+    lim->max_domains = 64;
+    lim->max_pairs = 36000;
+    lim->max_fits = 7200;
+}
+
+clock_conv_t *clock_conv_new(const clock_conv_limits_t *lim)
+{
+    clock_conv_t *self = xcalloc(1, sizeof *self);
+    if (lim)
+        self->lim = *lim;
+    else
+        clock_conv_limits_default(&self->lim);
+    if (self->lim.max_pairs < 2)
+        self->lim.max_pairs = 2;
+    if (self->lim.max_fits < 1)
+        self->lim.max_fits = 1;
+    if (self->lim.max_domains < 1)
+        self->lim.max_domains = 1;
+    return self;
+}
+
+void clock_conv_destroy(clock_conv_t **self)
+{
+    if (self == NULL || *self == NULL)
+        return;
+    clock_conv_t *c = *self;
+    for (size_t i = 0; i < c->n; i++) {
+        for (size_t j = 0; j < c->nodes[i].ndom; j++) {
+            free(c->nodes[i].dom[j].a);
+            free(c->nodes[i].dom[j].b);
+        }
+        free(c->nodes[i].dom);
+        free(c->nodes[i].fits);
+    }
+    free(c->nodes);
+    free(c);
+    *self = NULL;
+}
+
+void clock_conv_get_stats(const clock_conv_t *self, clock_conv_stats_t *st)
+{
+    assert(self && st);
+    *st = self->st;
+}
+
+static cnode_t *find_node(clock_conv_t *self, uint32_t node, bool create, char *err)
+{
+    size_t lo = 0, hi = self->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (self->nodes[mid].node < node)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < self->n && self->nodes[lo].node == node)
+        return &self->nodes[lo];
+    if (!create) {
+        base_err(err, "node %u is unknown to the converter", node);
+        return NULL;
+    }
+    if (self->n >= self->lim.max_nodes) {
+        base_err(err, "node %u: converter already holds %zu nodes", node, self->n);
+        return NULL;
+    }
+    if (self->n == self->cap) {
+        self->cap = self->cap ? 2 * self->cap : 8;
+        self->nodes = xreallocarray(self->nodes, self->cap, sizeof *self->nodes);
+    }
+    memmove(&self->nodes[lo + 1], &self->nodes[lo], (self->n - lo) * sizeof *self->nodes);
+    memset(&self->nodes[lo], 0, sizeof *self->nodes);
+    self->nodes[lo].node = node;
+    self->n++;
+    return &self->nodes[lo];
+}
+
+static series_t *find_series(cnode_t *cn, uint32_t domain)
+{
+    for (size_t i = 0; i < cn->ndom; i++)
+        if (cn->dom[i].domain == domain)
+            return &cn->dom[i];
+    return NULL;
+}
+
+/* First index with v[i] > t. */
+static size_t upper_bound(const int64_t *v, size_t n, int64_t t)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (v[mid] <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+int clock_conv_add_pair(clock_conv_t *self, uint32_t node, uint32_t domain, uint32_t parent,
+                        int64_t t_domain, int64_t t_parent, char *err)
+{
+    assert(self);
+    if (domain == CLOCK_DOMAIN_PROBE || domain == parent) {
+        self->st.pairs_rejected++;
+        return base_err(err, "snapshot pair %u -> %u: the probe clock is the root of every chain",
+                        domain, parent);
+    }
+    cnode_t *cn = find_node(self, node, true, err);
+    if (cn == NULL) {
+        self->st.pairs_rejected++;
+        return BASE_ERR;
+    }
+    series_t *s = find_series(cn, domain);
+    if (s && s->parent != parent) {
+        self->st.pairs_rejected++;
+        return base_err(err, "node %u: domain %u already maps to %u, not %u", node, domain,
+                        s->parent, parent);
+    }
+    if (s == NULL) {
+        if (cn->ndom >= self->lim.max_domains) {
+            self->st.pairs_rejected++;
+            return base_err(err, "node %u: more than %zu clock domains", node,
+                            self->lim.max_domains);
+        }
+        /* The new link must not close a loop. */
+        uint32_t p = parent;
+        for (size_t steps = 0; p != CLOCK_DOMAIN_PROBE; steps++) {
+            const series_t *up = find_series(cn, p);
+            if (up == NULL)
+                break;
+            if (up->parent == domain || steps > self->lim.max_domains) {
+                self->st.pairs_rejected++;
+                return base_err(err, "node %u: domain %u -> %u would make a loop", node, domain,
+                                parent);
+            }
+            p = up->parent;
+        }
+        cn->dom = xreallocarray(cn->dom, cn->ndom + 1, sizeof *cn->dom);
+        s = &cn->dom[cn->ndom++];
+        memset(s, 0, sizeof *s);
+        s->domain = domain;
+        s->parent = parent;
+    }
+    if (s->n >= self->lim.max_pairs) {
+        size_t drop = self->lim.max_pairs / 8 ? self->lim.max_pairs / 8 : 1;
+        memmove(s->a, s->a + drop, (s->n - drop) * sizeof *s->a);
+        memmove(s->b, s->b + drop, (s->n - drop) * sizeof *s->b);
+        s->n -= drop;
+        self->st.pairs_dropped += drop;
+    }
+    size_t pos = upper_bound(s->a, s->n, t_domain);
+    if ((pos > 0 && (s->a[pos - 1] >= t_domain || s->b[pos - 1] >= t_parent)) ||
+        (pos < s->n && s->b[pos] <= t_parent)) {
+        self->st.pairs_rejected++;
+        return base_err(err, "node %u domain %u: pair (%lld, %lld) is not increasing", node, domain,
+                        (long long)t_domain, (long long)t_parent);
+    }
+    if (s->n == s->cap) {
+        s->cap = s->cap ? 2 * s->cap : 64;
+        if (s->cap > self->lim.max_pairs)
+            s->cap = self->lim.max_pairs;
+        s->a = xreallocarray(s->a, s->cap, sizeof *s->a);
+        s->b = xreallocarray(s->b, s->cap, sizeof *s->b);
+    }
+    memmove(s->a + pos + 1, s->a + pos, (s->n - pos) * sizeof *s->a);
+    memmove(s->b + pos + 1, s->b + pos, (s->n - pos) * sizeof *s->b);
+    s->a[pos] = t_domain;
+    s->b[pos] = t_parent;
+    s->n++;
+    self->st.pairs++;
+    return BASE_OK;
+}
+
+/* Piecewise-linear map xs → ys (both strictly increasing). */
+static int64_t pl_eval(const int64_t *xs, const int64_t *ys, size_t n, int64_t t, unsigned *flags)
+{
+    if (n == 1) {
+        *flags |= CLOCK_CONV_EXTRAPOLATED;
+        return clk_add(ys[0], clk_diff(t, xs[0]));
+    }
+    size_t i = upper_bound(xs, n, t);
+    size_t j1, j2, k;
+    if (i == 0 || (i == n && t != xs[n - 1])) {
+        *flags |= CLOCK_CONV_EXTRAPOLATED;
+        if (i == 0) {
+            j1 = 0;
+            j2 = upper_bound(xs, n, clk_add(xs[0], (double)EXTRAP_BASE_NS));
+            j2 = j2 >= n ? n - 1 : (j2 < 2 ? 1 : j2 - 1);
+            k = 0;
+        } else {
+            j2 = n - 1;
+            size_t lo = upper_bound(xs, n, clk_add(xs[n - 1], -(double)EXTRAP_BASE_NS));
+            j1 = lo > 0 ? lo - 1 : 0;
+            if (j1 >= j2)
+                j1 = j2 - 1;
+            k = n - 1;
+        }
+    } else if (i == n) {
+        return ys[n - 1];
+    } else {
+        j1 = i - 1;
+        j2 = i;
+        k = i - 1;
+    }
+    double rate = clk_diff(ys[j2], ys[j1]) / clk_diff(xs[j2], xs[j1]);
+    return clk_add(ys[k], clk_diff(t, xs[k]) * rate);
+}
+
+int clock_conv_add_fit(clock_conv_t *self, const clock_node_fit_t *fit, char *err)
+{
+    assert(self && fit);
+    if (!self->have_ref) {
+        self->have_ref = true;
+        self->ref = fit->ref;
+    } else if (fit->ref != self->ref) {
+        for (size_t i = 0; i < self->n; i++)
+            self->nodes[i].nfits = 0;
+        self->ref = fit->ref;
+        self->st.ref_changes++;
+    }
+    cnode_t *cn = find_node(self, fit->node, true, err);
+    if (cn == NULL)
+        return BASE_ERR;
+    size_t lo = 0, hi = cn->nfits;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (cn->fits[mid].window < fit->window)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    bool same = lo < cn->nfits && cn->fits[lo].window == fit->window;
+    if (!fit->aligned) {
+        self->st.fits_unaligned++;
+        if (same) { /* a newer solve of that window says unaligned */
+            memmove(&cn->fits[lo], &cn->fits[lo + 1], (cn->nfits - lo - 1) * sizeof *cn->fits);
+            cn->nfits--;
+        }
+        return BASE_OK;
+    }
+    if (!(fit->to_ns > fit->from_ns) || !isfinite(fit->offset_ns) || !isfinite(fit->drift_ppb)) {
+        self->st.fits_rejected++;
+        return base_err(err, "node %u window %lld: empty range or non-finite map", fit->node,
+                        (long long)fit->window);
+    }
+    int64_t c = clk_mid(fit->from_ns, fit->to_ns);
+    size_t before = lo, after = same ? lo + 1 : lo;
+    if ((before > 0 && clk_mid(cn->fits[before - 1].from_ns, cn->fits[before - 1].to_ns) >= c) ||
+        (after < cn->nfits && clk_mid(cn->fits[after].from_ns, cn->fits[after].to_ns) <= c)) {
+        self->st.fits_rejected++;
+        return base_err(err, "node %u window %lld: its range is out of order with its neighbours",
+                        fit->node, (long long)fit->window);
+    }
+    if (same) {
+        cn->fits[lo] = *fit;
+        self->st.fits++;
+        return BASE_OK;
+    }
+    if (cn->nfits >= self->lim.max_fits) {
+        size_t drop = self->lim.max_fits / 8 ? self->lim.max_fits / 8 : 1;
+        if (lo < drop) { /* older than everything that stays */
+            self->st.fits_dropped++;
+            return BASE_OK;
+        }
+        memmove(cn->fits, cn->fits + drop, (cn->nfits - drop) * sizeof *cn->fits);
+        cn->nfits -= drop;
+        lo -= drop;
+        self->st.fits_dropped += drop;
+    }
+    if (cn->nfits == cn->capfits) {
+        cn->capfits = cn->capfits ? 2 * cn->capfits : 16;
+        if (cn->capfits > self->lim.max_fits)
+            cn->capfits = self->lim.max_fits;
+        cn->fits = xreallocarray(cn->fits, cn->capfits, sizeof *cn->fits);
+    }
+    memmove(&cn->fits[lo + 1], &cn->fits[lo], (cn->nfits - lo) * sizeof *cn->fits);
+    cn->fits[lo] = *fit;
+    cn->nfits++;
+    self->st.fits++;
+    return BASE_OK;
+}
+
+/* The window map's correction (global − local) for probe time x with fit f. */
+static double fit_corr(const clock_node_fit_t *f, int64_t x)
+{
+    return f->offset_ns + f->drift_ppb * 1e-9 * clk_diff(x, f->anchor_ns);
+}
+
+static int64_t fit_center(const clock_node_fit_t *f)
+{
+    return clk_mid(f->from_ns, f->to_ns);
+}
+
+/* Probe time → global with the node's window maps. */
+static int64_t window_map(const cnode_t *cn, int64_t x, double *unc, unsigned *flags)
+{
+    size_t m = cn->nfits;
+    const clock_node_fit_t *F = cn->fits;
+    size_t lo = 0, hi = m;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (fit_center(&F[mid]) <= x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0 || lo == m) {
+        const clock_node_fit_t *f = lo == 0 ? &F[0] : &F[m - 1];
+        if (x < f->from_ns || x > f->to_ns)
+            *flags |= CLOCK_CONV_EXTRAPOLATED;
+        *unc = f->uncertainty_ns;
+        return clk_add(x, fit_corr(f, x));
+    }
+    const clock_node_fit_t *f0 = &F[lo - 1], *f1 = &F[lo];
+    if (f1->window - f0->window > 1)
+        *flags |= CLOCK_CONV_GAP;
+    int64_t c0 = fit_center(f0), c1 = fit_center(f1);
+    double span = clk_diff(c1, c0);
+    double w = clk_diff(x, c0) / span;
+    double k0 = fit_corr(f0, x), k1 = fit_corr(f1, x);
+    *unc = (1 - w) * f0->uncertainty_ns + w * f1->uncertainty_ns;
+    if (fabs(k1 - k0) > 0.5 * span) {
+        /* Maps too far apart to blend monotonically: join the centres' images. */
+        int64_t g0 = clk_add(c0, fit_corr(f0, c0)), g1 = clk_add(c1, fit_corr(f1, c1));
+        return clk_add(g0, w * clk_diff(g1, g0));
+    }
+    return clk_add(x, (1 - w) * k0 + w * k1);
+}
+
+static int probe_to_global(clock_conv_t *self, uint32_t node, int64_t x, clock_conv_result_t *out,
+                           char *err)
+{
+    cnode_t *cn = find_node(self, node, false, NULL);
+    if (cn == NULL || cn->nfits == 0) {
+        if (self->have_ref && node == self->ref) {
+            out->t = x;
+            out->uncertainty_ns = 0;
+            return BASE_OK;
+        }
+        return base_err(err, "node %u has no aligned window fit", node);
+    }
+    out->t = window_map(cn, x, &out->uncertainty_ns, &out->flags);
+    return BASE_OK;
+}
+
+int clock_conv_to_global(clock_conv_t *self, uint32_t node, uint32_t domain, int64_t local,
+                         clock_conv_result_t *out, char *err)
+{
+    assert(self && out);
+    out->flags = 0;
+    out->uncertainty_ns = NAN;
+    int64_t t = local;
+    uint32_t d = domain;
+    if (d != CLOCK_DOMAIN_PROBE) {
+        cnode_t *cn = find_node(self, node, false, err);
+        if (cn == NULL)
+            return BASE_ERR;
+        for (size_t steps = 0; d != CLOCK_DOMAIN_PROBE; steps++) {
+            const series_t *s = find_series(cn, d);
+            if (s == NULL || s->n == 0 || steps > self->lim.max_domains)
+                return base_err(err, "node %u has no snapshot pairs from domain %u", node, d);
+            t = pl_eval(s->a, s->b, s->n, t, &out->flags);
+            d = s->parent;
+        }
+    }
+    return probe_to_global(self, node, t, out, err);
+}
+
+int clock_conv_from_global(clock_conv_t *self, uint32_t node, uint32_t domain, int64_t global,
+                           clock_conv_result_t *out, char *err)
+{
+    assert(self && out);
+    out->flags = 0;
+    out->uncertainty_ns = NAN;
+    cnode_t *cn = find_node(self, node, false, NULL);
+    int64_t x = global;
+    if (cn != NULL && cn->nfits > 0) {
+        /* Solve G(x) = global: G has slope 1 + O(drift), so fixed-point steps converge fast. */
+        unsigned fl = 0;
+        double unc = 0;
+        x = clk_add(global, -fit_corr(&cn->fits[cn->nfits - 1], global));
+        for (int it = 0; it < 30; it++) {
+            fl = 0;
+            int64_t g = window_map(cn, x, &unc, &fl);
+            double d = clk_diff(global, g);
+            if (d == 0)
+                break;
+            x = clk_add(x, d);
+        }
+        for (int it = 0; it < 4; it++) { /* smallest x with G(x) ≥ global, within a few ns */
+            fl = 0;
+            if (window_map(cn, x, &unc, &fl) >= global)
+                break;
+            x++;
+        }
+        fl = 0;
+        window_map(cn, x, &unc, &fl);
+        out->flags |= fl;
+        out->uncertainty_ns = unc;
+    } else if (!(self->have_ref && node == self->ref)) {
+        return base_err(err, "node %u has no aligned window fit", node);
+    } else {
+        out->uncertainty_ns = 0;
+    }
+    if (domain != CLOCK_DOMAIN_PROBE) {
+        if (cn == NULL)
+            return base_err(err, "node %u has no snapshot pairs from domain %u", node, domain);
+        /* The chain domain → … → probe, then undone from the probe end. */
+        const series_t *chain[64];
+        size_t len = 0;
+        for (uint32_t d = domain; d != CLOCK_DOMAIN_PROBE;) {
+            const series_t *s = find_series(cn, d);
+            if (s == NULL || s->n == 0 || len >= BASE_ARRAY_LEN(chain))
+                return base_err(err, "node %u has no snapshot pairs from domain %u", node, d);
+            chain[len++] = s;
+            d = s->parent;
+        }
+        while (len-- > 0)
+            x = pl_eval(chain[len]->b, chain[len]->a, chain[len]->n, x, &out->flags);
+    }
+    out->t = x;
+    return BASE_OK;
+}

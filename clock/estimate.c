@@ -1,0 +1,1218 @@
+/*
+ * Per-edge window fits: the estimators (one const vtable each, registered in
+ * the one table below) and the driver that anchors the points, detects clock
+ * steps and estimates the uncertainty.
+ *
+ * Geometry (SPEC §4.2): forward points (x, y) lie above the true offset line
+ * θ(x) = a·x + b by the forward one-way delay, reverse points lie below it by
+ * the reverse delay.  Queuing only pushes points further away from the line;
+ * timestamp noise can push a few across it (the "forbidden zone").
+ *
+ * svm: the soft-margin maximum-margin line.  With vertical margins the 2-D
+ * soft-margin LP separates: for a fixed slope a its optimum places each
+ * margin boundary at the mean of the k closest points of its side (k = the
+ * soft fraction of the side), so the objective is
+ *     F(a) = ½ [ mean_k-lowest(Y − aX | fwd) − mean_k-highest(Y − aX | rev) ],
+ * concave in a; its derivative is ½ (mean X of the chosen reverse points −
+ * mean X of the chosen forward points), so the optimum is where that
+ * derivative changes sign.  k = 1 is the hard-margin SVM (the bisector of the
+ * closest pair of hulls); a larger k uses many points near the boundary,
+ * which is what averages down timestamp noise.  The soft fraction adapts:
+ * 10 % of each side when the window shows queuing (the points far from the
+ * boundary are queued and must not count), up to 50 % when nearly all points
+ * belong to the unqueued core (noise, not queuing, is what limits the fit).
+ * Gross violators far inside the forbidden zone are removed and the fit
+ * repeated.
+ *
+ * Uncertainty, for every estimator: the spread of the same fit on 8
+ * interleaved subsets (each spans the whole window), scaled to the full
+ * data, plus the misfit of the line to a bending offset curve (frequency
+ * wander) where the window shows one clear of its noise.
+ */
+#include "clock/clock_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void clock_fit_opts_default(clock_fit_opts_t *opts)
+{
+    assert(opts);
+    opts->min_points = 4;
+    opts->soft_frac = 0.10;
+    opts->soft_frac_clean = 0.50;
+    opts->subsets = 8;
+    opts->intervals = 8;
+    opts->detect_steps = true;
+    opts->step_min_ns = 500;
+    opts->coverage_k = 3.0;
+    opts->slope_hint = NAN;
+}
+
+/* ---- selection of (z, x) pairs by z ---- */
+
+typedef struct zx {
+    double z, x;
+} zx_t;
+
+static void select_zx(zx_t *v, size_t n, size_t k)
+{
+    size_t lo = 0, hi = n - 1;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        double a = v[lo].z, b = v[mid].z, c = v[hi].z;
+        double pivot = a < b ? (b < c ? b : (a < c ? c : a)) : (a < c ? a : (b < c ? c : b));
+        size_t i = lo, j = hi;
+        while (i <= j) {
+            while (v[i].z < pivot)
+                i++;
+            while (v[j].z > pivot)
+                j--;
+            if (i <= j) {
+                zx_t t = v[i];
+                v[i] = v[j];
+                v[j] = t;
+                i++;
+                if (j == 0)
+                    break;
+                j--;
+            }
+        }
+        if (k <= j)
+            hi = j;
+        else if (k >= i)
+            lo = i;
+        else
+            break;
+    }
+}
+
+/*
+ * Mean of z and of X over the k points of a side closest to the line:
+ * the lowest Y − aX (lower) or the highest (upper).
+ */
+static void side_extreme(const clock_side_t *s, double a, size_t k, bool lower, zx_t *tmp,
+                         double *zmean, double *xmean)
+{
+    double sign = lower ? 1.0 : -1.0;
+    for (size_t i = 0; i < s->n; i++) {
+        tmp[i].z = sign * (s->Y[i] - a * s->X[i]);
+        tmp[i].x = s->X[i];
+    }
+    if (k > s->n)
+        k = s->n;
+    if (k < s->n)
+        select_zx(tmp, s->n, k - 1);
+    double sz = 0, sx = 0;
+    for (size_t i = 0; i < k; i++) {
+        sz += tmp[i].z;
+        sx += tmp[i].x;
+    }
+    *zmean = sign * sz / (double)k;
+    *xmean = sx / (double)k;
+}
+
+/* Least squares line y = a·x + b. */
+static void ols_line(const double *x, const double *y, size_t n, double *a, double *b)
+{
+    double mx = 0, my = 0;
+    for (size_t i = 0; i < n; i++) {
+        mx += x[i];
+        my += y[i];
+    }
+    mx /= (double)n;
+    my /= (double)n;
+    double sxx = 0, sxy = 0;
+    for (size_t i = 0; i < n; i++) {
+        sxx += (x[i] - mx) * (x[i] - mx);
+        sxy += (x[i] - mx) * (y[i] - my);
+    }
+    *a = sxx > 0 ? sxy / sxx : 0.0;
+    *b = my - *a * mx;
+}
+
+static double side_span(const clock_side_t *f, const clock_side_t *r)
+{
+    double lo = INFINITY, hi = -INFINITY;
+    for (size_t i = 0; i < f->n; i++) {
+        lo = fmin(lo, f->X[i]);
+        hi = fmax(hi, f->X[i]);
+    }
+    for (size_t i = 0; i < r->n; i++) {
+        lo = fmin(lo, r->X[i]);
+        hi = fmax(hi, r->X[i]);
+    }
+    return hi - lo;
+}
+
+/* Starting slope: the mean of the two sides' least-squares slopes. */
+static double start_slope(const clock_side_t *f, const clock_side_t *r)
+{
+    double af = 0, ar = 0, b;
+    if (f->n >= 2)
+        ols_line(f->X, f->Y, f->n, &af, &b);
+    if (r->n >= 2)
+        ols_line(r->X, r->Y, r->n, &ar, &b);
+    double a = 0.5 * (af + ar);
+    if (!isfinite(a) || fabs(a) > 0.01)
+        a = 0;
+    return a;
+}
+
+/*
+ * Maximise a concave function of the slope given the sign of its
+ * derivative: bracket around a0, then close in on the sign change.
+ */
+typedef double (*grad_fn)(void *ctx, double a);
+/* Told the bracket every few steps, so that it may drop data that can no longer matter. */
+typedef void (*narrow_fn)(void *ctx, double lo, double hi);
+
+static double maximise_concave(grad_fn grad, narrow_fn narrow, void *ctx, double a0)
+{
+    /*
+     * The start is usually within a ppm of the optimum, and a slope to
+     * 1e-11 (10 ps per second) is more than any window resolves.
+     */
+    double w = 1e-6;
+    double lo = a0 - w, hi = a0 + w;
+    double glo, ghi;
+    while ((glo = grad(ctx, lo)) < 0 && w < 1.0) {
+        hi = lo;
+        w *= 8;
+        lo = a0 - w;
+    }
+    w = 1e-6;
+    while ((ghi = grad(ctx, hi)) > 0 && w < 1.0) {
+        lo = hi;
+        glo = ghi;
+        w *= 8;
+        hi = a0 + w;
+    }
+    if (glo <= 0)
+        return lo;
+    if (ghi >= 0)
+        return hi;
+    /*
+     * The derivative is a step function, nearly linear when many points are
+     * in the soft margin: false position (Illinois) finds its sign change in
+     * a few steps there; every fourth step bisects, so a hard margin's few big
+     * steps cost no more than plain bisection.
+     */
+    int side = 0;
+    for (int it = 0; it < 100 && hi - lo > 1e-11; it++) {
+        if (narrow && it % 4 == 0)
+            narrow(ctx, lo, hi);
+        double mid = 0.5 * (lo + hi);
+        if (it % 4 != 3) {
+            double fp = (lo * ghi - hi * glo) / (ghi - glo);
+            if (fp > lo && fp < hi)
+                mid = fp;
+        }
+        double g = grad(ctx, mid);
+        if (g > 0) {
+            lo = mid;
+            glo = g;
+            if (side == 1)
+                ghi *= 0.5;
+            side = 1;
+        } else if (g < 0) {
+            hi = mid;
+            ghi = g;
+            if (side == -1)
+                glo *= 0.5;
+            side = -1;
+        } else {
+            return mid;
+        }
+    }
+    return 0.5 * (lo + hi);
+}
+
+/* ---- svm ---- */
+
+typedef struct svm_ctx {
+    clock_side_t f, r; /* current candidates */
+    size_t kf, kr;
+    zx_t *tmp;
+    double *buf;     /* two halves, each room for X and Y of both sides */
+    size_t nf0, nr0; /* original side sizes */
+    int half;        /* where the candidates are: -1 the caller's arrays, else 0/1 */
+} svm_ctx_t;
+
+static double svm_grad(void *vctx, double a)
+{
+    svm_ctx_t *c = vctx;
+    double zf, xf, zr, xr;
+    side_extreme(&c->f, a, c->kf, true, c->tmp, &zf, &xf);
+    side_extreme(&c->r, a, c->kr, false, c->tmp, &zr, &xr);
+    return 0.5 * (xr - xf);
+}
+
+/*
+ * Keep only the points that can still be among a side's k closest for some
+ * slope in [lo, hi]: over the bracket a point's Y − aX moves by at most
+ * w·|X| (w the half-width), so one more than 2·w·max|X| beyond the k-th
+ * value at the middle never makes the cut.  Exact, and late in the search
+ * it leaves little more than k points per side.
+ */
+static void narrow_side(const clock_side_t *in, double mid, double w, size_t k, bool lower,
+                        zx_t *tmp, double *X, double *Y, clock_side_t *out)
+{
+    double sign = lower ? 1.0 : -1.0, xmax = 0;
+    for (size_t i = 0; i < in->n; i++) {
+        tmp[i].z = sign * (in->Y[i] - mid * in->X[i]);
+        tmp[i].x = in->X[i];
+        xmax = fmax(xmax, fabs(in->X[i]));
+    }
+    if (k >= in->n) {
+        *out = *in;
+        return;
+    }
+    select_zx(tmp, in->n, k - 1);
+    double zk = tmp[k - 1].z;
+    for (size_t i = 0; i < k; i++)
+        zk = fmax(zk, tmp[i].z);
+    double limit = zk + 2.0 * w * xmax;
+    size_t m = 0;
+    for (size_t i = 0; i < in->n; i++) {
+        if (sign * (in->Y[i] - mid * in->X[i]) <= limit) {
+            X[m] = in->X[i];
+            Y[m] = in->Y[i];
+            m++;
+        }
+    }
+    *out = (clock_side_t){X, Y, m};
+}
+
+static void svm_narrow(void *vctx, double lo, double hi)
+{
+    svm_ctx_t *c = vctx;
+    double mid = 0.5 * (lo + hi), w = 0.5 * (hi - lo);
+    int next = c->half == 0 ? 1 : 0;
+    double *base = c->buf + (size_t)next * 2 * (c->nf0 + c->nr0);
+    double *Xf = base, *Yf = Xf + c->nf0, *Xr = Yf + c->nf0, *Yr = Xr + c->nr0;
+    clock_side_t nf, nr;
+    narrow_side(&c->f, mid, w, c->kf, true, c->tmp, Xf, Yf, &nf);
+    narrow_side(&c->r, mid, w, c->kr, false, c->tmp, Xr, Yr, &nr);
+    /* narrow_side hands back its input when it kept everything: copy so halves stay apart. */
+    if (nf.X != Xf) {
+        memcpy(Xf, nf.X, nf.n * sizeof *Xf);
+        memcpy(Yf, nf.Y, nf.n * sizeof *Yf);
+        nf = (clock_side_t){Xf, Yf, nf.n};
+    }
+    if (nr.X != Xr) {
+        memcpy(Xr, nr.X, nr.n * sizeof *Xr);
+        memcpy(Yr, nr.Y, nr.n * sizeof *Yr);
+        nr = (clock_side_t){Xr, Yr, nr.n};
+    }
+    c->f = nf;
+    c->r = nr;
+    c->half = next;
+}
+
+static size_t soft_k(size_t n, double frac)
+{
+    double k = round(frac * (double)n);
+    if (k < 1)
+        k = 1;
+    if (k > (double)n)
+        k = (double)n;
+    return (size_t)k;
+}
+
+static double first_slope(const clock_side_t *f, const clock_side_t *r, double hint)
+{
+    return isfinite(hint) ? hint : start_slope(f, r);
+}
+
+static void svm_core(const clock_side_t *f, const clock_side_t *r, double frac, double hint,
+                     zx_t *tmp, clock_line_t *out)
+{
+    size_t n = f->n + r->n;
+    svm_ctx_t c = {*f,
+                   *r,
+                   soft_k(f->n, frac),
+                   soft_k(r->n, frac),
+                   tmp,
+                   xmalloc((4 * n + 1) * sizeof(double)),
+                   f->n,
+                   r->n,
+                   -1};
+    double a = side_span(f, r) > 0
+                   ? maximise_concave(svm_grad, svm_narrow, &c, first_slope(f, r, hint))
+                   : 0.0;
+    free(c.buf);
+    double zf, xf, zr, xr;
+    side_extreme(f, a, c.kf, true, tmp, &zf, &xf);
+    side_extreme(r, a, c.kr, false, tmp, &zr, &xr);
+    out->a = a;
+    out->b = 0.5 * (zf + zr);
+    out->margin = 0.5 * (zf - zr);
+}
+
+/*
+ * Points far inside the forbidden zone (beyond what the side's own noise
+ * explains) are gross errors, not noise: flag them for removal.  Returns the
+ * number kept.
+ */
+static size_t keep_plausible(const clock_side_t *s, const clock_line_t *ln, bool lower,
+                             double *dist, double *X, double *Y)
+{
+    size_t n = s->n;
+    if (n < 20) {
+        memcpy(X, s->X, n * sizeof *X);
+        memcpy(Y, s->Y, n * sizeof *Y);
+        return n;
+    }
+    for (size_t i = 0; i < n; i++) {
+        double d = s->Y[i] - (ln->a * s->X[i] + ln->b);
+        dist[i] = lower ? d : -d; /* distance on the side's own side of the line */
+    }
+    double *tmp = xmalloc(n * sizeof *tmp);
+    memcpy(tmp, dist, n * sizeof *tmp);
+    double q05 = clk_select(tmp, n, (size_t)(0.05 * (double)(n - 1)));
+    double q25 = clk_select(tmp, n, (size_t)(0.25 * (double)(n - 1)));
+    free(tmp);
+    double sigma = (q25 - q05) / 0.97; /* Gaussian: z(0.25) − z(0.05) = 0.97 */
+    double limit = q05 - fmax(6.0 * sigma, 20.0);
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (dist[i] >= limit) {
+            X[m] = s->X[i];
+            Y[m] = s->Y[i];
+            m++;
+        }
+    }
+    return m;
+}
+
+/*
+ * Share of a side that looks like the unqueued core: the core's centre and σ
+ * come from the lowest quarter of the distances to the line (queuing only
+ * adds on top), and points beyond centre + 2σ are counted as queued.
+ */
+static double clean_share(const clock_side_t *s, const clock_line_t *ln, bool lower, double *d)
+{
+    size_t n = s->n;
+    if (n < 20)
+        return NAN;
+    for (size_t i = 0; i < n; i++) {
+        double v = s->Y[i] - (ln->a * s->X[i] + ln->b);
+        d[i] = lower ? v : -v;
+    }
+    double *t = d + n;
+    memcpy(t, d, n * sizeof *t);
+    double q05 = clk_select(t, n, (size_t)(0.05 * (double)(n - 1)));
+    double q25 = clk_select(t, n, (size_t)(0.25 * (double)(n - 1)));
+    double sigma = (q25 - q05) / 0.97, centre = q25 + 0.674 * sigma;
+    size_t c = 0;
+    for (size_t i = 0; i < n; i++)
+        c += d[i] <= centre + 2 * sigma;
+    return (double)c / (double)n / 0.977;
+}
+
+int clk_fit_svm(const clock_side_t *fwd, const clock_side_t *rev, const clock_fit_opts_t *opts,
+                clock_line_t *out, char *err)
+{
+    size_t n = fwd->n + rev->n;
+    zx_t *tmp = xmalloc((n ? n : 1) * sizeof *tmp);
+    double *buf = xmalloc((3 * n + 1) * sizeof *buf);
+    double *Xf = buf, *Yf = buf + fwd->n, *Xr = buf + 2 * fwd->n, *Yr = Xr + rev->n;
+    double *dist = buf + 2 * n;
+    clock_side_t f = *fwd, r = *rev;
+    svm_core(&f, &r, opts->soft_frac, opts->slope_hint, tmp, out);
+    for (int round = 0; round < 3; round++) {
+        size_t mf = keep_plausible(&f, out, true, dist, Xf, Yf);
+        size_t mr = keep_plausible(&r, out, false, dist, Xr, Yr);
+        if (mf == f.n && mr == r.n)
+            break;
+        if (mf < 2 || mr < 2)
+            break;
+        f = (clock_side_t){Xf, Yf, mf};
+        r = (clock_side_t){Xr, Yr, mr};
+        svm_core(&f, &r, opts->soft_frac, out->a, tmp, out);
+    }
+    out->frac = opts->soft_frac;
+    /*
+     * Noise, not queuing: when nearly every point belongs to the unqueued
+     * core, a wider soft margin averages many more points near the boundary.
+     */
+    if (opts->soft_frac_clean > opts->soft_frac) {
+        double *d = xmalloc((2 * (f.n > r.n ? f.n : r.n) + 1) * sizeof *d);
+        double c = fmin(clean_share(&f, out, true, d), clean_share(&r, out, false, d));
+        free(d);
+        if (isfinite(c)) {
+            double w = (c - 0.6) / 0.3;
+            w = w < 0 ? 0 : (w > 1 ? 1 : w);
+            double frac = opts->soft_frac + w * (opts->soft_frac_clean - opts->soft_frac);
+            if (frac > opts->soft_frac + 1e-3) {
+                svm_core(&f, &r, frac, out->a, tmp, out);
+                out->frac = frac;
+            }
+        }
+    }
+    free(buf);
+    free(tmp);
+    (void)err;
+    return BASE_OK;
+}
+
+/* ---- hull ---- */
+
+typedef struct hull_ctx {
+    const clock_side_t *f, *r;
+} hull_ctx_t;
+
+/* Hard margin min(fwd Y − aX) − max(rev Y − aX) and the X of the two extreme points. */
+static double hard_margin(const hull_ctx_t *c, double a, double *xf, double *xr, size_t *imin,
+                          size_t *jmax, double *u, double *l)
+{
+    double lo = INFINITY, hi = -INFINITY;
+    size_t im = 0, jm = 0;
+    for (size_t i = 0; i < c->f->n; i++) {
+        double z = c->f->Y[i] - a * c->f->X[i];
+        if (z < lo) {
+            lo = z;
+            im = i;
+        }
+    }
+    for (size_t j = 0; j < c->r->n; j++) {
+        double z = c->r->Y[j] - a * c->r->X[j];
+        if (z > hi) {
+            hi = z;
+            jm = j;
+        }
+    }
+    if (xf)
+        *xf = c->f->X[im];
+    if (xr)
+        *xr = c->r->X[jm];
+    if (imin)
+        *imin = im;
+    if (jmax)
+        *jmax = jm;
+    if (u)
+        *u = lo;
+    if (l)
+        *l = hi;
+    return lo - hi;
+}
+
+static double hull_grad(void *vctx, double a)
+{
+    double xf, xr;
+    hard_margin(vctx, a, &xf, &xr, NULL, NULL, NULL, NULL);
+    return xr - xf;
+}
+
+/* Where the hard margin crosses zero, walking from a feasible slope am in direction dir. */
+static double feasible_edge(const hull_ctx_t *c, double am, double dir)
+{
+    double w = 1e-7;
+    while (hard_margin(c, am + dir * w, NULL, NULL, NULL, NULL, NULL, NULL) >= 0) {
+        w *= 4;
+        if (w > 1.0)
+            return am; /* unbounded: degenerate geometry */
+    }
+    double in = am + dir * (w / 4), out = am + dir * w;
+    if (w <= 1e-7)
+        in = am;
+    for (int it = 0; it < 100 && fabs(out - in) > 1e-15; it++) {
+        double mid = 0.5 * (in + out);
+        if (hard_margin(c, mid, NULL, NULL, NULL, NULL, NULL, NULL) >= 0)
+            in = mid;
+        else
+            out = mid;
+    }
+    return in;
+}
+
+int clk_fit_hull(const clock_side_t *fwd, const clock_side_t *rev, const clock_fit_opts_t *opts,
+                 clock_line_t *out, char *err)
+{
+    (void)err;
+    size_t n = fwd->n + rev->n;
+    double *buf = xmalloc((3 * n + 1) * sizeof *buf);
+    double *Xf = buf, *Yf = buf + fwd->n, *Xr = buf + 2 * fwd->n, *Yr = Xr + rev->n;
+    /*
+     * Gross errors first, against a soft-margin line: a hard margin can
+     * "separate" a few far violators by tilting, which no later step undoes.
+     */
+    zx_t *tmp = xmalloc((n ? n : 1) * sizeof *tmp);
+    clock_line_t soft;
+    clock_side_t f = *fwd, r = *rev;
+    svm_core(&f, &r, opts->soft_frac, opts->slope_hint, tmp, &soft);
+    free(tmp);
+    f = (clock_side_t){Xf, Yf, keep_plausible(fwd, &soft, true, buf + 2 * n, Xf, Yf)};
+    r = (clock_side_t){Xr, Yr, keep_plausible(rev, &soft, false, buf + 2 * n, Xr, Yr)};
+    if (f.n < 2 || r.n < 2) {
+        memcpy(Xf, fwd->X, fwd->n * sizeof *Xf);
+        memcpy(Yf, fwd->Y, fwd->n * sizeof *Yf);
+        memcpy(Xr, rev->X, rev->n * sizeof *Xr);
+        memcpy(Yr, rev->Y, rev->n * sizeof *Yr);
+        f.n = fwd->n;
+        r.n = rev->n;
+    }
+    hull_ctx_t c = {&f, &r};
+    bool flat = side_span(&f, &r) <= 0;
+    /* Overlapping hulls (noise in the forbidden zone): drop the worst violators, a few at most. */
+    size_t budget = n / 50 + 1;
+    double am = 0;
+    for (;;) {
+        am = flat ? 0.0 : maximise_concave(hull_grad, NULL, &c, soft.a);
+        size_t im, jm;
+        double m = hard_margin(&c, am, NULL, NULL, &im, &jm, NULL, NULL);
+        if (m >= 0 || budget == 0 || f.n <= 2 || r.n <= 2)
+            break;
+        Xf[im] = Xf[f.n - 1];
+        Yf[im] = Yf[f.n - 1];
+        f.n--;
+        Xr[jm] = Xr[r.n - 1];
+        Yr[jm] = Yr[r.n - 1];
+        r.n--;
+        budget--;
+    }
+    double a = am;
+    if (!flat && hard_margin(&c, am, NULL, NULL, NULL, NULL, NULL, NULL) >= 0) {
+        double lo = feasible_edge(&c, am, -1.0), hi = feasible_edge(&c, am, 1.0);
+        a = 0.5 * (lo + hi);
+    }
+    double u, l;
+    hard_margin(&c, a, NULL, NULL, NULL, NULL, &u, &l);
+    out->a = a;
+    out->b = 0.5 * (u + l);
+    out->margin = 0.5 * (u - l);
+    free(buf);
+    return BASE_OK;
+}
+
+/* ---- minrtt and ols: per-pair offsets, NTP style ---- */
+
+typedef struct rtt_pair {
+    double x, off, rtt;
+} rtt_pair_t;
+
+/* Pair every point with the nearest point of the other direction (sides sorted by X). */
+static size_t make_pairs(const clock_side_t *f, const clock_side_t *r, rtt_pair_t *out)
+{
+    size_t m = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        const clock_side_t *a = pass == 0 ? f : r, *b = pass == 0 ? r : f;
+        size_t j = 0;
+        for (size_t i = 0; i < a->n; i++) {
+            while (j + 1 < b->n && b->X[j + 1] <= a->X[i])
+                j++;
+            size_t k = j;
+            if (j + 1 < b->n && fabs(b->X[j + 1] - a->X[i]) < fabs(b->X[j] - a->X[i]))
+                k = j + 1;
+            double yf = pass == 0 ? a->Y[i] : b->Y[k];
+            double yr = pass == 0 ? b->Y[k] : a->Y[i];
+            out[m].x = 0.5 * (a->X[i] + b->X[k]);
+            out[m].off = 0.5 * (yf + yr);
+            out[m].rtt = yf - yr;
+            m++;
+        }
+    }
+    return m;
+}
+
+int clk_fit_minrtt(const clock_side_t *fwd, const clock_side_t *rev, const clock_fit_opts_t *opts,
+                   clock_line_t *out, char *err)
+{
+    (void)err;
+    rtt_pair_t *p = xmalloc((fwd->n + rev->n) * sizeof *p);
+    size_t m = make_pairs(fwd, rev, p);
+    double lo = INFINITY, hi = -INFINITY, minrtt = INFINITY;
+    for (size_t i = 0; i < m; i++) {
+        lo = fmin(lo, p[i].x);
+        hi = fmax(hi, p[i].x);
+    }
+    size_t ni = opts->intervals ? opts->intervals : 1;
+    size_t *best = xmalloc(ni * sizeof *best);
+    for (size_t k = 0; k < ni; k++)
+        best[k] = SIZE_MAX;
+    for (size_t i = 0; i < m; i++) {
+        size_t k = hi > lo ? (size_t)((p[i].x - lo) / (hi - lo) * (double)ni) : 0;
+        if (k >= ni)
+            k = ni - 1;
+        if (best[k] == SIZE_MAX || p[i].rtt < p[best[k]].rtt)
+            best[k] = i;
+        minrtt = fmin(minrtt, p[i].rtt);
+    }
+    double *bx = xmalloc(ni * sizeof *bx), *by = xmalloc(ni * sizeof *by);
+    size_t nb = 0;
+    for (size_t k = 0; k < ni; k++) {
+        if (best[k] != SIZE_MAX) {
+            bx[nb] = p[best[k]].x;
+            by[nb] = p[best[k]].off;
+            nb++;
+        }
+    }
+    ols_line(bx, by, nb, &out->a, &out->b);
+    out->margin = 0.5 * minrtt;
+    free(bx);
+    free(by);
+    free(best);
+    free(p);
+    return BASE_OK;
+}
+
+int clk_fit_ols(const clock_side_t *fwd, const clock_side_t *rev, const clock_fit_opts_t *opts,
+                clock_line_t *out, char *err)
+{
+    (void)opts;
+    (void)err;
+    rtt_pair_t *p = xmalloc((fwd->n + rev->n) * sizeof *p);
+    size_t m = make_pairs(fwd, rev, p);
+    double *x = xmalloc(2 * m * sizeof *x), *y = x + m;
+    double rtt = 0;
+    for (size_t i = 0; i < m; i++) {
+        x[i] = p[i].x;
+        y[i] = p[i].off;
+        rtt += p[i].rtt;
+    }
+    ols_line(x, y, m, &out->a, &out->b);
+    out->margin = 0.5 * rtt / (double)m;
+    free(x);
+    free(p);
+    return BASE_OK;
+}
+
+/* ---- the one estimator table ---- */
+
+/* unc_scale of hull and minrtt: calibrated on the simulated scenarios (docs/CLOCK.md). */
+static const clock_estimator_t est_svm = {
+    "svm", "soft-margin maximum-margin line between forward and reverse points (Huygens)",
+    clk_fit_svm, 1.0};
+static const clock_estimator_t est_hull = {
+    "hull", "convex-hull bounds, midline of the feasible band (Duda; Moon-Skelly-Towsley)",
+    clk_fit_hull, 1.2};
+static const clock_estimator_t est_minrtt = {
+    "minrtt", "NTP style: smallest round trip per interval, line through the best offsets",
+    clk_fit_minrtt, 2.0};
+static const clock_estimator_t est_ols = {"ols", "least squares on per-pair offsets", clk_fit_ols,
+                                          1.0};
+
+static const clock_estimator_t *const estimators[] = {&est_svm, &est_hull, &est_minrtt, &est_ols};
+
+const clock_estimator_t *const *clock_estimators(size_t *n)
+{
+    assert(n);
+    *n = BASE_ARRAY_LEN(estimators);
+    return estimators;
+}
+
+const clock_estimator_t *clock_estimator_find(const char *name)
+{
+    if (name == NULL)
+        return NULL;
+    for (size_t i = 0; i < BASE_ARRAY_LEN(estimators); i++)
+        if (strcmp(estimators[i]->name, name) == 0)
+            return estimators[i];
+    return NULL;
+}
+
+const clock_estimator_t *clock_estimator_default(void)
+{
+    return estimators[0];
+}
+
+/* ---- the driver ---- */
+
+typedef struct anchored {
+    double *Xf, *Yf, *Xr, *Yr;
+    clock_side_t f, r;
+    double xlo, xhi; /* anchored x range */
+} anchored_t;
+
+static int anchor_points(const clock_point_t *fwd, size_t nf, const clock_point_t *rev, size_t nr,
+                         int64_t anchor, int64_t yref, anchored_t *a, char *err)
+{
+    double *buf = xmalloc(2 * (nf + nr) * sizeof *buf);
+    a->Xf = buf;
+    a->Yf = buf + nf;
+    a->Xr = buf + 2 * nf;
+    a->Yr = a->Xr + nr;
+    a->xlo = INFINITY;
+    a->xhi = -INFINITY;
+    for (size_t i = 0; i < nf + nr; i++) {
+        const clock_point_t *p = i < nf ? &fwd[i] : &rev[i - nf];
+        double x = clk_diff(p->x, anchor), y = clk_diff(p->y, yref);
+        if (fabs(x) > 4e15 || fabs(y) > 4e15) {
+            free(buf);
+            return base_err(err, "sample at x=%lld is %.3g s away from the window's others",
+                            (long long)p->x, fmax(fabs(x), fabs(y)) * 1e-9);
+        }
+        if (i < nf) {
+            a->Xf[i] = x;
+            a->Yf[i] = y;
+        } else {
+            a->Xr[i - nf] = x;
+            a->Yr[i - nf] = y;
+        }
+        a->xlo = fmin(a->xlo, x);
+        a->xhi = fmax(a->xhi, x);
+    }
+    a->f = (clock_side_t){a->Xf, a->Yf, nf};
+    a->r = (clock_side_t){a->Xr, a->Yr, nr};
+    return BASE_OK;
+}
+
+static bool sorted_by_x(const clock_point_t *p, size_t n)
+{
+    for (size_t i = 1; i < n; i++)
+        if (p[i].x < p[i - 1].x)
+            return false;
+    return true;
+}
+
+static int cmp_point_x(const void *a, const void *b)
+{
+    const clock_point_t *p = a, *q = b;
+    return (p->x > q->x) - (p->x < q->x);
+}
+
+/*
+ * Block levels.  The window is cut into up to 16 blocks; in each, the level
+ * of the forward boundary and of the reverse boundary at the fitted slope
+ * (the same soft levels svm uses).  Their midpoints trace the offset through
+ * the window: a clock step shows as a jump, frequency wander as a bend.
+ */
+#define MAX_BLOCKS 16
+
+typedef struct blocks {
+    size_t v; /* valid blocks (both sides populated) */
+    double x[MAX_BLOCKS], lf[MAX_BLOCKS], lr[MAX_BLOCKS], mid[MAX_BLOCKS];
+    double start[MAX_BLOCKS], end[MAX_BLOCKS];
+    double idx[MAX_BLOCKS];
+    double
+        noise2; /* variance of one block's midpoint from everything but the clock (NAN: unknown) */
+} blocks_t;
+
+static void block_levels(const anchored_t *an, double a, double frac, size_t maxb, blocks_t *B)
+{
+    B->v = 0;
+    size_t nmin = an->f.n < an->r.n ? an->f.n : an->r.n;
+    size_t nb = nmin / 12;
+    if (nb > maxb)
+        nb = maxb;
+    if (nb < 6 || !(an->xhi > an->xlo))
+        return;
+    double width = (an->xhi - an->xlo) / (double)nb;
+    size_t fi = 0, ri = 0;
+    zx_t *tmp = xmalloc((an->f.n + an->r.n) * sizeof *tmp);
+    for (size_t b = 0; b < nb; b++) {
+        double x0 = an->xlo + width * (double)b;
+        double x1 = b + 1 == nb ? INFINITY : x0 + width;
+        size_t f0 = fi, r0 = ri;
+        while (fi < an->f.n && an->f.X[fi] < x1)
+            fi++;
+        while (ri < an->r.n && an->r.X[ri] < x1)
+            ri++;
+        size_t cf = fi - f0, cr = ri - r0;
+        if (cf < 2 || cr < 2)
+            continue;
+        clock_side_t sf = {an->f.X + f0, an->f.Y + f0, cf};
+        clock_side_t sr = {an->r.X + r0, an->r.Y + r0, cr};
+        double zf, xf, zr, xr;
+        side_extreme(&sf, a, soft_k(cf, frac), true, tmp, &zf, &xf);
+        side_extreme(&sr, a, soft_k(cr, frac), false, tmp, &zr, &xr);
+        size_t v = B->v++;
+        B->lf[v] = zf;
+        B->lr[v] = zr;
+        B->mid[v] = 0.5 * (zf + zr);
+        B->start[v] = x0;
+        B->end[v] = b + 1 == nb ? an->xhi : x1;
+        B->x[v] = 0.5 * (B->start[v] + B->end[v]);
+        B->idx[v] = (double)b;
+    }
+    /*
+     * The gap between the two boundaries does not move with the clock (a bend
+     * or a step moves both) but does with everything else: timestamp noise and
+     * queuing on either side.  With independent sides var(mid) = var(gap)/4.
+     */
+    B->noise2 = NAN;
+    if (B->v >= 4) {
+        double mg = 0, vg = 0;
+        for (size_t i = 0; i < B->v; i++)
+            mg += B->lf[i] - B->lr[i];
+        mg /= (double)B->v;
+        for (size_t i = 0; i < B->v; i++)
+            vg += (B->lf[i] - B->lr[i] - mg) * (B->lf[i] - B->lr[i] - mg);
+        B->noise2 = vg / (double)(B->v - 1) / 4.0;
+    }
+    free(tmp);
+}
+
+/* Remove a linear trend (the median step per block) from s in place; returns it. */
+static double detrend(const blocks_t *B, double *s)
+{
+    double d[MAX_BLOCKS];
+    for (size_t i = 0; i + 1 < B->v; i++)
+        d[i] = (s[i + 1] - s[i]) / (B->idx[i + 1] - B->idx[i]);
+    double t = clk_median(d, B->v - 1);
+    for (size_t i = 0; i < B->v; i++)
+        s[i] -= t * B->idx[i];
+    return t;
+}
+
+/*
+ * Step detection.  A clock step moves both boundaries by the same amount at
+ * the same time; queuing moves one side only, which is what tells them
+ * apart.  The levels are detrended first (a step tilts the fitted line), and
+ * the noise is taken from the detrended block-to-block differences.
+ */
+typedef struct step_found {
+    double at;         /* anchored x where the later segment starts */
+    double size;       /* ns */
+    double end_before; /* anchored x: the clean earlier segment ends here */
+    double start_after;
+} step_found_t;
+
+static bool detect_step(const blocks_t *B0, const clock_fit_opts_t *o, step_found_t *out)
+{
+    if (B0->v < 6)
+        return false;
+    blocks_t B = *B0;
+    size_t v = B.v;
+    detrend(&B, B.lf);
+    detrend(&B, B.lr);
+    detrend(&B, B.mid);
+    double d[MAX_BLOCKS];
+    for (size_t i = 0; i + 1 < v; i++)
+        d[i] = fabs(B.mid[i + 1] - B.mid[i]);
+    double noise = clk_median(d, v - 1) / 0.6745 / M_SQRT2;
+    double best = 0;
+    size_t split = 0;
+    for (size_t sp = 1; sp < v; sp++) {
+        double bf = 0, af = 0, br = 0, ar = 0;
+        for (size_t i = 0; i < v; i++) {
+            if (i < sp) {
+                bf += B.lf[i];
+                br += B.lr[i];
+            } else {
+                af += B.lf[i];
+                ar += B.lr[i];
+            }
+        }
+        double df = af / (double)(v - sp) - bf / (double)sp;
+        double dr = ar / (double)(v - sp) - br / (double)sp;
+        double size = 0.5 * (df + dr);
+        if (df * dr <= 0 || fabs(df - dr) > 0.5 * fabs(size))
+            continue;
+        if (fabs(size) > fabs(best)) {
+            best = size;
+            split = sp;
+        }
+    }
+    if (split == 0 || fabs(best) < fmax((double)o->step_min_ns, 10.0 * noise))
+        return false;
+    /* The size from the clean blocks only: the two around the split may be mixed. */
+    double sb = 0, sa = 0;
+    size_t nb = 0, na = 0;
+    for (size_t i = 0; i < v; i++) {
+        if (i + 2 <= split) {
+            sb += B.mid[i];
+            nb++;
+        } else if (i > split) {
+            sa += B.mid[i];
+            na++;
+        }
+    }
+    out->size = nb && na ? sa / (double)na - sb / (double)nb : best;
+    out->at = B.start[split];
+    out->end_before = B.start[split - 1];
+    out->start_after = B.end[split];
+    return true;
+}
+
+/*
+ * Misfit: how far the offset curve bends away from a straight line, at the
+ * start, the centre and the end of the window.  The block midpoints are
+ * detrended by their own least-squares line (the level and slope are the
+ * fit's business; only the shape is wanted here), then read at the first
+ * block, the two central blocks and the last block.  Each value comes with
+ * its noise σ (from the blocks' gap, see block_levels).  False when too few
+ * blocks.
+ */
+static bool block_misfit(const blocks_t *B, double m[3], double sd[3])
+{
+    size_t v = B->v;
+    if (v < 6 || !isfinite(B->noise2))
+        return false;
+    double mx = 0;
+    for (size_t i = 0; i < v; i++)
+        mx += B->x[i];
+    mx /= (double)v;
+    double sxx = 0;
+    for (size_t i = 0; i < v; i++)
+        sxx += (B->x[i] - mx) * (B->x[i] - mx);
+    if (!(sxx > 0))
+        return false;
+    /* Which blocks each reading averages: first, the two nearest the centre, last. */
+    size_t c0 = 0;
+    for (size_t i = 1; i < v; i++)
+        if (fabs(B->x[i]) < fabs(B->x[c0]))
+            c0 = i;
+    size_t c1 =
+        c0 + 1 < v && (c0 == 0 || fabs(B->x[c0 + 1]) < fabs(B->x[c0 - 1])) ? c0 + 1 : c0 - 1;
+    size_t sel[3][2] = {{0, 0}, {c0, c1}, {v - 1, v - 1}};
+    for (int j = 0; j < 3; j++) {
+        /* Reading = mean of its blocks minus the LS line there; as weights on the blocks. */
+        double w[MAX_BLOCKS] = {0};
+        size_t cnt = sel[j][0] == sel[j][1] ? 1 : 2;
+        double xr = 0;
+        for (size_t q = 0; q < cnt; q++) {
+            w[sel[j][q]] += 1.0 / (double)cnt;
+            xr += B->x[sel[j][q]] / (double)cnt;
+        }
+        double val = 0, var = 0;
+        for (size_t i = 0; i < v; i++) {
+            double wi = w[i] - (1.0 / (double)v + (xr - mx) * (B->x[i] - mx) / sxx);
+            val += wi * B->mid[i];
+            var += wi * wi;
+        }
+        m[j] = val;
+        sd[j] = sqrt(var * B->noise2);
+    }
+    return true;
+}
+
+/* The largest misfit reading that stands clear of its noise (two σ), noise removed. */
+static double misfit_mag(const double m[3], const double sd[3])
+{
+    double worst = 0;
+    for (int j = 0; j < 3; j++)
+        if (m[j] * m[j] > 4 * sd[j] * sd[j])
+            worst = fmax(worst, sqrt(m[j] * m[j] - sd[j] * sd[j]));
+    return worst;
+}
+
+/* Uncertainty from the spread of fits on interleaved subsets. */
+static void subset_spread(const clock_estimator_t *est, const anchored_t *an,
+                          const clock_fit_opts_t *o0, double hint, double frac, double *sd_b,
+                          double *sd_a, size_t *used)
+{
+    clock_fit_opts_t oo = *o0, *o = &oo;
+    oo.slope_hint = hint;
+    if (isfinite(frac)) /* the subsets keep the soft margin the whole window chose */
+        oo.soft_frac = oo.soft_frac_clean = frac;
+    size_t nmin = an->f.n < an->r.n ? an->f.n : an->r.n;
+    size_t S = o->subsets;
+    if (S > nmin / 2)
+        S = nmin / 2;
+    *used = 0;
+    *sd_a = *sd_b = NAN;
+    if (S < 3)
+        return;
+    size_t cap_f = an->f.n / S + 1, cap_r = an->r.n / S + 1;
+    double *buf = xmalloc(2 * (cap_f + cap_r) * sizeof *buf);
+    double *Xf = buf, *Yf = buf + cap_f, *Xr = buf + 2 * cap_f, *Yr = Xr + cap_r;
+    double as[64], bs[64];
+    if (S > 64)
+        S = 64;
+    size_t m = 0;
+    for (size_t s = 0; s < S; s++) {
+        size_t kf = 0, kr = 0;
+        for (size_t i = s; i < an->f.n; i += S) {
+            Xf[kf] = an->f.X[i];
+            Yf[kf++] = an->f.Y[i];
+        }
+        for (size_t i = s; i < an->r.n; i += S) {
+            Xr[kr] = an->r.X[i];
+            Yr[kr++] = an->r.Y[i];
+        }
+        clock_side_t f = {Xf, Yf, kf}, r = {Xr, Yr, kr};
+        clock_line_t ln = {0, 0, 0, NAN};
+        if (kf < 2 || kr < 2 || est->fit(&f, &r, o, &ln, NULL) != BASE_OK)
+            continue;
+        as[m] = ln.a;
+        bs[m] = ln.b;
+        m++;
+    }
+    free(buf);
+    if (m < 3)
+        return;
+    double ma = 0, mb = 0;
+    for (size_t i = 0; i < m; i++) {
+        ma += as[i];
+        mb += bs[i];
+    }
+    ma /= (double)m;
+    mb /= (double)m;
+    double va = 0, vb = 0;
+    for (size_t i = 0; i < m; i++) {
+        va += (as[i] - ma) * (as[i] - ma);
+        vb += (bs[i] - mb) * (bs[i] - mb);
+    }
+    *sd_a = sqrt(va / (double)(m - 1));
+    *sd_b = sqrt(vb / (double)(m - 1));
+    *used = m;
+}
+
+static int fit_edge(const clock_estimator_t *est, const clock_point_t *fwd, size_t nf,
+                    const clock_point_t *rev, size_t nr, const clock_fit_opts_t *o, bool steps,
+                    clock_edge_fit_t *out, char *err)
+{
+    if (nf < o->min_points || nr < o->min_points || nf < 2 || nr < 2)
+        return base_err(err, "too few pure samples: %zu forward, %zu reverse (need %u each)", nf,
+                        nr, o->min_points < 2 ? 2 : o->min_points);
+    int64_t xmin = fwd[0].x < rev[0].x ? fwd[0].x : rev[0].x;
+    int64_t xmax = fwd[nf - 1].x > rev[nr - 1].x ? fwd[nf - 1].x : rev[nr - 1].x;
+    int64_t anchor = clk_mid(xmin, xmax);
+    int64_t yref = fwd[0].y;
+    anchored_t an;
+    if (anchor_points(fwd, nf, rev, nr, anchor, yref, &an, err) != BASE_OK)
+        return BASE_ERR;
+    clock_line_t ln = {0, 0, 0, NAN};
+    int rc = est->fit(&an.f, &an.r, o, &ln, err);
+    if (rc != BASE_OK)
+        goto done;
+    if (!isfinite(ln.a) || !isfinite(ln.b)) {
+        rc = base_err(err, "%s fit did not converge", est->name);
+        goto done;
+    }
+
+    blocks_t B;
+    block_levels(&an, ln.a, isfinite(ln.frac) ? ln.frac : o->soft_frac, MAX_BLOCKS, &B);
+    step_found_t st;
+    if (steps && o->detect_steps && detect_step(&B, o, &st)) {
+        /* Keep the longer clean segment; the blocks around the step are ambiguous. */
+        size_t bf = 0, br = 0, af = 0, ar = 0;
+        for (size_t i = 0; i < nf; i++) {
+            bf += an.Xf[i] < st.end_before;
+            af += an.Xf[i] >= st.start_after;
+        }
+        for (size_t i = 0; i < nr; i++) {
+            br += an.Xr[i] < st.end_before;
+            ar += an.Xr[i] >= st.start_after;
+        }
+        bool later = (af < ar ? af : ar) > (bf < br ? bf : br);
+        const clock_point_t *sf = later ? fwd + (nf - af) : fwd;
+        const clock_point_t *sr = later ? rev + (nr - ar) : rev;
+        size_t cf = later ? af : bf, cr = later ? ar : br;
+        free(an.Xf);
+        rc = fit_edge(est, sf, cf, sr, cr, o, false, out, err);
+        if (rc != BASE_OK)
+            return base_err(err, "clock step of %.0f ns; too few samples on either side", st.size);
+        out->step = true;
+        out->step_at_ns = clk_add(anchor, st.at);
+        out->step_ns = st.size;
+        return BASE_OK;
+    }
+
+    double sd_a, sd_b;
+    size_t used;
+    subset_spread(est, &an, o, ln.a, ln.frac, &sd_b, &sd_a, &used);
+    double h = fmax(fabs(an.xlo), fabs(an.xhi));
+    double k = o->coverage_k > 0 ? o->coverage_k : 3.0;
+    double unc, dunc;
+    if (used >= 3) {
+        /*
+         * A mean-like fit has 1/S of its subsets' variance.  Fits driven by a
+         * few extreme points improve more slowly with more data, so their
+         * subsets' spread shrinks less: the estimator's own scale says how much.
+         */
+        double sc = est->unc_scale > 0 ? est->unc_scale : 1.0;
+        double va = sc * sc * sd_a * sd_a / (double)used, vb = sc * sc * sd_b * sd_b / (double)used;
+        unc = k * sqrt(vb + va * h * h);
+        dunc = k * sqrt(va) * 1e9;
+    } else {
+        /* Too few for subsets: the half-width of the band between the two sides. */
+        unc = fabs(ln.margin);
+        dunc = NAN;
+    }
+    if (!(unc >= 1.0))
+        unc = 1.0;
+    /*
+     * A line cannot follow frequency wander: the bend the blocks show away
+     * from a straight line is a systematic error of the linear map, added to
+     * the statistical part.
+     */
+    double mis[3] = {NAN, NAN, NAN}, misd[3] = {NAN, NAN, NAN}, model = 0;
+    if (block_misfit(&B, mis, misd)) {
+        model = misfit_mag(mis, misd);
+        unc += model;
+    }
+
+    memset(out->estimator, 0, sizeof out->estimator);
+    snprintf(out->estimator, sizeof out->estimator, "%s", est->name);
+    out->anchor_ns = anchor;
+    out->offset_ns = (double)clk_add(yref, floor(ln.b)) + (ln.b - floor(ln.b));
+    out->drift_ppb = ln.a * 1e9;
+    out->uncertainty_ns = unc;
+    out->drift_unc_ppb = dunc;
+    out->n_fwd = (uint32_t)nf;
+    out->n_rev = (uint32_t)nr;
+    out->from_ns = xmin;
+    out->to_ns = xmax;
+    out->margin_ns = ln.margin;
+    out->model_ns = model;
+    memcpy(out->misfit_ns, mis, sizeof mis);
+    memcpy(out->misfit_sigma_ns, misd, sizeof misd);
+    out->residual_ns = NAN;
+    out->step = false;
+    out->step_at_ns = 0;
+    out->step_ns = 0;
+done:
+    free(an.Xf);
+    return rc;
+}
+
+int clock_fit_edge(const clock_estimator_t *est, const clock_point_t *fwd, size_t nf,
+                   const clock_point_t *rev, size_t nr, const clock_fit_opts_t *opts,
+                   clock_edge_fit_t *out, char *err)
+{
+    assert(out);
+    clock_fit_opts_t def;
+    if (opts == NULL) {
+        clock_fit_opts_default(&def);
+        opts = &def;
+    }
+    if (est == NULL)
+        est = clock_estimator_default();
+    if (nf == 0 || nr == 0)
+        return base_err(err, "one-sided data: %zu forward, %zu reverse samples", nf, nr);
+    if (sorted_by_x(fwd, nf) && sorted_by_x(rev, nr))
+        return fit_edge(est, fwd, nf, rev, nr, opts, true, out, err);
+    clock_point_t *cf = xmalloc(nf * sizeof *cf), *cr = xmalloc(nr * sizeof *cr);
+    memcpy(cf, fwd, nf * sizeof *cf);
+    memcpy(cr, rev, nr * sizeof *cr);
+    qsort(cf, nf, sizeof *cf, cmp_point_x);
+    qsort(cr, nr, sizeof *cr, cmp_point_x);
+    int rc = fit_edge(est, cf, nf, cr, nr, opts, true, out, err);
+    free(cf);
+    free(cr);
+    return rc;
+}
+
+int clock_fit_probes(const clock_estimator_t *est, const clock_probe_t *probes, size_t n,
+                     uint32_t a, uint32_t b, const clock_purity_opts_t *popts,
+                     const clock_fit_opts_t *fopts, clock_edge_fit_t *out, clock_purity_stats_t *st,
+                     char *err)
+{
+    assert(out);
+    clock_purity_opts_t pdef;
+    if (popts == NULL) {
+        clock_purity_opts_default(&pdef);
+        popts = &pdef;
+    }
+    clock_point_t *fwd = xmalloc((n ? n : 1) * sizeof *fwd);
+    clock_point_t *rev = xmalloc((n ? n : 1) * sizeof *rev);
+    size_t nf, nr;
+    clock_edge_points(probes, n, a, b, popts, fwd, &nf, rev, &nr, st);
+    int rc = clock_fit_edge(est, fwd, nf, rev, nr, fopts, out, err);
+    free(fwd);
+    free(rev);
+    if (rc == BASE_OK) {
+        out->window = 0;
+        out->src = a;
+        out->dst = b;
+    }
+    return rc;
+}
+
+int64_t clock_edge_map(const clock_edge_fit_t *fit, int64_t x)
+{
+    assert(fit);
+    return clk_add(x, fit->offset_ns + fit->drift_ppb * 1e-9 * clk_diff(x, fit->anchor_ns));
+}

@@ -1,0 +1,556 @@
+/*
+ * Fitting a whole probe log: what `dpclock fit` and `dpclock bench` run.
+ *
+ * A log written by anyone may have any node ids, any probe graph, lines in
+ * any order, clocks that differ by seconds.  Windows must cover the same
+ * real interval on every edge for the network solve to make sense, so a
+ * coarse pass first fits each edge over the whole log (minrtt, microsecond
+ * class is plenty), chains those fits from the reference into a rough map
+ * per node, and assigns every probe to the window of its send time on the
+ * reference clock.  Then, per window: purity filter and estimator per edge,
+ * then the solve.
+ */
+#include "clock/clock_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct clock_logfit {
+    clock_logfit_opts_t o;
+    clock_probe_t *p;
+    size_t n, cap;
+    clock_logfit_stats_t st;
+    clock_edge_fit_t *ef;
+    size_t nef, capef;
+    clock_node_fit_t *nf;
+    size_t nnf, capnf;
+    uint32_t ref;
+};
+
+void clock_logfit_opts_default(clock_logfit_opts_t *opts)
+{
+    assert(opts);
+    memset(opts, 0, sizeof *opts);
+    opts->est = clock_estimator_default();
+    opts->window_ns = 2000000000LL;
+    opts->max_probes = 20000000;
+    clock_purity_opts_default(&opts->purity);
+    clock_fit_opts_default(&opts->fit);
+    clock_solve_opts_default(&opts->solve);
+}
+
+clock_logfit_t *clock_logfit_new(const clock_logfit_opts_t *opts)
+{
+    clock_logfit_t *self = xcalloc(1, sizeof *self);
+    if (opts)
+        self->o = *opts;
+    else
+        clock_logfit_opts_default(&self->o);
+    if (self->o.est == NULL)
+        self->o.est = clock_estimator_default();
+    if (self->o.window_ns <= 0)
+        self->o.window_ns = 2000000000LL;
+    return self;
+}
+
+void clock_logfit_destroy(clock_logfit_t **self)
+{
+    if (self == NULL || *self == NULL)
+        return;
+    free((*self)->p);
+    free((*self)->ef);
+    free((*self)->nf);
+    free(*self);
+    *self = NULL;
+}
+
+int clock_logfit_add(clock_logfit_t *self, const clock_probe_t *p)
+{
+    assert(self && p);
+    if (self->n >= self->o.max_probes) {
+        self->st.probes_dropped++;
+        return BASE_ERR;
+    }
+    if (self->n == self->cap) {
+        size_t cap = self->cap ? 2 * self->cap : 4096;
+        if (cap > self->o.max_probes)
+            cap = self->o.max_probes;
+        self->p = xreallocarray(self->p, cap, sizeof *self->p);
+        self->cap = cap;
+    }
+    self->p[self->n++] = *p;
+    self->st.probes++;
+    return BASE_OK;
+}
+
+const clock_edge_fit_t *clock_logfit_edges(const clock_logfit_t *self, size_t *n)
+{
+    assert(self && n);
+    *n = self->nef;
+    return self->ef;
+}
+
+const clock_node_fit_t *clock_logfit_nodes(const clock_logfit_t *self, size_t *n)
+{
+    assert(self && n);
+    *n = self->nnf;
+    return self->nf;
+}
+
+void clock_logfit_get_stats(const clock_logfit_t *self, clock_logfit_stats_t *st)
+{
+    assert(self && st);
+    *st = self->st;
+}
+
+uint32_t clock_logfit_ref(const clock_logfit_t *self)
+{
+    assert(self);
+    return self->ref;
+}
+
+static double cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+static size_t id_index(const uint32_t *ids, size_t n, uint32_t id)
+{
+    const uint32_t *p = bsearch(&id, ids, n, sizeof *ids, cmp_u32);
+    return p ? (size_t)(p - ids) : SIZE_MAX;
+}
+
+typedef struct keyed {
+    uint64_t key; /* edge (min id << 32 | max id) */
+    int64_t win;
+    int64_t t; /* sender's transmit time, for a stable order */
+    size_t i;  /* probe index */
+} keyed_t;
+
+static int cmp_keyed(const void *a, const void *b)
+{
+    const keyed_t *p = a, *q = b;
+    if (p->key != q->key)
+        return (p->key > q->key) - (p->key < q->key);
+    if (p->win != q->win)
+        return (p->win > q->win) - (p->win < q->win);
+    if (p->t != q->t)
+        return (p->t > q->t) - (p->t < q->t);
+    return (p->i > q->i) - (p->i < q->i);
+}
+
+static int cmp_edge_fit(const void *a, const void *b)
+{
+    const clock_edge_fit_t *p = a, *q = b;
+    if (p->window != q->window)
+        return (p->window > q->window) - (p->window < q->window);
+    if (p->src != q->src)
+        return (p->src > q->src) - (p->src < q->src);
+    return (p->dst > q->dst) - (p->dst < q->dst);
+}
+
+/* A rough affine map node clock → reference clock: y = x + off + rate·(x − anchor). */
+typedef struct rough {
+    bool known;
+    int64_t anchor;
+    double off, rate;
+} rough_t;
+
+static int64_t rough_map(const rough_t *r, int64_t x)
+{
+    return clk_add(x, r->off + r->rate * clk_diff(x, r->anchor));
+}
+
+static int64_t rough_inverse(const rough_t *r, int64_t y)
+{
+    return clk_add(r->anchor, (clk_diff(y, r->anchor) - r->off) / (1.0 + r->rate));
+}
+
+typedef struct cpoint {
+    double x, y;
+} cpoint_t;
+
+static int cmp_cpoint(const void *a, const void *b)
+{
+    const cpoint_t *p = a, *q = b;
+    return (p->x > q->x) - (p->x < q->x);
+}
+
+/*
+ * Whole-log coarse fit of an edge (a → b) from packet 0 of every received
+ * probe, as an edge fit (anchor, offset, drift); false when one direction
+ * is missing.
+ */
+static bool coarse_edge(const clock_probe_t *P, const keyed_t *k, size_t cnt, uint32_t a,
+                        int64_t window_ns, clock_edge_fit_t *out)
+{
+    cpoint_t *f = xmalloc(cnt * sizeof *f), *r = xmalloc(cnt * sizeof *r);
+    size_t nf = 0, nr = 0;
+    int64_t anchor = 0;
+    bool have = false;
+    for (size_t i = 0; i < cnt; i++) {
+        const clock_probe_t *p = &P[k[i].i];
+        if (!p->rx_ok[0])
+            continue;
+        bool fwd = p->src == a;
+        int64_t x = fwd ? p->tx[0] : p->rx[0];
+        if (!have) {
+            anchor = x;
+            have = true;
+        }
+        double y = fwd ? clk_diff(p->rx[0], p->tx[0]) : clk_diff(p->tx[0], p->rx[0]);
+        cpoint_t c = {clk_diff(x, anchor), y};
+        if (fwd)
+            f[nf++] = c;
+        else
+            r[nr++] = c;
+    }
+    bool ok = false;
+    if (nf > 0 && nr > 0) {
+        qsort(f, nf, sizeof *f, cmp_cpoint);
+        qsort(r, nr, sizeof *r, cmp_cpoint);
+        double *buf = xmalloc(2 * (nf + nr) * sizeof *buf);
+        double *Xf = buf, *Yf = buf + nf, *Xr = buf + 2 * nf, *Yr = Xr + nr;
+        double yref = f[0].y;
+        for (size_t i = 0; i < nf; i++) {
+            Xf[i] = f[i].x;
+            Yf[i] = f[i].y - yref;
+        }
+        for (size_t i = 0; i < nr; i++) {
+            Xr[i] = r[i].x;
+            Yr[i] = r[i].y - yref;
+        }
+        double span = fmax(fmax(Xf[nf - 1], Xr[nr - 1]) - fmin(Xf[0], Xr[0]), 0);
+        clock_fit_opts_t o;
+        clock_fit_opts_default(&o);
+        double iv = span / (double)window_ns;
+        o.intervals = (uint32_t)(iv < 2 ? 2 : (iv > 100000 ? 100000 : iv));
+        clock_side_t sf = {Xf, Yf, nf}, sr = {Xr, Yr, nr};
+        clock_line_t ln = {0, 0, 0, NAN};
+        if (clk_fit_minrtt(&sf, &sr, &o, &ln, NULL) == BASE_OK && isfinite(ln.a) &&
+            isfinite(ln.b) && fabs(ln.a) < 0.01) {
+            out->anchor_ns = anchor;
+            out->offset_ns = yref + ln.b;
+            out->drift_ppb = ln.a * 1e9;
+            ok = true;
+        }
+        free(buf);
+    }
+    free(f);
+    free(r);
+    return ok;
+}
+
+typedef struct cedge {
+    uint64_t key;
+    uint32_t a, b; /* node indices */
+    bool ok;
+    clock_edge_fit_t fit; /* a's clock → b's clock */
+    size_t first, count;  /* range in the keyed array */
+} cedge_t;
+
+/* Compose the rough maps outward from `root` over coarse edges (breadth first). */
+static void rough_spread(const cedge_t *E, size_t ne, rough_t *R, size_t nn, size_t root)
+{
+    size_t *queue = xmalloc(nn * sizeof *queue);
+    size_t qh = 0, qt = 0;
+    queue[qt++] = root;
+    while (qh < qt) {
+        size_t u = queue[qh++];
+        for (size_t e = 0; e < ne; e++) {
+            if (!E[e].ok || (E[e].a != u && E[e].b != u))
+                continue;
+            size_t v = E[e].a == u ? E[e].b : E[e].a;
+            if (R[v].known)
+                continue;
+            /* x_v → x_u through the edge, then u's map; sampled at two points one second apart. */
+            const clock_edge_fit_t *f = &E[e].fit;
+            double rr = 1.0 + f->drift_ppb * 1e-9;
+            int64_t xv0 = E[e].a == u ? clock_edge_map(f, f->anchor_ns) : f->anchor_ns;
+            int64_t xs[2] = {xv0, clk_add(xv0, 1e9)}, ys[2];
+            for (int j = 0; j < 2; j++) {
+                int64_t xu =
+                    E[e].a == u
+                        ? clk_add(f->anchor_ns, (clk_diff(xs[j], f->anchor_ns) - f->offset_ns) / rr)
+                        : clock_edge_map(f, xs[j]);
+                ys[j] = rough_map(&R[u], xu);
+            }
+            R[v].known = true;
+            R[v].anchor = xs[0];
+            R[v].off = clk_diff(ys[0], xs[0]);
+            R[v].rate = clk_diff(ys[1], ys[0]) / 1e9 - 1.0;
+            queue[qt++] = v;
+        }
+    }
+    free(queue);
+}
+
+static void push_edge(clock_logfit_t *self, const clock_edge_fit_t *f)
+{
+    if (self->nef == self->capef) {
+        self->capef = self->capef ? 2 * self->capef : 256;
+        self->ef = xreallocarray(self->ef, self->capef, sizeof *self->ef);
+    }
+    self->ef[self->nef++] = *f;
+}
+
+static void push_node(clock_logfit_t *self, const clock_node_fit_t *f)
+{
+    if (self->nnf == self->capnf) {
+        self->capnf = self->capnf ? 2 * self->capnf : 256;
+        self->nf = xreallocarray(self->nf, self->capnf, sizeof *self->nf);
+    }
+    self->nf[self->nnf++] = *f;
+}
+
+int clock_logfit_run(clock_logfit_t *self, char *err)
+{
+    assert(self);
+    self->nef = self->nnf = 0;
+    clock_logfit_stats_t keep = self->st;
+    memset(&self->st, 0, sizeof self->st);
+    self->st.probes = keep.probes;
+    self->st.probes_dropped = keep.probes_dropped;
+    if (self->n == 0)
+        return base_err(err, "no probes to fit");
+    const clock_probe_t *P = self->p;
+    size_t n = self->n;
+    int64_t W = self->o.window_ns;
+
+    /* Node ids. */
+    uint32_t *ids = xmalloc(2 * n * sizeof *ids);
+    for (size_t i = 0; i < n; i++) {
+        ids[2 * i] = P[i].src;
+        ids[2 * i + 1] = P[i].dst;
+    }
+    qsort(ids, 2 * n, sizeof *ids, cmp_u32);
+    size_t nn = 0;
+    for (size_t i = 0; i < 2 * n; i++)
+        if (nn == 0 || ids[i] != ids[nn - 1])
+            ids[nn++] = ids[i];
+    uint32_t ref = self->o.ref_set ? self->o.ref : ids[0];
+    size_t iref = id_index(ids, nn, ref);
+    if (iref == SIZE_MAX) {
+        free(ids);
+        return base_err(err, "reference node %u does not appear in the log", ref);
+    }
+    self->ref = ref;
+
+    /* Group probes by edge (window unknown yet). */
+    keyed_t *K = xmalloc(n * sizeof *K);
+    for (size_t i = 0; i < n; i++) {
+        uint32_t a = P[i].src < P[i].dst ? P[i].src : P[i].dst;
+        uint32_t b = P[i].src < P[i].dst ? P[i].dst : P[i].src;
+        K[i] = (keyed_t){((uint64_t)a << 32) | b, 0, P[i].tx[0], i};
+    }
+    qsort(K, n, sizeof *K, cmp_keyed);
+    size_t ne = 0;
+    for (size_t i = 0; i < n; i++)
+        if (i == 0 || K[i].key != K[i - 1].key)
+            ne++;
+    cedge_t *E = xcalloc(ne, sizeof *E);
+    ne = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (i == 0 || K[i].key != K[i - 1].key) {
+            E[ne].key = K[i].key;
+            E[ne].a = (uint32_t)id_index(ids, nn, (uint32_t)(K[i].key >> 32));
+            E[ne].b = (uint32_t)id_index(ids, nn, (uint32_t)(K[i].key & 0xffffffffu));
+            E[ne].first = i;
+            ne++;
+        }
+        E[ne - 1].count++;
+    }
+    for (size_t e = 0; e < ne; e++)
+        E[e].ok = coarse_edge(P, K + E[e].first, E[e].count, ids[E[e].a], W, &E[e].fit);
+
+    /* Rough maps: the reference's component, then every other component on its own root. */
+    rough_t *R = xcalloc(nn, sizeof *R);
+    R[iref] = (rough_t){true, 0, 0, 0};
+    rough_spread(E, ne, R, nn, iref);
+    bool *in_ref = xcalloc(nn, sizeof *in_ref);
+    for (size_t i = 0; i < nn; i++)
+        in_ref[i] = R[i].known;
+    for (size_t i = 0; i < nn; i++) {
+        if (!R[i].known) {
+            R[i] = (rough_t){true, 0, 0, 0};
+            rough_spread(E, ne, R, nn, i);
+        }
+    }
+
+    /* Windows on the (rough) reference clock, from the sender's transmit time. */
+    int64_t tmin = INT64_MAX, tmax = INT64_MIN;
+    bool any_ref = false;
+    for (size_t i = 0; i < n; i++) {
+        size_t s = id_index(ids, nn, P[K[i].i].src);
+        int64_t t = rough_map(&R[s], P[K[i].i].tx[0]);
+        K[i].t = t;
+        if (in_ref[s]) {
+            tmin = t < tmin ? t : tmin;
+            tmax = t > tmax ? t : tmax;
+            any_ref = true;
+        }
+    }
+    if (!any_ref) {
+        for (size_t i = 0; i < n; i++) {
+            tmin = K[i].t < tmin ? K[i].t : tmin;
+            tmax = K[i].t > tmax ? K[i].t : tmax;
+        }
+    }
+    int64_t origin = clk_floor_div(tmin, W) * W;
+    for (size_t i = 0; i < n; i++)
+        K[i].win = clk_floor_div(K[i].t, W) - clk_floor_div(origin, W);
+    qsort(K, n, sizeof *K, cmp_keyed);
+    for (size_t e = 0, i = 0; e < ne; e++) { /* regroup: the sort kept edges contiguous */
+        E[e].first = i;
+        while (i < n && K[i].key == E[e].key)
+            i++;
+        E[e].count = i - E[e].first;
+    }
+
+    /* Per edge and window: purity, fit. */
+    clock_probe_t *buf = xmalloc(n * sizeof *buf);
+    clock_point_t *fw = xmalloc(n * sizeof *fw), *rv = xmalloc(n * sizeof *rv);
+    for (size_t e = 0; e < ne; e++) {
+        size_t i = E[e].first, end = E[e].first + E[e].count;
+        while (i < end) {
+            int64_t win = K[i].win;
+            size_t m = 0;
+            while (i < end && K[i].win == win)
+                buf[m++] = P[K[i++].i];
+            uint32_t a = ids[E[e].a], b = ids[E[e].b];
+            self->st.edge_windows++;
+            double t0 = cpu_ns();
+            clock_purity_stats_t ps;
+            size_t nf, nr;
+            clock_edge_points(buf, m, a, b, &self->o.purity, fw, &nf, rv, &nr, &ps);
+            clock_edge_fit_t fit;
+            char e2[BASE_ERRLEN];
+            int rc = clock_fit_edge(self->o.est, fw, nf, rv, nr, &self->o.fit, &fit, e2);
+            self->st.fit_ns_total += cpu_ns() - t0;
+            self->st.pure += ps.pure;
+            self->st.impure += ps.impure;
+            self->st.lost += ps.lost;
+            self->st.bad += ps.bad;
+            if (rc != BASE_OK) {
+                self->st.edge_fit_errors++;
+                continue;
+            }
+            fit.window = win;
+            fit.src = a;
+            fit.dst = b;
+            if (fit.step) {
+                self->st.steps++;
+            } else {
+                /* The window's bounds, where the samples reach them (not at a log's ends). */
+                int64_t w0 = clk_add(origin, (double)win * (double)W);
+                int64_t lo = rough_inverse(&R[E[e].a], w0);
+                int64_t hi = rough_inverse(&R[E[e].a], clk_add(w0, (double)W));
+                double slack = 0.05 * (double)W;
+                if (clk_diff(fit.from_ns, lo) < slack)
+                    fit.from_ns = lo;
+                if (clk_diff(hi, fit.to_ns) < slack)
+                    fit.to_ns = hi;
+            }
+            push_edge(self, &fit);
+            self->st.edge_fits++;
+        }
+    }
+    free(buf);
+    free(fw);
+    free(rv);
+    qsort(self->ef, self->nef, sizeof *self->ef, cmp_edge_fit);
+
+    /* Every window that saw probes gets a node fit per node. */
+    int64_t *wins = xmalloc(n * sizeof *wins);
+    for (size_t i = 0; i < n; i++)
+        wins[i] = K[i].win;
+    qsort(wins, n, sizeof *wins, clk_cmp_i64);
+    size_t nw = 0;
+    for (size_t i = 0; i < n; i++)
+        if (nw == 0 || wins[i] != wins[nw - 1])
+            wins[nw++] = wins[i];
+    self->st.windows = nw;
+
+    /*
+     * Two passes: the first learns each node's typical misfit (wander) and
+     * the typical path asymmetry over the whole log, the second solves with
+     * them.  A live master does the same causally with a decaying history.
+     */
+    int rc = BASE_OK;
+    clock_history_t *hist = clock_history_new(0, nn);
+    for (int pass = 0; pass < 2 && rc == BASE_OK; pass++) {
+        self->nnf = 0;
+        self->st.node_windows = self->st.node_unaligned = 0;
+        self->st.solve_ns_total = 0;
+        size_t ei = 0;
+        for (size_t w = 0; w < nw; w++) {
+            int64_t win = wins[w];
+            while (ei < self->nef && self->ef[ei].window < win)
+                ei++;
+            size_t ej = ei;
+            while (ej < self->nef && self->ef[ej].window == win)
+                ej++;
+            clock_solve_opts_t so = self->o.solve;
+            so.ref = ref;
+            /* The window, cut to where the log has samples (its first and last are partial). */
+            so.from_ns = clk_add(origin, (double)win * (double)W);
+            so.to_ns = clk_add(so.from_ns, (double)W);
+            if (so.from_ns < tmin && tmin < so.to_ns)
+                so.from_ns = tmin;
+            if (so.to_ns > tmax && tmax > so.from_ns)
+                so.to_ns = tmax;
+            so.at_ns = clk_mid(so.from_ns, so.to_ns);
+            so.history = pass == 1 ? hist : NULL;
+            clock_node_fit_t *nodes = NULL;
+            size_t nnodes = 0;
+            double t0 = cpu_ns();
+            clock_solve_stats_t sst;
+            if (clock_solve(ej > ei ? &self->ef[ei] : NULL, ej - ei, &so, &nodes, &nnodes, &sst,
+                            err) != BASE_OK) {
+                rc = BASE_ERR;
+                break;
+            }
+            self->st.solve_ns_total += cpu_ns() - t0;
+            if (pass == 0)
+                clock_history_add(hist, nodes, nnodes, &sst);
+            /* Merge with the full node list so that every node is reported every window. */
+            size_t k = 0;
+            for (size_t i = 0; i < nn; i++) {
+                clock_node_fit_t f;
+                if (k < nnodes && nodes[k].node == ids[i]) {
+                    f = nodes[k++];
+                } else {
+                    memset(&f, 0, sizeof f);
+                    f.node = ids[i];
+                    f.ref = ref;
+                    f.aligned = false;
+                    f.drift_unc_ppb = f.model_ns = f.misfit_ms_ns2 = NAN;
+                }
+                f.window = win;
+                self->st.node_windows++;
+                if (!f.aligned)
+                    self->st.node_unaligned++;
+                push_node(self, &f);
+            }
+            free(nodes);
+            ei = ej;
+        }
+    }
+    clock_history_destroy(&hist);
+    free(wins);
+    free(in_ref);
+    free(R);
+    free(E);
+    free(K);
+    free(ids);
+    return rc;
+}

@@ -1,0 +1,602 @@
+/*
+ * The network effect (SPEC §4.3): one window's edge fits → one affine map per
+ * node onto the reference clock.
+ *
+ * Unknowns per node n: its log-rate ρ_n = ln(dc_n/dc_ref) and c_n, its clock
+ * reading at the common instant T (reference clock).  An edge fit A→B says
+ * ρ_B − ρ_A = ln(1 + D) and c_B = c_A + O + D·(c_A − L); both are linear in
+ * the unknowns, so each is one weighted least-squares problem.  The fits were
+ * anchored at different local times; evaluating every edge at c_A (A's
+ * reading of the same instant T) is what accounts for drift.  c_n is kept as
+ * an int64 start value from a spanning tree plus a small double correction.
+ *
+ * Loops over-determine the offsets.  Path asymmetry and other errors the
+ * edges cannot see themselves show up as loop residuals; their size beyond
+ * what the edges' own uncertainties explain is estimated as an extra
+ * per-edge variance τ² (the random-effects / Paule–Mandel estimator of
+ * meta-analysis) and enters the weights and the node uncertainties.
+ */
+#include "clock/clock_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void clock_solve_opts_default(clock_solve_opts_t *opts)
+{
+    assert(opts);
+    memset(opts, 0, sizeof *opts);
+    opts->coverage_k = 3.0;
+    opts->misfit_k = 2.0;
+}
+
+int64_t clock_node_map(const clock_node_fit_t *fit, int64_t x)
+{
+    assert(fit);
+    return clk_add(x, fit->offset_ns + fit->drift_ppb * 1e-9 * clk_diff(x, fit->anchor_ns));
+}
+
+/* x of src's clock for a reading y of dst's clock (inverse of clock_edge_map). */
+static int64_t edge_inverse(const clock_edge_fit_t *e, int64_t y)
+{
+    double r = 1.0 + e->drift_ppb * 1e-9;
+    return clk_add(e->anchor_ns, (clk_diff(y, e->anchor_ns) - e->offset_ns) / r);
+}
+
+static int64_t node_inverse(const clock_node_fit_t *f, int64_t y)
+{
+    double r = 1.0 + f->drift_ppb * 1e-9;
+    return clk_add(f->anchor_ns, (clk_diff(y, f->anchor_ns) - f->offset_ns) / r);
+}
+
+/* ---- dense Cholesky (row-major, lower) ---- */
+
+static bool chol(double *A, size_t m)
+{
+    for (size_t j = 0; j < m; j++) {
+        double d = A[j * m + j];
+        for (size_t k = 0; k < j; k++)
+            d -= A[j * m + k] * A[j * m + k];
+        if (!(d > 0))
+            return false;
+        d = sqrt(d);
+        A[j * m + j] = d;
+        for (size_t i = j + 1; i < m; i++) {
+            double s = A[i * m + j];
+            for (size_t k = 0; k < j; k++)
+                s -= A[i * m + k] * A[j * m + k];
+            A[i * m + j] = s / d;
+        }
+    }
+    return true;
+}
+
+static void chol_solve(const double *L, size_t m, double *b)
+{
+    for (size_t i = 0; i < m; i++) {
+        double s = b[i];
+        for (size_t k = 0; k < i; k++)
+            s -= L[i * m + k] * b[k];
+        b[i] = s / L[i * m + i];
+    }
+    for (size_t ii = m; ii-- > 0;) {
+        double s = b[ii];
+        for (size_t k = ii + 1; k < m; k++)
+            s -= L[k * m + ii] * b[k];
+        b[ii] = s / L[ii * m + ii];
+    }
+}
+
+static void chol_inverse(const double *L, size_t m, double *inv, double *col)
+{
+    for (size_t j = 0; j < m; j++) {
+        for (size_t i = 0; i < m; i++)
+            col[i] = i == j ? 1.0 : 0.0;
+        chol_solve(L, m, col);
+        for (size_t i = 0; i < m; i++)
+            inv[i * m + j] = col[i];
+    }
+}
+
+/* Factor N (adding a tiny ridge when it is numerically singular). */
+static bool factor(double *N, const double *orig, size_t m)
+{
+    if (chol(N, m))
+        return true;
+    double tr = 0;
+    for (size_t i = 0; i < m; i++)
+        tr += orig[i * m + i];
+    memcpy(N, orig, m * m * sizeof *N);
+    for (size_t i = 0; i < m; i++)
+        N[i * m + i] += 1e-12 * tr / (double)m + 1e-300;
+    return chol(N, m);
+}
+
+typedef struct sedge {
+    size_t e;   /* index into the caller's array */
+    int ia, ib; /* unknown indices of src and dst, −1 for the reference */
+    size_t na, nb;
+    double sig;       /* offset σ, ns */
+    double sigd;      /* log-rate σ */
+    double k;         /* constant part of the offset residual */
+    double g;         /* 1 + D */
+    double lr;        /* ln(1 + D) */
+    double mis[3];    /* misfit of the edge's offset curve from its line: start, centre, end */
+    double mis_sd[3]; /* their σ; 0: unknown */
+} sedge_t;
+
+/* WLS_MISFIT + j solves misfit reading j. */
+enum wls_kind { WLS_OFFSET, WLS_RATE, WLS_MISFIT };
+
+/* Nodes without misfit readings keep a weak prior of no misfit. */
+#define MISFIT_PRIOR_SIGMA 1e6
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+static size_t node_index(const uint32_t *ids, size_t n, uint32_t id)
+{
+    const uint32_t *p = bsearch(&id, ids, n, sizeof *ids, cmp_u32);
+    return p ? (size_t)(p - ids) : SIZE_MAX;
+}
+
+static bool edge_usable(const clock_edge_fit_t *e)
+{
+    return !e->step && e->src != e->dst && isfinite(e->offset_ns) && isfinite(e->drift_ppb) &&
+           isfinite(e->uncertainty_ns) && e->uncertainty_ns > 0 && fabs(e->drift_ppb) < 1e8;
+}
+
+/* Weighted least squares over the used edges; x receives the solution, inv the covariance. */
+static bool wls(const sedge_t *se, size_t ne, size_t m, int kind, double tau2, double *N,
+                double *N0, double *rhs, double *inv, double *col)
+{
+    memset(N0, 0, m * m * sizeof *N0);
+    memset(rhs, 0, m * sizeof *rhs);
+    if (kind >= WLS_MISFIT)
+        for (size_t i = 0; i < m; i++)
+            N0[i * m + i] = 1.0 / (MISFIT_PRIOR_SIGMA * MISFIT_PRIOR_SIGMA);
+    for (size_t i = 0; i < ne; i++) {
+        const sedge_t *s = &se[i];
+        double ga = -1.0, gb = 1.0, c, w;
+        if (kind == WLS_OFFSET) {
+            ga = s->g;
+            gb = -1.0;
+            c = s->k;
+            w = 1.0 / (s->sig * s->sig + tau2);
+        } else if (kind == WLS_RATE) {
+            c = -s->lr;
+            w = 1.0 / (s->sigd * s->sigd);
+        } else {
+            int j = kind - WLS_MISFIT;
+            if (!(s->mis_sd[j] > 0))
+                continue;
+            c = -s->mis[j];
+            w = 1.0 / (s->mis_sd[j] * s->mis_sd[j]);
+        }
+        if (s->ia >= 0) {
+            N0[s->ia * m + s->ia] += w * ga * ga;
+            rhs[s->ia] -= w * c * ga;
+        }
+        if (s->ib >= 0) {
+            N0[s->ib * m + s->ib] += w * gb * gb;
+            rhs[s->ib] -= w * c * gb;
+        }
+        if (s->ia >= 0 && s->ib >= 0) {
+            N0[s->ia * m + s->ib] += w * ga * gb;
+            N0[s->ib * m + s->ia] += w * ga * gb;
+        }
+    }
+    memcpy(N, N0, m * m * sizeof *N);
+    if (!factor(N, N0, m))
+        return false;
+    chol_solve(N, m, rhs);
+    chol_inverse(N, m, inv, col);
+    return true;
+}
+
+static double resid(const sedge_t *s, const double *x, bool rates)
+{
+    double xa = s->ia >= 0 ? x[s->ia] : 0.0, xb = s->ib >= 0 ? x[s->ib] : 0.0;
+    if (rates)
+        return xb - xa - s->lr;
+    return s->k + s->g * xa - xb;
+}
+
+int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opts,
+                clock_node_fit_t **nodes, size_t *n_nodes, clock_solve_stats_t *st, char *err)
+{
+    assert(edges || n == 0);
+    assert(opts && nodes && n_nodes);
+    clock_solve_stats_t local;
+    if (st == NULL)
+        st = &local;
+    memset(st, 0, sizeof *st);
+    *nodes = NULL;
+    *n_nodes = 0;
+    double kcov = opts->coverage_k > 0 ? opts->coverage_k : 3.0;
+    int rc = BASE_ERR;
+
+    /* Nodes: every endpoint plus the reference. */
+    uint32_t *ids = xmalloc((2 * n + 1) * sizeof *ids);
+    size_t nn = 0;
+    ids[nn++] = opts->ref;
+    for (size_t i = 0; i < n; i++) {
+        ids[nn++] = edges[i].src;
+        ids[nn++] = edges[i].dst;
+    }
+    qsort(ids, nn, sizeof *ids, cmp_u32);
+    size_t u = 0;
+    for (size_t i = 0; i < nn; i++)
+        if (u == 0 || ids[i] != ids[u - 1])
+            ids[u++] = ids[i];
+    nn = u;
+    if (nn > CLOCK_SOLVE_MAX_NODES) {
+        free(ids);
+        return base_err(err, "%zu nodes in one window; the dense solver takes at most %d", nn,
+                        CLOCK_SOLVE_MAX_NODES);
+    }
+    size_t iref = node_index(ids, nn, opts->ref);
+
+    /* Reachability from the reference over usable edges (breadth first). */
+    size_t *adj_start = xcalloc(nn + 1, sizeof *adj_start);
+    size_t *adj = xmalloc((2 * n + 1) * sizeof *adj);
+    for (size_t i = 0; i < n; i++) {
+        edges[i].residual_ns = NAN;
+        if (!edge_usable(&edges[i])) {
+            st->edges_skipped++;
+            continue;
+        }
+        adj_start[node_index(ids, nn, edges[i].src) + 1]++;
+        adj_start[node_index(ids, nn, edges[i].dst) + 1]++;
+    }
+    for (size_t i = 0; i < nn; i++)
+        adj_start[i + 1] += adj_start[i];
+    size_t *fill = xmalloc((nn + 1) * sizeof *fill);
+    memcpy(fill, adj_start, (nn + 1) * sizeof *fill);
+    for (size_t i = 0; i < n; i++) {
+        if (!edge_usable(&edges[i]))
+            continue;
+        adj[fill[node_index(ids, nn, edges[i].src)]++] = i;
+        adj[fill[node_index(ids, nn, edges[i].dst)]++] = i;
+    }
+    free(fill);
+
+    /* The common instant and the reference window. */
+    int64_t T = opts->at_ns, from = opts->from_ns, to = opts->to_ns;
+    if (T == 0 && (from != 0 || to != 0))
+        T = clk_mid(from, to);
+    if (T == 0) {
+        for (size_t k = adj_start[iref]; k < adj_start[iref + 1]; k++) {
+            const clock_edge_fit_t *e = &edges[adj[k]];
+            int64_t m = clk_mid(e->from_ns, e->to_ns);
+            T = e->src == opts->ref ? m : clock_edge_map(e, m);
+            break;
+        }
+    }
+    if (from == 0 && to == 0) {
+        double w = 0;
+        for (size_t i = 0; i < n; i++)
+            if (edge_usable(&edges[i]))
+                w = fmax(w, clk_diff(edges[i].to_ns, edges[i].from_ns));
+        from = clk_add(T, -0.5 * w);
+        to = clk_add(T, 0.5 * w);
+    }
+    double half = 0.5 * clk_diff(to, from);
+
+    /* Spanning tree from the reference: reachability and int64 start values c0. */
+    bool *reach = xcalloc(nn, sizeof *reach);
+    int64_t *c0 = xcalloc(nn, sizeof *c0);
+    size_t *queue = xmalloc(nn * sizeof *queue);
+    size_t qh = 0, qt = 0;
+    reach[iref] = true;
+    c0[iref] = T;
+    queue[qt++] = iref;
+    while (qh < qt) {
+        size_t a = queue[qh++];
+        for (size_t k = adj_start[a]; k < adj_start[a + 1]; k++) {
+            const clock_edge_fit_t *e = &edges[adj[k]];
+            bool fwd = node_index(ids, nn, e->src) == a;
+            size_t b = node_index(ids, nn, fwd ? e->dst : e->src);
+            if (reach[b])
+                continue;
+            reach[b] = true;
+            c0[b] = fwd ? clock_edge_map(e, c0[a]) : edge_inverse(e, c0[a]);
+            queue[qt++] = b;
+        }
+    }
+    free(queue);
+
+    /* Unknowns: every reached node but the reference. */
+    int *unk = xmalloc(nn * sizeof *unk);
+    size_t m = 0;
+    for (size_t i = 0; i < nn; i++)
+        unk[i] = (reach[i] && i != iref) ? (int)m++ : -1;
+
+    sedge_t *se = xmalloc((n + 1) * sizeof *se);
+    size_t ne = 0;
+    for (size_t i = 0; i < n; i++) {
+        const clock_edge_fit_t *e = &edges[i];
+        if (!edge_usable(e))
+            continue;
+        size_t a = node_index(ids, nn, e->src), b = node_index(ids, nn, e->dst);
+        if (!reach[a] || !reach[b])
+            continue;
+        sedge_t *s = &se[ne++];
+        s->e = i;
+        s->na = a;
+        s->nb = b;
+        s->ia = unk[a];
+        s->ib = unk[b];
+        double model = isfinite(e->model_ns) && e->model_ns > 0 ? e->model_ns : 0;
+        s->sig = fmax(e->uncertainty_ns - model, 0.1 * e->uncertainty_ns) / kcov;
+        for (int j = 0; j < 3; j++) {
+            bool ok = isfinite(e->misfit_ns[j]) && isfinite(e->misfit_sigma_ns[j]) &&
+                      e->misfit_sigma_ns[j] > 0;
+            s->mis[j] = ok ? e->misfit_ns[j] : 0;
+            s->mis_sd[j] = ok ? e->misfit_sigma_ns[j] : 0;
+        }
+        double span = fmax(0.5 * clk_diff(e->to_ns, e->from_ns), 1e8);
+        s->sigd = isfinite(e->drift_unc_ppb) && e->drift_unc_ppb > 0
+                      ? e->drift_unc_ppb * 1e-9 / kcov
+                      : s->sig / span;
+        if (!(s->sigd > 1e-15))
+            s->sigd = 1e-15;
+        double D = e->drift_ppb * 1e-9;
+        s->g = 1.0 + D;
+        s->lr = log1p(D);
+        s->k = clk_diff(c0[a], c0[b]) + e->offset_ns + D * clk_diff(c0[a], e->anchor_ns);
+    }
+    st->edges_used = (uint32_t)ne;
+    st->dof = ne > m ? (uint32_t)(ne - m) : 0;
+
+    double *rho = NULL, *delta = NULL, *inv_r = NULL, *inv_o = NULL;
+    double *mis[3] = {NULL, NULL, NULL}, *inv_m[3] = {NULL, NULL, NULL};
+    double floor2 = opts->extra_var_ns2 > 0 ? opts->extra_var_ns2 : 0.0;
+    if (opts->history)
+        floor2 = fmax(floor2, clock_history_extra_var(opts->history));
+    double tau2 = floor2;
+    if (m > 0) {
+        double *N = xmalloc(m * m * sizeof *N), *N0 = xmalloc(m * m * sizeof *N0);
+        double *col = xmalloc(m * sizeof *col);
+        rho = xmalloc(m * sizeof *rho);
+        delta = xmalloc(m * sizeof *delta);
+        inv_r = xmalloc(m * m * sizeof *inv_r);
+        inv_o = xmalloc(m * m * sizeof *inv_o);
+        bool ok = wls(se, ne, m, WLS_RATE, 0, N, N0, rho, inv_r, col);
+        for (int j = 0; j < 3 && ok; j++) {
+            mis[j] = xmalloc(m * sizeof *mis[j]);
+            inv_m[j] = xmalloc(m * m * sizeof *inv_m[j]);
+            ok = wls(se, ne, m, WLS_MISFIT + j, 0, N, N0, mis[j], inv_m[j], col);
+        }
+        /* Offsets; then τ² by Paule–Mandel steps until Q(τ²) = dof. */
+        for (int it = 0; ok && it < 8; it++) {
+            ok = wls(se, ne, m, WLS_OFFSET, tau2, N, N0, delta, inv_o, col);
+            if (!ok || st->dof == 0)
+                break;
+            double Q = 0, c = 0;
+            for (size_t i = 0; i < ne; i++) {
+                const sedge_t *s = &se[i];
+                double w = 1.0 / (s->sig * s->sig + tau2);
+                double r = resid(s, delta, false);
+                Q += w * r * r;
+                double ga = s->g, gb = -1.0, q = 0;
+                if (s->ia >= 0)
+                    q += ga * ga * inv_o[s->ia * m + s->ia];
+                if (s->ib >= 0)
+                    q += gb * gb * inv_o[s->ib * m + s->ib];
+                if (s->ia >= 0 && s->ib >= 0)
+                    q += 2 * ga * gb * inv_o[s->ia * m + s->ib];
+                c += w * (1.0 - w * q);
+            }
+            if (it == 0)
+                st->chi2 = Q;
+            double next = tau2 + (Q - (double)st->dof) / fmax(c, 1e-300);
+            if (next < floor2)
+                next = floor2;
+            if (fabs(next - tau2) <= 1e-3 * fmax(tau2, 1.0))
+                break;
+            tau2 = next;
+        }
+        free(N);
+        free(N0);
+        free(col);
+        if (!ok) {
+            base_err(err, "network solve is singular (%zu unknowns, %zu edges)", m, ne);
+            goto out;
+        }
+    }
+    if (st->dof == 0)
+        st->chi2 = 0;
+    st->extra_sigma_ns = sqrt(tau2);
+
+    for (size_t i = 0; i < ne; i++)
+        edges[se[i].e].residual_ns = resid(&se[i], delta, false);
+
+    clock_node_fit_t *out = xcalloc(nn, sizeof *out);
+    for (size_t i = 0; i < nn; i++) {
+        clock_node_fit_t *f = &out[i];
+        f->window = n ? edges[0].window : 0;
+        f->node = ids[i];
+        f->ref = opts->ref;
+        f->drift_unc_ppb = NAN;
+        if (!reach[i]) {
+            f->aligned = false;
+            st->unaligned++;
+            continue;
+        }
+        f->aligned = true;
+        st->aligned++;
+        if (i == iref) {
+            f->anchor_ns = T;
+            f->from_ns = from;
+            f->to_ns = to;
+            f->drift_unc_ppb = 0;
+            continue;
+        }
+        int k = unk[i];
+        f->anchor_ns = c0[i];
+        f->offset_ns = clk_diff(T, c0[i]) - delta[k];
+        f->drift_ppb = expm1(-rho[k]) * 1e9;
+        double vo = inv_o[k * m + k], vr = inv_r[k * m + k];
+        /*
+         * How far this node's offset curve bends away from its line, against the
+         * reference: the part of each reading that stands clear of its noise.
+         */
+        f->model_ns = 0;
+        f->misfit_ms_ns2 = 0;
+        for (int j = 0; j < 3; j++) {
+            double v = mis[j][k], var = inv_m[j][k * m + k];
+            /* A reading counts only where it stands clear of its noise. */
+            if (v * v > 4 * var)
+                f->model_ns = fmax(f->model_ns, sqrt(v * v - var));
+            f->misfit_ms_ns2 += (v * v - var) / 3.0;
+        }
+        double typical = opts->history ? clock_history_misfit_rms(opts->history, f->node) : NAN;
+        double mk = opts->misfit_k > 0 ? opts->misfit_k : 2.0;
+        if (isfinite(typical))
+            f->model_ns = fmax(f->model_ns, mk * typical);
+        f->uncertainty_ns = kcov * sqrt(vo + vr * half * half) + f->model_ns;
+        f->drift_unc_ppb = kcov * sqrt(vr) * 1e9;
+        f->from_ns = node_inverse(f, from);
+        f->to_ns = node_inverse(f, to);
+    }
+    st->nodes = (uint32_t)nn;
+    *nodes = out;
+    *n_nodes = nn;
+    rc = BASE_OK;
+out:
+    free(rho);
+    free(delta);
+    free(inv_r);
+    free(inv_o);
+    for (int j = 0; j < 3; j++) {
+        free(mis[j]);
+        free(inv_m[j]);
+    }
+    free(se);
+    free(unk);
+    free(reach);
+    free(c0);
+    free(adj);
+    free(adj_start);
+    free(ids);
+    return rc;
+}
+
+/* ---- misfit history ---- */
+
+typedef struct track_node {
+    uint32_t node;
+    double mean, meansq; /* of misfit_ms_ns2 */
+    double weight, weight2;
+    uint32_t count;
+} track_node_t;
+
+struct clock_history {
+    double decay; /* weight kept per window; 1: plain mean */
+    size_t max_nodes;
+    track_node_t *nodes; /* sorted by node id */
+    size_t n;
+    uint64_t ignored;
+    double tau2, tau2_weight; /* extra per-edge variance, weighted mean */
+    uint32_t tau2_count;
+};
+
+clock_history_t *clock_history_new(double halflife_windows, size_t max_nodes)
+{
+    clock_history_t *self = xcalloc(1, sizeof *self);
+    self->decay = halflife_windows > 0 ? exp2(-1.0 / halflife_windows) : 1.0;
+    self->max_nodes = max_nodes ? max_nodes : 4096;
+    return self;
+}
+
+void clock_history_destroy(clock_history_t **self)
+{
+    if (self == NULL || *self == NULL)
+        return;
+    free((*self)->nodes);
+    free(*self);
+    *self = NULL;
+}
+
+static track_node_t *track_find(const clock_history_t *self, uint32_t node, size_t *pos)
+{
+    size_t lo = 0, hi = self->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (self->nodes[mid].node < node)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (pos)
+        *pos = lo;
+    return lo < self->n && self->nodes[lo].node == node ? &self->nodes[lo] : NULL;
+}
+
+void clock_history_add(clock_history_t *self, const clock_node_fit_t *fits, size_t n,
+                       const clock_solve_stats_t *st)
+{
+    assert(self && (fits || n == 0));
+    if (st && st->dof > 0 && isfinite(st->extra_sigma_ns)) {
+        self->tau2_weight = self->tau2_weight * self->decay + 1.0;
+        self->tau2 += (st->extra_sigma_ns * st->extra_sigma_ns - self->tau2) / self->tau2_weight;
+        self->tau2_count++;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const clock_node_fit_t *f = &fits[i];
+        if (!f->aligned || f->node == f->ref || !isfinite(f->misfit_ms_ns2))
+            continue;
+        size_t pos;
+        track_node_t *t = track_find(self, f->node, &pos);
+        if (t == NULL) {
+            if (self->n >= self->max_nodes) {
+                self->ignored++;
+                continue;
+            }
+            self->nodes = xreallocarray(self->nodes, self->n + 1, sizeof *self->nodes);
+            memmove(&self->nodes[pos + 1], &self->nodes[pos],
+                    (self->n - pos) * sizeof *self->nodes);
+            t = &self->nodes[pos];
+            memset(t, 0, sizeof *t);
+            t->node = f->node;
+            self->n++;
+        }
+        double x = f->misfit_ms_ns2;
+        t->weight = t->weight * self->decay + 1.0;
+        t->weight2 = t->weight2 * self->decay * self->decay + 1.0;
+        t->mean += (x - t->mean) / t->weight;
+        t->meansq += (x * x - t->meansq) / t->weight;
+        t->count++;
+    }
+}
+
+double clock_history_misfit_rms(const clock_history_t *self, uint32_t node)
+{
+    assert(self);
+    const track_node_t *t = track_find(self, node, NULL);
+    if (t == NULL || t->count < 3)
+        return NAN;
+    /*
+     * Noisy readings average to a small positive mean by chance: the mean
+     * square counts only when it stands two standard errors clear of zero.
+     */
+    double n_eff = t->weight * t->weight / t->weight2;
+    double var = fmax(t->meansq - t->mean * t->mean, 0) * n_eff / fmax(n_eff - 1, 1);
+    double se = sqrt(var / n_eff);
+    return t->mean > 2 * se ? sqrt(t->mean) : 0;
+}
+
+uint64_t clock_history_ignored(const clock_history_t *self)
+{
+    assert(self);
+    return self->ignored;
+}
+
+double clock_history_extra_var(const clock_history_t *self)
+{
+    assert(self);
+    return self->tau2_count >= 3 ? self->tau2 : 0;
+}

@@ -1,0 +1,94 @@
+/* Small numeric helpers of clock/: selection, quantiles, Gaussian draws. */
+#include "clock/clock_int.h"
+
+#include <stdlib.h>
+
+double clk_rng_gauss(clk_rng_t *r)
+{
+    /* Box–Muller; one of the pair is thrown away to keep the state simple. */
+    double u1 = clk_rng_unit(r);
+    double u2 = clk_rng_unit(r);
+    return sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
+}
+
+double clk_hash_gauss(uint64_t seed, uint64_t k)
+{
+    clk_rng_t r = {clk_mix64(seed ^ clk_mix64(k + 0x632be59bd9b4e019ULL))};
+    return clk_rng_gauss(&r);
+}
+
+double clk_select(double *v, size_t n, size_t k)
+{
+    size_t lo = 0, hi = n - 1;
+    while (lo < hi) {
+        /* Median of three keeps sorted input from going quadratic. */
+        size_t mid = lo + (hi - lo) / 2;
+        double a = v[lo], b = v[mid], c = v[hi];
+        double pivot = a < b ? (b < c ? b : (a < c ? c : a)) : (a < c ? a : (b < c ? c : b));
+        size_t i = lo, j = hi;
+        while (i <= j) {
+            while (v[i] < pivot)
+                i++;
+            while (v[j] > pivot)
+                j--;
+            if (i <= j) {
+                double t = v[i];
+                v[i] = v[j];
+                v[j] = t;
+                i++;
+                if (j == 0)
+                    break;
+                j--;
+            }
+        }
+        if (k <= j)
+            hi = j;
+        else if (k >= i)
+            lo = i;
+        else
+            break;
+    }
+    return v[k];
+}
+
+double clk_median(double *v, size_t n)
+{
+    if (n == 0)
+        return NAN;
+    double hi = clk_select(v, n, n / 2);
+    if (n % 2)
+        return hi;
+    double lo = v[0];
+    for (size_t i = 1; i < n / 2; i++)
+        if (v[i] > lo)
+            lo = v[i];
+    return 0.5 * (lo + hi);
+}
+
+double clk_quantile_sorted(const double *v, size_t n, double q)
+{
+    if (n == 0)
+        return NAN;
+    if (q <= 0)
+        return v[0];
+    if (q >= 1)
+        return v[n - 1];
+    double pos = q * (double)(n - 1);
+    size_t i = (size_t)pos;
+    double f = pos - (double)i;
+    if (i + 1 >= n)
+        return v[n - 1];
+    return v[i] + f * (v[i + 1] - v[i]);
+}
+
+int clk_cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+int clk_cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}

@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# timeout: 300
+# dpclock end to end: sim → fit → eval on short scenarios with generous
+# bounds; fit on a hand-written log with sparse, large node ids, other line
+# types and junk; exit codes for missing files and bad usage.
+. "$(dirname "$0")/lib.sh"
+
+DP=$B/dpclock
+[ -x "$DP" ] || it_skip "no $DP (build the clock module first)"
+
+# --help / --version
+"$DP" --help >"$IT_TMP/help.txt" || it_fail "--help exited non-zero"
+grep -q "dpclock fit\|fit LOG" "$IT_TMP/help.txt" || it_fail "--help does not describe fit"
+"$DP" --version | grep -q "^dpclock " || it_fail "--version"
+
+# Bad usage and unreadable input: exit 2 with a one-line message.
+expect_rc() {
+    local want=$1
+    shift
+    "$@" >"$IT_TMP/out.txt" 2>"$IT_TMP/err.txt"
+    local rc=$?
+    [ "$rc" -eq "$want" ] || it_fail "'$*' exited $rc, want $want: $(cat "$IT_TMP/err.txt")"
+    [ "$want" -eq 0 ] || [ -s "$IT_TMP/err.txt" ] || it_fail "'$*' printed no message"
+}
+expect_rc 2 "$DP"
+expect_rc 2 "$DP" frobnicate
+expect_rc 2 "$DP" fit "$IT_TMP/does-not-exist.jsonl"
+expect_rc 2 "$DP" fit
+expect_rc 2 "$DP" fit /dev/null --estimator nope
+expect_rc 2 "$DP" fit /dev/null --window-s 0
+expect_rc 2 "$DP" sim --scenario nope --out "$IT_TMP/x"
+expect_rc 2 "$DP" sim --scenario lan
+expect_rc 2 "$DP" sim --scenario lan --out "$IT_TMP/x" --nodes 1
+expect_rc 2 "$DP" eval "$IT_TMP/nowhere" "$IT_TMP/nothing"
+expect_rc 2 "$DP" bench --scenarios lan,nope
+grep -q "nope" "$IT_TMP/err.txt" || it_fail "the bad value is not named"
+
+# ---- simulate, fit, evaluate ----
+"$DP" sim --scenario lan --seed 5 --nodes 6 --seconds 12 --out "$IT_TMP/lan" 2>"$IT_TMP/sim.log" ||
+    it_fail "sim failed: $(cat "$IT_TMP/sim.log")"
+[ -s "$IT_TMP/lan/probes.jsonl" ] && [ -s "$IT_TMP/lan/truth.jsonl" ] || it_fail "sim wrote no files"
+np=$(wc -l <"$IT_TMP/lan/probes.jsonl")
+[ "$np" -gt 50000 ] || it_fail "only $np probes for 6 nodes over 12 s"
+"$DP" fit "$IT_TMP/lan/probes.jsonl" >"$IT_TMP/lan/fits.jsonl" 2>"$IT_TMP/fit.log" ||
+    it_fail "fit failed: $(cat "$IT_TMP/fit.log")"
+grep -q " 0 malformed" "$IT_TMP/fit.log" || it_fail "the simulator's own log had malformed lines"
+ne=$(grep -c '"type":"edge_fit"' "$IT_TMP/lan/fits.jsonl")
+nn=$(grep -c '"type":"node_fit"' "$IT_TMP/lan/fits.jsonl")
+[ "$ne" -ge 30 ] && [ "$nn" -ge 36 ] || it_fail "fit wrote $ne edge fits, $nn node fits"
+"$DP" eval "$IT_TMP/lan" "$IT_TMP/lan/fits.jsonl" >"$IT_TMP/eval.txt" 2>&1 ||
+    it_fail "eval failed: $(cat "$IT_TMP/eval.txt")"
+cat "$IT_TMP/eval.txt"
+read -r p99 cov < <(awk '/^offset error/ {p=$7} /coverage/ {c=$(NF-1)} END {print p, c}' "$IT_TMP/eval.txt")
+awk -v p="$p99" -v c="$cov" 'BEGIN {exit !(p + 0 > 0 && p + 0 < 200 && c + 0 >= 80)}' ||
+    it_fail "lan: p99 $p99 ns, coverage $cov %"
+
+# Other estimators read the same log.
+for e in hull minrtt ols; do
+    "$DP" fit "$IT_TMP/lan/probes.jsonl" --estimator "$e" --window-s 1.5 \
+        >"$IT_TMP/lan/fits-$e.jsonl" 2>/dev/null || it_fail "fit --estimator $e failed"
+    grep -q "\"estimator\":\"$e\"" "$IT_TMP/lan/fits-$e.jsonl" || it_fail "no $e edge fits"
+done
+
+# A clock step: detected, the stepping node unaligned for that window, nothing else off.
+"$DP" sim --scenario step --seed 2 --nodes 5 --seconds 16 --out "$IT_TMP/step" 2>/dev/null ||
+    it_fail "sim step failed"
+"$DP" fit "$IT_TMP/step/probes.jsonl" >"$IT_TMP/step/fits.jsonl" 2>"$IT_TMP/fitstep.log" ||
+    it_fail "fit (step) failed"
+grep -q '"step":true' "$IT_TMP/step/fits.jsonl" || it_fail "no edge fit reported the step"
+"$DP" eval "$IT_TMP/step" "$IT_TMP/step/fits.jsonl" >"$IT_TMP/evalstep.txt" 2>&1 || it_fail "eval (step)"
+cat "$IT_TMP/evalstep.txt"
+read -r una mx < <(awk '/^node windows/ {u=$5} /^offset error/ {m=$(NF-1)} END {print u, m}' "$IT_TMP/evalstep.txt")
+[ "${una:-0}" -ge 1 ] || it_fail "the step left no window unaligned"
+awk -v m="$mx" 'BEGIN {exit !(m + 0 < 1000)}' || it_fail "an aligned window is $mx ns off"
+
+# ---- a hand-written log: sparse, large ids, other types, junk ----
+# Nodes 7 (reference), 1000000 (+5 ms, +20 ppm) and 4000000000 (−3 ms, −35 ppm),
+# a triangle probed both ways, 10 µs one-way delay, some lines out of order.
+"$IT_PY" - "$IT_TMP/hand.jsonl" <<'EOF' || it_fail "could not write the hand-made log"
+import json, sys
+T = 1_750_000_000_000_000_000
+clk = {7: (0.0, 0.0), 1000000: (5e6, 20e-6), 4000000000: (-3e6, -35e-6)}
+def c(n, t):
+    off, rate = clk[n]
+    return t + int(round(off + rate * (t - T)))
+lines = []
+pairs = [(7, 1000000), (1000000, 7), (1000000, 4000000000), (4000000000, 1000000),
+         (7, 4000000000), (4000000000, 7)]
+seq = 0
+for k in range(3000):                      # 6 s, a probe every 2 ms per direction
+    for i, (a, b) in enumerate(pairs):
+        t = T + k * 2_000_000 + i * 300_000
+        tx = [c(a, t), c(a, t + 100_000)]
+        rx = [c(b, t + 10_000), c(b, t + 110_000)]
+        if k % 97 == 5:
+            rx[1] = None                   # a lost packet
+        seq += 1
+        lines.append(json.dumps({"type": "probe", "src": a, "dst": b, "seq": seq,
+                                 "tx": tx, "rx": rx, "note": "extra field"}))
+for i in range(0, len(lines) - 50, 50):    # a little disorder
+    lines[i], lines[i + 7] = lines[i + 7], lines[i]
+junk = ['garbage', '{}', '{"type":"probe"}', '{"type":"probe","src":1,"dst":2,"tx":[1],"rx":[1,2]}',
+        '{"type":"probe","src":-4,"dst":2,"tx":[1,2],"rx":[1,2]}', '[1,2,3]', '{"type":"probe",']
+other = ['{"type":"window_stats","edge":[7,1000000],"pure":0.97}',
+         '{"type":"hello","node":7}', '']
+out = lines[:1000] + junk + lines[1000:5000] + other + lines[5000:]
+open(sys.argv[1], "w").write("\n".join(out) + "\n")
+EOF
+"$DP" fit "$IT_TMP/hand.jsonl" --ref 7 >"$IT_TMP/hand-fits.jsonl" 2>"$IT_TMP/hand.log" ||
+    it_fail "fit of the hand-made log failed: $(cat "$IT_TMP/hand.log")"
+cat "$IT_TMP/hand.log"
+grep -q " 7 malformed" "$IT_TMP/hand.log" || it_fail "the 7 junk lines were not counted"
+grep -q "2 other records skipped" "$IT_TMP/hand.log" || it_fail "other line types not skipped"
+"$IT_PY" - "$IT_TMP/hand-fits.jsonl" <<'EOF' || it_fail "hand-made log: wrong fits"
+import json, sys
+T = 1_750_000_000_000_000_000
+clk = {1000000: (5e6, 20e-6), 4000000000: (-3e6, -35e-6)}
+fits = [json.loads(l) for l in open(sys.argv[1])]
+nodes = [f for f in fits if f["type"] == "node_fit"]
+edges = [f for f in fits if f["type"] == "edge_fit"]
+assert edges and nodes, "no fits"
+assert {f["node"] for f in nodes} == {7, 1000000, 4000000000}, {f["node"] for f in nodes}
+checked = 0
+for f in nodes:
+    if f["node"] == 7 or not f["aligned"]:
+        continue
+    off, rate = clk[f["node"]]
+    for x in (f["from_ns"], f["anchor_ns"], f["to_ns"]):
+        # true reference time of the node's reading x, minus x (kept off the
+        # 1.75e18 scale, where a float resolves only 256 ns)
+        d = x - T
+        want = (d - off) / (1 + rate) - d
+        got = f["offset_ns"] + f["drift_ppb"] * 1e-9 * (x - f["anchor_ns"])
+        assert abs(got - want) < 50, (f["node"], f["window"], got, want)
+    assert abs(f["drift_ppb"] - (1 / (1 + rate) - 1) * 1e9) < 5, f
+    assert f["ref"] == 7
+    checked += 1
+assert checked >= 4, checked
+print("hand-made log: %d node fits within 50 ns" % checked)
+EOF
+
+# --ref naming a node that is not in the log is bad usage.
+expect_rc 2 "$DP" fit "$IT_TMP/hand.jsonl" --ref 8
+
+it_pass "dpclock sim/fit/eval, hand-made log, exit codes"

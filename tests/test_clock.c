@@ -1,0 +1,1221 @@
+/*
+ * Unit tests for clock/: estimators on constructed point sets with known
+ * answers, the purity filter, the network solver on graphs, step detection,
+ * precision at CLOCK_REALTIME magnitudes, domain conversion, the simulated
+ * clock, the §4.5 JSON lines, and a small simulate → fit → evaluate run.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock/clock.h"
+
+#define T0 1790000000000000000LL /* a CLOCK_REALTIME-sized instant */
+
+/* Deterministic uniform in [0, 1). */
+static double urand(uint64_t *s)
+{
+    *s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (double)(*s >> 11) / 9007199254740992.0;
+}
+
+static double gauss(uint64_t *s)
+{
+    double u1 = urand(s) + 1e-12, u2 = urand(s);
+    return sqrt(-2 * log(u1)) * cos(2 * M_PI * u2);
+}
+
+/* True offset line of an edge: θ(x) = O + D·1e-9·(x − L). */
+typedef struct line_truth {
+    int64_t L;
+    double O, D;
+} line_truth_t;
+
+static double theta(const line_truth_t *t, int64_t x)
+{
+    return t->O + t->D * 1e-9 * (double)(x - t->L);
+}
+
+/*
+ * n points per side over `span` ns from T0: forward above the line by dmin +
+ * queue (exponential, mean qmean, on a share qfrac of points) + noise,
+ * reverse below it the same way.
+ */
+static void make_points(const line_truth_t *t, size_t n, int64_t span, double dmin, double qfrac,
+                        double qmean, double noise, uint64_t seed, clock_point_t *fwd,
+                        clock_point_t *rev)
+{
+    uint64_t s = seed;
+    for (size_t i = 0; i < n; i++) {
+        int64_t xf = T0 + (int64_t)((double)span * ((double)i + 0.3) / (double)n);
+        int64_t xr = T0 + (int64_t)((double)span * ((double)i + 0.7) / (double)n);
+        double qf = urand(&s) < qfrac ? -qmean * log(urand(&s) + 1e-12) : 0;
+        double qr = urand(&s) < qfrac ? -qmean * log(urand(&s) + 1e-12) : 0;
+        fwd[i] =
+            (clock_point_t){xf, (int64_t)llround(theta(t, xf) + dmin + qf + noise * gauss(&s))};
+        rev[i] =
+            (clock_point_t){xr, (int64_t)llround(theta(t, xr) - dmin - qr + noise * gauss(&s))};
+    }
+}
+
+/* |fitted − true| of an edge map, worst of the ends and the middle of [lo, hi]. */
+static double edge_error(const clock_edge_fit_t *f, const line_truth_t *t, int64_t lo, int64_t hi)
+{
+    double worst = 0;
+    for (int j = 0; j <= 2; j++) {
+        int64_t x = lo + (hi - lo) / 2 * j;
+        double fit = f->offset_ns + f->drift_ppb * 1e-9 * (double)(x - f->anchor_ns);
+        worst = fmax(worst, fabs(fit - theta(t, x)));
+    }
+    return worst;
+}
+
+/* ---- estimators ---- */
+
+static void test_estimator_table(void **state)
+{
+    (void)state;
+    size_t n;
+    const clock_estimator_t *const *e = clock_estimators(&n);
+    assert_int_equal(n, 4);
+    assert_string_equal(e[0]->name, "svm");
+    assert_ptr_equal(clock_estimator_default(), e[0]);
+    const char *names[] = {"svm", "hull", "minrtt", "ols"};
+    for (size_t i = 0; i < 4; i++) {
+        assert_non_null(clock_estimator_find(names[i]));
+        assert_string_equal(clock_estimator_find(names[i])->name, names[i]);
+    }
+    assert_null(clock_estimator_find("nope"));
+    assert_null(clock_estimator_find(NULL));
+}
+
+/* Constant delays, no noise: every estimator must find the exact line. */
+static void test_exact_lines(void **state)
+{
+    (void)state;
+    line_truth_t t = {T0 + 1000000000LL, 1234567.25, 42.5};
+    clock_point_t fwd[200], rev[200];
+    make_points(&t, 200, 2000000000LL, 8000, 0, 0, 0, 1, fwd, rev);
+    /* Both directions at the same instants: the feasible band is symmetric, so even the
+     * hull's midline is exact. */
+    for (size_t i = 0; i < 200; i++)
+        rev[i] = (clock_point_t){fwd[i].x, (int64_t)llround(theta(&t, fwd[i].x) - 8000)};
+    size_t n;
+    const clock_estimator_t *const *e = clock_estimators(&n);
+    for (size_t i = 0; i < n; i++) {
+        clock_edge_fit_t f;
+        char err[BASE_ERRLEN];
+        assert_int_equal(clock_fit_edge(e[i], fwd, 200, rev, 200, NULL, &f, err), BASE_OK);
+        double er = edge_error(&f, &t, T0, T0 + 2000000000LL);
+        if (er > 2.0)
+            fail_msg("%s: error %.3f ns on an exact line", e[i]->name, er);
+        /* Points are whole ns: half a ns of rounding over a second is half a ppb. */
+        if (fabs(f.drift_ppb - 42.5) > 1.0)
+            fail_msg("%s: drift %.3f ppb, want 42.5", e[i]->name, f.drift_ppb);
+        assert_int_equal(f.n_fwd, 200);
+        assert_int_equal(f.n_rev, 200);
+        assert_true(f.uncertainty_ns >= 1.0);
+        assert_string_equal(f.estimator, e[i]->name);
+        /* Half the round trip: the margin of a noise-free band is the one-way delay. */
+        assert_true(fabs(f.margin_ns - 8000) < 5);
+    }
+}
+
+/* Queuing only pushes points away from the line: svm and hull must not care, ols must. */
+static void test_queuing_robustness(void **state)
+{
+    (void)state;
+    line_truth_t t = {T0 + 1000000000LL, -5000000.0, -310.0};
+    clock_point_t fwd[400], rev[400];
+    make_points(&t, 400, 2000000000LL, 12000, 0.6, 20000, 30, 7, fwd, rev);
+    clock_edge_fit_t f;
+    char err[BASE_ERRLEN];
+    assert_int_equal(clock_fit_edge(clock_estimator_find("svm"), fwd, 400, rev, 400, NULL, &f, err),
+                     BASE_OK);
+    double esvm = edge_error(&f, &t, T0, T0 + 2000000000LL);
+    assert_int_equal(
+        clock_fit_edge(clock_estimator_find("hull"), fwd, 400, rev, 400, NULL, &f, err), BASE_OK);
+    double ehull = edge_error(&f, &t, T0, T0 + 2000000000LL);
+    assert_int_equal(clock_fit_edge(clock_estimator_find("ols"), fwd, 400, rev, 400, NULL, &f, err),
+                     BASE_OK);
+    double eols = edge_error(&f, &t, T0, T0 + 2000000000LL);
+    if (!(esvm < 40 && ehull < 150 && eols > 500))
+        fail_msg("queued data: svm %.1f hull %.1f ols %.1f ns", esvm, ehull, eols);
+}
+
+/* A few points deep in the forbidden zone must not drag svm or hull along. */
+static void test_forbidden_zone_outliers(void **state)
+{
+    (void)state;
+    line_truth_t t = {T0 + 1000000000LL, 777.0, 5.0};
+    clock_point_t fwd[300], rev[300];
+    make_points(&t, 300, 2000000000LL, 6000, 0.3, 3000, 20, 3, fwd, rev);
+    /* Three forward points 4 µs below the line, two reverse points 3 µs above it. */
+    for (int i = 0; i < 3; i++)
+        fwd[50 + 80 * i].y = (int64_t)llround(theta(&t, fwd[50 + 80 * i].x) - 4000);
+    for (int i = 0; i < 2; i++)
+        rev[100 + 90 * i].y = (int64_t)llround(theta(&t, rev[100 + 90 * i].x) + 3000);
+    const char *names[] = {"svm", "hull"};
+    for (int k = 0; k < 2; k++) {
+        clock_edge_fit_t f;
+        char err[BASE_ERRLEN];
+        assert_int_equal(
+            clock_fit_edge(clock_estimator_find(names[k]), fwd, 300, rev, 300, NULL, &f, err),
+            BASE_OK);
+        double er = edge_error(&f, &t, T0, T0 + 2000000000LL);
+        if (er > 60)
+            fail_msg("%s with forbidden-zone outliers: error %.1f ns", names[k], er);
+    }
+}
+
+static void test_too_few_and_one_sided(void **state)
+{
+    (void)state;
+    line_truth_t t = {T0, 0, 0};
+    clock_point_t fwd[50], rev[50];
+    make_points(&t, 50, 1000000000LL, 5000, 0, 0, 10, 5, fwd, rev);
+    clock_edge_fit_t f;
+    char err[BASE_ERRLEN] = "";
+    size_t n;
+    const clock_estimator_t *const *e = clock_estimators(&n);
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(clock_fit_edge(e[i], fwd, 50, rev, 0, NULL, &f, err), BASE_ERR);
+        assert_non_null(strstr(err, "one-sided"));
+        assert_int_equal(clock_fit_edge(e[i], fwd, 0, rev, 50, NULL, &f, err), BASE_ERR);
+        assert_int_equal(clock_fit_edge(e[i], fwd, 3, rev, 50, NULL, &f, err), BASE_ERR);
+        assert_non_null(strstr(err, "too few"));
+        assert_int_equal(clock_fit_edge(e[i], fwd, 50, rev, 3, NULL, &f, err), BASE_ERR);
+    }
+}
+
+/* Unsorted input is accepted and gives the same answer. */
+static void test_unsorted_points(void **state)
+{
+    (void)state;
+    line_truth_t t = {T0 + 500000000LL, 1e6, 12};
+    clock_point_t fwd[100], rev[100], sf[100], sr[100];
+    make_points(&t, 100, 1000000000LL, 5000, 0.2, 2000, 15, 11, fwd, rev);
+    for (size_t i = 0; i < 100; i++) {
+        sf[i] = fwd[(i * 37) % 100];
+        sr[i] = rev[(i * 53) % 100];
+    }
+    clock_edge_fit_t a, b;
+    assert_int_equal(clock_fit_edge(NULL, fwd, 100, rev, 100, NULL, &a, NULL), BASE_OK);
+    assert_int_equal(clock_fit_edge(NULL, sf, 100, sr, 100, NULL, &b, NULL), BASE_OK);
+    assert_true(a.anchor_ns == b.anchor_ns);
+    assert_true(fabs(a.offset_ns - b.offset_ns) < 1e-6);
+    assert_true(fabs(a.drift_ppb - b.drift_ppb) < 1e-6);
+}
+
+/*
+ * Precision at CLOCK_REALTIME magnitudes: a double cannot even hold such an
+ * instant to the nanosecond, but fits on anchored differences must recover
+ * offsets of seconds and drifts of hundreds of ppm to well under a ns.
+ */
+static void test_precision_large_magnitudes(void **state)
+{
+    (void)state;
+    /* The hazard this guards against: 1.79e18 + 1 is not representable. */
+    double d = (double)T0;
+    assert_true((int64_t)(d + 1.0) == (int64_t)d);
+
+    line_truth_t t = {T0 + 987654321LL, 3.25e9, -480000.0}; /* 3.25 s, −480 ppm */
+    clock_point_t fwd[300], rev[300];
+    make_points(&t, 300, 2000000000LL, 9000, 0, 0, 0, 9, fwd, rev);
+    clock_edge_fit_t f;
+    assert_int_equal(
+        clock_fit_edge(clock_estimator_find("svm"), fwd, 300, rev, 300, NULL, &f, NULL), BASE_OK);
+    assert_true(edge_error(&f, &t, T0, T0 + 2000000000LL) < 1.5);
+    assert_true(fabs(f.drift_ppb + 480000.0) < 0.01);
+    /* The integer map agrees too. */
+    int64_t x = T0 + 1500000000LL;
+    int64_t y = clock_edge_map(&f, x);
+    assert_true(llabs(y - (x + (int64_t)llround(theta(&t, x)))) <= 2);
+}
+
+/* ---- purity filter and points ---- */
+
+static clock_probe_t probe(uint32_t src, uint32_t dst, int64_t tx0, int64_t gap_tx, int64_t delay0,
+                           int64_t delay1)
+{
+    clock_probe_t p = {.src = src, .dst = dst, .seq = 1};
+    p.tx[0] = tx0;
+    p.tx[1] = tx0 + gap_tx;
+    p.rx[0] = tx0 + delay0;
+    p.rx[1] = tx0 + gap_tx + delay1;
+    p.rx_ok[0] = p.rx_ok[1] = true;
+    return p;
+}
+
+static void test_purity(void **state)
+{
+    (void)state;
+    clock_probe_t p = probe(1, 2, T0, 100000, 5000, 5000);
+    assert_int_equal(clock_probe_purity(&p, 100, 0), CLOCK_PURE);
+    p = probe(1, 2, T0, 100000, 5000, 5090);
+    assert_int_equal(clock_probe_purity(&p, 100, 0), CLOCK_PURE);
+    assert_int_equal(clock_probe_purity(&p, 50, 0), CLOCK_IMPURE);
+    assert_int_equal(clock_probe_purity(&p, 50, 90), CLOCK_PURE); /* centred on the rate */
+    p = probe(1, 2, T0, 100000, 5000, 12000);                     /* second packet queued */
+    assert_int_equal(clock_probe_purity(&p, 1000, 0), CLOCK_IMPURE);
+    p.rx_ok[1] = false;
+    assert_int_equal(clock_probe_purity(&p, 1000, 0), CLOCK_LOST);
+    p = probe(1, 2, T0, -5, 5000, 5000); /* transmit times out of order */
+    assert_int_equal(clock_probe_purity(&p, 1000, 0), CLOCK_BAD);
+    p = probe(1, 2, T0, 100000, 5000, -200000); /* received in the wrong order */
+    assert_int_equal(clock_probe_purity(&p, 1000000, 0), CLOCK_IMPURE);
+
+    clock_purity_opts_t o;
+    clock_purity_opts_default(&o);
+    assert_int_equal(o.guard_ns, 0);
+    assert_true(o.min_guard_ns > 0 && o.auto_k > 0);
+}
+
+/* The automatic guard learns the noise and rejects the queued pairs. */
+static void test_auto_guard_and_points(void **state)
+{
+    (void)state;
+    enum { N = 400 };
+    clock_probe_t *pr = calloc(2 * N + 2, sizeof *pr);
+    uint64_t s = 99;
+    size_t queued = 0;
+    for (int i = 0; i < N; i++) {
+        int64_t tx = T0 + (int64_t)i * 5000000;
+        int64_t d0 = 7000 + (int64_t)llround(40 * gauss(&s));
+        int64_t d1 = 7000 + (int64_t)llround(40 * gauss(&s));
+        if (i % 5 == 0) { /* one packet of the pair waited behind a burst */
+            d1 += 3000 + (int64_t)(urand(&s) * 20000);
+            queued++;
+        }
+        pr[i] = probe(10, 20, tx, 100000, d0, d1);
+        /* Reverse: node 20 → 10, B's clock ahead by 1 ms. */
+        clock_probe_t r =
+            probe(20, 10, tx + 1000000 + 2000000, 100000, -1000000 + 7000, -1000000 + 7000);
+        pr[N + i] = r;
+    }
+    pr[2 * N] = probe(3, 4, T0, 100000, 1, 1); /* another edge: ignored */
+    clock_purity_opts_t o;
+    clock_purity_opts_default(&o);
+    clock_point_t *fwd = calloc(2 * N + 2, sizeof *fwd), *rev = calloc(2 * N + 2, sizeof *rev);
+    size_t nf, nr;
+    clock_purity_stats_t st;
+    clock_edge_points(pr, 2 * N + 1, 10, 20, &o, fwd, &nf, rev, &nr, &st);
+    assert_int_equal(st.total, 2 * N);
+    assert_int_equal(st.impure, queued);
+    assert_int_equal(nf, N - queued);
+    assert_int_equal(nr, N);
+    assert_true(st.guard_ns[0] >= 100 && st.guard_ns[0] < 1500);
+    for (size_t i = 1; i < nf; i++)
+        assert_true(fwd[i].x >= fwd[i - 1].x);
+    /* Forward point: y = rx − tx ≈ +7000; reverse: y = tx_B − rx_A = +1 ms − 7000. */
+    assert_true(llabs(fwd[0].y - 7000) < 200);
+    assert_true(llabs(rev[0].y - (1000000 - 7000)) < 5);
+
+    /* The whole live path in one call. */
+    clock_edge_fit_t f;
+    char err[BASE_ERRLEN];
+    assert_int_equal(clock_fit_probes(NULL, pr, 2 * N + 1, 10, 20, NULL, NULL, &f, &st, err),
+                     BASE_OK);
+    assert_int_equal(f.src, 10);
+    assert_int_equal(f.dst, 20);
+    assert_true(fabs(f.offset_ns - 500000.0) < 20000); /* midway: forward and reverse disagree */
+    free(fwd);
+    free(rev);
+    free(pr);
+}
+
+/* ---- steps ---- */
+
+static void test_step_detection(void **state)
+{
+    (void)state;
+    line_truth_t t = {T0 + 1000000000LL, 250000.0, 20.0};
+    clock_point_t fwd[600], rev[600];
+    make_points(&t, 600, 2000000000LL, 9000, 0.05, 2000, 40, 21, fwd, rev);
+    /* dst steps forward by 1 ms at 1.3 s: dst − src jumps by +1 ms. */
+    int64_t at = T0 + 1300000000LL;
+    for (int i = 0; i < 600; i++) {
+        if (fwd[i].x >= at)
+            fwd[i].y += 1000000;
+        if (rev[i].x >= at)
+            rev[i].y += 1000000;
+    }
+    clock_edge_fit_t f;
+    char err[BASE_ERRLEN];
+    assert_int_equal(clock_fit_edge(NULL, fwd, 600, rev, 600, NULL, &f, err), BASE_OK);
+    assert_true(f.step);
+    assert_true(fabs(f.step_ns - 1e6) < 5e4);
+    assert_true(llabs(f.step_at_ns - at) < 300000000LL);
+    /* The fit describes the longer clean part (before the step) and says so. */
+    assert_true(f.to_ns < at);
+    assert_true(edge_error(&f, &t, f.from_ns, f.to_ns) < 50);
+
+    /* No false alarm on clean data, nor on queuing bursts on one side. */
+    make_points(&t, 600, 2000000000LL, 9000, 0.05, 2000, 40, 22, fwd, rev);
+    for (int i = 300; i < 360; i++)
+        fwd[i].y += 50000;
+    assert_int_equal(clock_fit_edge(NULL, fwd, 600, rev, 600, NULL, &f, err), BASE_OK);
+    assert_false(f.step);
+
+    clock_fit_opts_t o;
+    clock_fit_opts_default(&o);
+    o.detect_steps = false;
+    make_points(&t, 600, 2000000000LL, 9000, 0.05, 2000, 40, 21, fwd, rev);
+    for (int i = 0; i < 600; i++)
+        if (fwd[i].x >= at)
+            fwd[i].y += 1000000;
+    assert_int_equal(clock_fit_edge(NULL, fwd, 600, rev, 600, &o, &f, err), BASE_OK);
+    assert_false(f.step);
+}
+
+/* ---- the network solver ---- */
+
+/* Node n's clock: c_n(t) = t + off[n] + rate[n]·(t − T0), t the reference's reading. */
+typedef struct net {
+    double off[8], rate[8];
+} net_t;
+
+static int64_t net_clock(const net_t *net, int n, int64_t t)
+{
+    return t + (int64_t)llround(net->off[n] + net->rate[n] * (double)(t - T0));
+}
+
+/* An exact edge fit a → b anchored at a's reading of reference time tl, plus a bias. */
+static clock_edge_fit_t exact_edge(const net_t *net, int a, int b, int64_t tl, double bias)
+{
+    clock_edge_fit_t e;
+    memset(&e, 0, sizeof e);
+    e.src = (uint32_t)a;
+    e.dst = (uint32_t)b;
+    snprintf(e.estimator, sizeof e.estimator, "svm");
+    int64_t la = net_clock(net, a, tl);
+    e.anchor_ns = la;
+    e.offset_ns = (double)(net_clock(net, b, tl) - la) + bias;
+    e.drift_ppb = ((1 + net->rate[b]) / (1 + net->rate[a]) - 1) * 1e9;
+    e.uncertainty_ns = 10;
+    e.drift_unc_ppb = 1;
+    e.n_fwd = e.n_rev = 100;
+    e.from_ns = net_clock(net, a, T0);
+    e.to_ns = net_clock(net, a, T0 + 2000000000LL);
+    e.model_ns = e.residual_ns = e.margin_ns = NAN;
+    for (int j = 0; j < 3; j++)
+        e.misfit_ns[j] = e.misfit_sigma_ns[j] = NAN;
+    return e;
+}
+
+static const clock_node_fit_t *find_node(const clock_node_fit_t *n, size_t cnt, uint32_t id)
+{
+    for (size_t i = 0; i < cnt; i++)
+        if (n[i].node == id)
+            return &n[i];
+    return NULL;
+}
+
+/* Worst |fit − truth| of node n's map over the window. */
+static double node_error(const net_t *net, const clock_node_fit_t *f, int n)
+{
+    double worst = 0;
+    for (int j = 0; j <= 4; j++) {
+        int64_t t = T0 + 500000000LL * j;
+        int64_t x = net_clock(net, n, t);
+        double fit = f->offset_ns + f->drift_ppb * 1e-9 * (double)(x - f->anchor_ns);
+        worst = fmax(worst, fabs(fit - (double)(t - x)));
+    }
+    return worst;
+}
+
+static clock_solve_opts_t solve_opts(uint32_t ref)
+{
+    clock_solve_opts_t o;
+    clock_solve_opts_default(&o);
+    o.ref = ref;
+    o.from_ns = T0;
+    o.to_ns = T0 + 2000000000LL;
+    o.at_ns = T0 + 1000000000LL;
+    return o;
+}
+
+static void test_solver_tree(void **state)
+{
+    (void)state;
+    /* Large offsets and ±500 ppm: edges anchored at different local times. */
+    net_t net = {{0, 3.5e6, -2.25e9, 7e5}, {0, 480e-6, -495e-6, 120e-6}};
+    clock_edge_fit_t e[3] = {exact_edge(&net, 0, 1, T0 + 300000000LL, 0),
+                             exact_edge(&net, 2, 1, T0 + 1700000000LL, 0),
+                             exact_edge(&net, 3, 2, T0 + 900000000LL, 0)};
+    clock_solve_opts_t o = solve_opts(0);
+    clock_node_fit_t *nodes;
+    size_t nn;
+    clock_solve_stats_t st;
+    char err[BASE_ERRLEN];
+    assert_int_equal(clock_solve(e, 3, &o, &nodes, &nn, &st, err), BASE_OK);
+    assert_int_equal(nn, 4);
+    assert_int_equal(st.aligned, 4);
+    assert_int_equal(st.dof, 0);
+    for (int n = 1; n < 4; n++) {
+        const clock_node_fit_t *f = find_node(nodes, nn, (uint32_t)n);
+        assert_non_null(f);
+        assert_true(f->aligned);
+        assert_int_equal(f->ref, 0);
+        double er = node_error(&net, f, n);
+        if (er > 2)
+            fail_msg("tree node %d: error %.2f ns", n, er);
+        assert_true(f->uncertainty_ns > 0);
+        assert_true(f->from_ns < f->to_ns);
+    }
+    const clock_node_fit_t *r = find_node(nodes, nn, 0);
+    assert_true(r->aligned && r->offset_ns == 0 && r->drift_ppb == 0);
+    for (int i = 0; i < 3; i++)
+        assert_true(fabs(e[i].residual_ns) < 1e-3); /* a tree has no loops */
+    free(nodes);
+}
+
+static void test_solver_loops_show_asymmetry(void **state)
+{
+    (void)state;
+    net_t net = {{0, 1e5, -2e5, 3e5, -4e5}, {0, 10e-6, -20e-6, 30e-6, 5e-6}};
+    /* A ring with one chord; edge 1→2 has 600 ns of path asymmetry. */
+    clock_edge_fit_t e[6] = {
+        exact_edge(&net, 0, 1, T0 + 1e9, 0), exact_edge(&net, 1, 2, T0 + 1e9, 600),
+        exact_edge(&net, 2, 3, T0 + 1e9, 0), exact_edge(&net, 3, 4, T0 + 1e9, 0),
+        exact_edge(&net, 4, 0, T0 + 1e9, 0), exact_edge(&net, 0, 2, T0 + 1e9, 0)};
+    clock_solve_opts_t o = solve_opts(0);
+    clock_node_fit_t *nodes;
+    size_t nn;
+    clock_solve_stats_t st;
+    assert_int_equal(clock_solve(e, 6, &o, &nodes, &nn, &st, NULL), BASE_OK);
+    assert_int_equal(st.dof, 2);
+    assert_true(st.extra_sigma_ns > 50); /* the residuals called for extra variance */
+    size_t worst = 0;
+    for (size_t i = 0; i < 6; i++)
+        if (fabs(e[i].residual_ns) > fabs(e[worst].residual_ns))
+            worst = i;
+    assert_int_equal(worst, 1);
+    assert_true(fabs(e[1].residual_ns) > 150);
+    /* The uncertainties widen to cover what the asymmetry did. */
+    for (int n = 1; n < 5; n++) {
+        const clock_node_fit_t *f = find_node(nodes, nn, (uint32_t)n);
+        double er = node_error(&net, f, n);
+        if (er > f->uncertainty_ns)
+            fail_msg("node %d: error %.1f outside ±%.1f", n, er, f->uncertainty_ns);
+        assert_true(f->uncertainty_ns > 30);
+    }
+    free(nodes);
+
+    /* Without the asymmetry everything is consistent and tight. */
+    e[1] = exact_edge(&net, 1, 2, T0 + 1e9, 0);
+    assert_int_equal(clock_solve(e, 6, &o, &nodes, &nn, &st, NULL), BASE_OK);
+    assert_true(st.extra_sigma_ns < 1);
+    for (int n = 1; n < 5; n++) {
+        const clock_node_fit_t *f = find_node(nodes, nn, (uint32_t)n);
+        assert_true(node_error(&net, f, n) < 2);
+        assert_true(f->uncertainty_ns < 30);
+    }
+    free(nodes);
+}
+
+static void test_solver_disconnected_and_steps(void **state)
+{
+    (void)state;
+    net_t net = {{0, 1e5, 2e5, 3e5, 4e5}, {0}};
+    clock_edge_fit_t e[4] = {exact_edge(&net, 0, 1, T0 + 1e9, 0),
+                             exact_edge(&net, 2, 3, T0 + 1e9, 0),
+                             exact_edge(&net, 1, 4, T0 + 1e9, 0), exact_edge(&net, 3, 4, T0, 0)};
+    e[2].step = true; /* 1–4 saw a clock step: not used */
+    e[3].uncertainty_ns = NAN;
+    clock_solve_opts_t o = solve_opts(0);
+    clock_node_fit_t *nodes;
+    size_t nn;
+    clock_solve_stats_t st;
+    assert_int_equal(clock_solve(e, 4, &o, &nodes, &nn, &st, NULL), BASE_OK);
+    assert_int_equal(nn, 5);
+    assert_int_equal(st.edges_skipped, 2);
+    assert_true(find_node(nodes, nn, 1)->aligned);
+    assert_false(find_node(nodes, nn, 2)->aligned); /* a component of its own: never guessed */
+    assert_false(find_node(nodes, nn, 3)->aligned);
+    assert_false(find_node(nodes, nn, 4)->aligned);
+    assert_true(isnan(e[2].residual_ns));
+    free(nodes);
+
+    /* A reference that appears in no edge: only the reference is aligned. */
+    o.ref = 9;
+    assert_int_equal(clock_solve(e, 2, &o, &nodes, &nn, &st, NULL), BASE_OK);
+    assert_int_equal(st.aligned, 1);
+    assert_true(find_node(nodes, nn, 9)->aligned);
+    free(nodes);
+    /* No edges at all. */
+    assert_int_equal(clock_solve(NULL, 0, &o, &nodes, &nn, &st, NULL), BASE_OK);
+    assert_int_equal(nn, 1);
+    free(nodes);
+}
+
+static void test_history(void **state)
+{
+    (void)state;
+    clock_history_t *h = clock_history_new(0, 2);
+    clock_node_fit_t f[3];
+    memset(f, 0, sizeof f);
+    for (int i = 0; i < 3; i++) {
+        f[i].node = (uint32_t)(i + 1);
+        f[i].ref = 0;
+        f[i].aligned = true;
+    }
+    clock_solve_stats_t st = {.dof = 4, .extra_sigma_ns = 10};
+    assert_true(isnan(clock_history_misfit_rms(h, 1)));
+    assert_true(clock_history_extra_var(h) == 0);
+    for (int w = 0; w < 10; w++) {
+        f[0].misfit_ms_ns2 = 400 + (w % 2 ? 50 : -50); /* a clear 20 ns misfit */
+        f[1].misfit_ms_ns2 = (w % 2 ? 300 : -300);     /* noise around zero */
+        f[2].misfit_ms_ns2 = 100;
+        clock_history_add(h, f, 3, &st);
+    }
+    assert_true(fabs(clock_history_misfit_rms(h, 1) - 20) < 1);
+    assert_true(clock_history_misfit_rms(h, 2) == 0);
+    assert_true(isnan(clock_history_misfit_rms(h, 3))); /* beyond max_nodes */
+    assert_int_equal(clock_history_ignored(h), 10);
+    assert_true(fabs(clock_history_extra_var(h) - 100) < 1e-9);
+    clock_history_destroy(&h);
+    assert_null(h);
+}
+
+/* ---- conversion ---- */
+
+static clock_node_fit_t window_fit(int64_t w, int64_t from, double off, double drift, double wobble)
+{
+    clock_node_fit_t f;
+    memset(&f, 0, sizeof f);
+    f.window = w;
+    f.node = 5;
+    f.ref = 0;
+    f.from_ns = from;
+    f.to_ns = from + 2000000000LL;
+    f.anchor_ns = from + 1000000000LL;
+    f.offset_ns = off + wobble;
+    f.drift_ppb = drift;
+    f.uncertainty_ns = 20;
+    f.aligned = true;
+    return f;
+}
+
+static void test_conversion(void **state)
+{
+    (void)state;
+    clock_conv_t *c = clock_conv_new(NULL);
+    char err[BASE_ERRLEN];
+    /* Windows 0..4 of node 5, drift 300 ppb, maps that disagree by tens of ns. */
+    double wob[5] = {0, 35, -20, 10, -40};
+    for (int w = 0; w < 5; w++) {
+        if (w == 3)
+            continue; /* window 3 unaligned: a gap */
+        int64_t from = T0 + (int64_t)w * 2000000000LL;
+        double off = -123456.0 + 300e-9 * (double)(from + 1000000000LL - T0);
+        clock_node_fit_t f = window_fit(w, from, off, 300, wob[w]);
+        assert_int_equal(clock_conv_add_fit(c, &f, err), BASE_OK);
+    }
+    clock_node_fit_t un = window_fit(3, T0 + 6000000000LL, 0, 0, 0);
+    un.aligned = false;
+    assert_int_equal(clock_conv_add_fit(c, &un, err), BASE_OK);
+    /* Trace clock (MONOTONIC, ~1e12) → probe clock: pairs every 100 ms, rate 1 + 2e-6. */
+    int64_t m0 = 1000000000000LL;
+    for (int i = 0; i <= 100; i++) {
+        int64_t m = m0 + (int64_t)i * 100000000LL;
+        int64_t p = T0 + (int64_t)llround((double)(m - m0) * (1 + 2e-6)) + (i % 3) * 7;
+        assert_int_equal(
+            clock_conv_add_pair(c, 5, CLOCK_DOMAIN_TRACE, CLOCK_DOMAIN_PROBE, m, p, err), BASE_OK);
+    }
+    /* GPU 0 → trace, chained. */
+    for (int i = 0; i <= 20; i++) {
+        int64_t g = 5000000000LL + (int64_t)i * 500000000LL;
+        int64_t m = m0 + (int64_t)i * 500000000LL + 1234;
+        assert_int_equal(
+            clock_conv_add_pair(c, 5, CLOCK_DOMAIN_GPU0, CLOCK_DOMAIN_TRACE, g, m, err), BASE_OK);
+    }
+
+    /* Monotonic and continuous over the whole span, window boundaries included. */
+    clock_conv_result_t prev, r;
+    assert_int_equal(clock_conv_to_global(c, 5, CLOCK_DOMAIN_PROBE, T0, &prev, err), BASE_OK);
+    for (int64_t x = T0 + 999983; x < T0 + 10000000000LL; x += 999983) {
+        assert_int_equal(clock_conv_to_global(c, 5, CLOCK_DOMAIN_PROBE, x, &r, err), BASE_OK);
+        assert_true(r.t >= prev.t);
+        double step = (double)(r.t - prev.t) - 999983.0;
+        if (fabs(step) > 5)
+            fail_msg("jump of %.1f ns near %lld", step, (long long)(x - T0));
+        prev = r;
+    }
+    /* Fine-grained monotonicity right at a boundary (between windows 0 and 1). */
+    assert_int_equal(clock_conv_to_global(c, 5, CLOCK_DOMAIN_PROBE, T0 + 1999999990LL, &prev, err),
+                     BASE_OK);
+    for (int64_t x = T0 + 1999999991LL; x < T0 + 2000000010LL; x++) {
+        assert_int_equal(clock_conv_to_global(c, 5, CLOCK_DOMAIN_PROBE, x, &r, err), BASE_OK);
+        assert_true(r.t >= prev.t && r.t <= prev.t + 2);
+        prev = r;
+    }
+    /* At a window centre the blend is exactly that window's map. */
+    assert_int_equal(clock_conv_to_global(c, 5, CLOCK_DOMAIN_PROBE, T0 + 3000000000LL, &r, err),
+                     BASE_OK);
+    double off1 = -123456.0 + 300e-9 * 3e9 + 35;
+    assert_true(llabs(r.t - (T0 + 3000000000LL + (int64_t)llround(off1))) <= 1);
+    assert_int_equal(r.flags, 0);
+    /* Across the unaligned window 3: flagged; beyond the last fit: extrapolated. */
+    assert_int_equal(clock_conv_to_global(c, 5, CLOCK_DOMAIN_PROBE, T0 + 7000000000LL, &r, err),
+                     BASE_OK);
+    assert_true(r.flags & CLOCK_CONV_GAP);
+    assert_int_equal(clock_conv_to_global(c, 5, CLOCK_DOMAIN_PROBE, T0 + 11000000000LL, &r, err),
+                     BASE_OK);
+    assert_true(r.flags & CLOCK_CONV_EXTRAPOLATED);
+
+    /* Invertible, in every domain. */
+    uint32_t doms[3] = {CLOCK_DOMAIN_PROBE, CLOCK_DOMAIN_TRACE, CLOCK_DOMAIN_GPU0};
+    int64_t base[3] = {T0, m0, 5000000000LL};
+    for (int d = 0; d < 3; d++) {
+        for (int64_t k = 0; k < 9000000000LL; k += 123456789) {
+            int64_t local = base[d] + k;
+            clock_conv_result_t g, back;
+            assert_int_equal(clock_conv_to_global(c, 5, doms[d], local, &g, err), BASE_OK);
+            assert_int_equal(clock_conv_from_global(c, 5, doms[d], g.t, &back, err), BASE_OK);
+            if (llabs(back.t - local) > 2)
+                fail_msg("domain %u: %lld -> %lld -> %lld", doms[d], (long long)local,
+                         (long long)g.t, (long long)back.t);
+        }
+    }
+    /* Trace time through the chain equals probe time through the maps. */
+    clock_conv_result_t viat, viap;
+    int64_t m = m0 + 2500000000LL;
+    assert_int_equal(clock_conv_to_global(c, 5, CLOCK_DOMAIN_TRACE, m, &viat, err), BASE_OK);
+    int64_t p = T0 + (int64_t)llround(2500000000.0 * (1 + 2e-6)) + (25 % 3) * 7;
+    assert_int_equal(clock_conv_to_global(c, 5, CLOCK_DOMAIN_PROBE, p, &viap, err), BASE_OK);
+    assert_true(llabs(viat.t - viap.t) <= 1);
+
+    /* Refusals. */
+    assert_int_equal(clock_conv_to_global(c, 6, CLOCK_DOMAIN_PROBE, T0, &r, err), BASE_ERR);
+    assert_int_equal(clock_conv_to_global(c, 5, 99, T0, &r, err), BASE_ERR);
+    assert_int_equal(clock_conv_add_pair(c, 5, CLOCK_DOMAIN_TRACE, CLOCK_DOMAIN_PROBE,
+                                         m0 + 50000000LL, T0 - 5, err),
+                     BASE_ERR); /* not increasing */
+    assert_int_equal(clock_conv_add_pair(c, 5, CLOCK_DOMAIN_TRACE, CLOCK_DOMAIN_GPU0, m0, T0, err),
+                     BASE_ERR); /* a different parent */
+    assert_int_equal(clock_conv_add_pair(c, 5, CLOCK_DOMAIN_PROBE, CLOCK_DOMAIN_TRACE, 1, 2, err),
+                     BASE_ERR); /* the probe clock is the root */
+    assert_int_equal(clock_conv_add_pair(c, 5, 40, 41, 1, 2, err), BASE_OK);
+    assert_int_equal(clock_conv_add_pair(c, 5, 41, 40, 1, 2, err), BASE_ERR); /* a loop */
+    clock_conv_stats_t st;
+    clock_conv_get_stats(c, &st);
+    assert_int_equal(st.pairs_rejected, 4);
+    assert_int_equal(st.fits, 4);
+    assert_int_equal(st.fits_unaligned, 1);
+
+    /* The reference converts to itself without fits of its own. */
+    assert_int_equal(clock_conv_to_global(c, 0, CLOCK_DOMAIN_PROBE, T0 + 5, &r, err), BASE_OK);
+    assert_true(r.t == T0 + 5);
+    clock_conv_destroy(&c);
+    assert_null(c);
+}
+
+static void test_conversion_limits(void **state)
+{
+    (void)state;
+    clock_conv_limits_t lim;
+    clock_conv_limits_default(&lim);
+    lim.max_pairs = 16;
+    lim.max_fits = 8;
+    lim.max_nodes = 2;
+    clock_conv_t *c = clock_conv_new(&lim);
+    for (int i = 0; i < 100; i++)
+        assert_int_equal(clock_conv_add_pair(c, 1, CLOCK_DOMAIN_TRACE, CLOCK_DOMAIN_PROBE, i * 10,
+                                             T0 + i * 10, NULL),
+                         BASE_OK);
+    for (int w = 0; w < 30; w++) {
+        clock_node_fit_t f = window_fit(w, T0 + (int64_t)w * 2000000000LL, 100, 0, 0);
+        f.node = 1;
+        assert_int_equal(clock_conv_add_fit(c, &f, NULL), BASE_OK);
+    }
+    clock_conv_stats_t st;
+    clock_conv_get_stats(c, &st);
+    assert_true(st.pairs_dropped > 0 && st.fits_dropped > 0);
+    assert_int_equal(clock_conv_add_pair(c, 2, CLOCK_DOMAIN_TRACE, 0, 1, 2, NULL), BASE_OK);
+    assert_int_equal(clock_conv_add_pair(c, 3, CLOCK_DOMAIN_TRACE, 0, 1, 2, NULL), BASE_ERR);
+    /* A different reference clears the history. */
+    clock_node_fit_t f = window_fit(0, T0, 0, 0, 0);
+    f.node = 1;
+    f.ref = 7;
+    assert_int_equal(clock_conv_add_fit(c, &f, NULL), BASE_OK);
+    clock_conv_get_stats(c, &st);
+    assert_int_equal(st.ref_changes, 1);
+    clock_conv_destroy(&c);
+}
+
+/* ---- the simulated clock ---- */
+
+static void test_sim_clock(void **state)
+{
+    (void)state;
+    clock_sim_params_t p = {.t0_ns = T0,
+                            .m0_ns = 5000000000LL,
+                            .offset_ns = 2.5e6,
+                            .drift_ppm = -37.5,
+                            .wander_ppb = 5,
+                            .seed = 42};
+    clock_sim_t *a = clock_sim_new(&p), *b = clock_sim_new(&p);
+    assert_true(clock_sim_apply(a, T0) == T0 + 2500000);
+    assert_true(clock_sim_wander_ns(a, T0) == 0);
+    assert_true(clock_sim_wander_ns(a, T0 - 1000) == 0);
+    /* Reproducible from (seed, t), whatever order the readings come in. */
+    int64_t t1 = T0 + 3600LL * 1000000000LL + 12345, t2 = T0 + 777777777LL;
+    int64_t a1 = clock_sim_apply(a, t1), a2 = clock_sim_apply(a, t2);
+    int64_t b2 = clock_sim_apply(b, t2), b1 = clock_sim_apply(b, t1);
+    assert_true(a1 == b1 && a2 == b2);
+    /* Drift as specified: over one hour 37.5 ppm is 135 ms, plus a little wander. */
+    double dev = (double)(a1 - t1) - 2.5e6 + 37.5e-6 * 3600e9;
+    assert_true(fabs(dev) < 5e5);
+    /* Another seed wanders differently. */
+    p.seed = 43;
+    clock_sim_t *c = clock_sim_new(&p);
+    assert_true(clock_sim_apply(c, t1) != a1);
+    /* Inverse. */
+    for (int64_t t = T0 - 1000000; t < T0 + 100000000000LL; t += 7777777777LL)
+        assert_true(llabs(clock_sim_invert(a, clock_sim_apply(a, t)) - t) <= 1);
+    /* The trace clock runs at the same simulated rate. */
+    int64_t m = p.m0_ns + 2000000000LL;
+    assert_true(llabs((clock_sim_apply_mono(a, m) - m) -
+                      (clock_sim_apply(a, T0 + 2000000000LL) - (T0 + 2000000000LL))) <= 1);
+    /* A step. */
+    clock_sim_params_t q = {.t0_ns = T0, .step_at_ns = T0 + 1000, .step_ns = 1e6};
+    clock_sim_t *s = clock_sim_new(&q);
+    assert_true(clock_sim_apply(s, T0 + 999) == T0 + 999);
+    assert_true(clock_sim_apply(s, T0 + 1000) == T0 + 1000 + 1000000);
+    assert_true(clock_sim_invert(s, T0 + 5000) == T0 + 1000); /* inside the gap */
+    assert_true(clock_sim_invert(s, T0 + 1000 + 1000000 + 5) == T0 + 1005);
+    clock_sim_destroy(&a);
+    clock_sim_destroy(&b);
+    clock_sim_destroy(&c);
+    clock_sim_destroy(&s);
+    assert_null(a);
+
+    clock_sim_params_t sp;
+    memset(&sp, 0, sizeof sp);
+    char err[BASE_ERRLEN];
+    assert_int_equal(clock_sim_parse_spec("250000,-12.5", &sp, err), BASE_OK);
+    assert_true(sp.offset_ns == 250000 && sp.drift_ppm == -12.5 && sp.wander_ppb == 0);
+    assert_int_equal(clock_sim_parse_spec("-1e6,500,20", &sp, err), BASE_OK);
+    assert_true(sp.wander_ppb == 20);
+    const char *bad[] = {"", "5", "1,2,3,4", "x,1", "1,,2", "1,2,-3", "1,20000", "1,2,"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        err[0] = 0;
+        assert_int_equal(clock_sim_parse_spec(bad[i], &sp, err), BASE_ERR);
+        assert_true(strlen(err) > 0);
+    }
+}
+
+/* ---- JSON lines ---- */
+
+static enum base_dec dec(const char *s, clock_record_t *r, char *err)
+{
+    return clock_json_decode_line(s, strlen(s), r, err);
+}
+
+static void test_json_good(void **state)
+{
+    (void)state;
+    clock_record_t r;
+    char err[BASE_ERRLEN];
+    assert_int_equal(dec("{\"type\":\"probe\",\"src\":0,\"dst\":4000000000,\"seq\":17,"
+                         "\"tx\":[1790000000000000000,1790000000000100000],"
+                         "\"rx\":[1790000000000005000,null],\"extra\":{\"x\":[1]}}",
+                         &r, err),
+                     BASE_DEC_OK);
+    assert_int_equal(r.type, CLOCK_REC_PROBE);
+    assert_int_equal(r.u.probe.dst, 4000000000u);
+    assert_true(r.u.probe.tx[1] == 1790000000000100000LL);
+    assert_true(r.u.probe.rx_ok[0] && !r.u.probe.rx_ok[1]);
+    /* Decimal times are accepted (rounded). */
+    assert_int_equal(dec("{\"type\":\"probe\",\"src\":1,\"dst\":2,\"tx\":[10.4,20.6],"
+                         "\"rx\":[30,40]}",
+                         &r, err),
+                     BASE_DEC_OK);
+    assert_true(r.u.probe.tx[0] == 10 && r.u.probe.tx[1] == 21 && r.u.probe.seq == 0);
+    assert_int_equal(dec("{\"type\":\"window_stats\",\"anything\":1}", &r, err), BASE_DEC_OK);
+    assert_int_equal(r.type, CLOCK_REC_OTHER);
+    assert_int_equal(dec("{\"type\":\"edge_fit\",\"window\":3,\"src\":1,\"dst\":2,"
+                         "\"estimator\":\"hull\",\"anchor_ns\":1.79e18,\"offset_ns\":-12.5,"
+                         "\"drift_ppb\":3,\"uncertainty_ns\":4.5,\"n_fwd\":10,\"n_rev\":11,"
+                         "\"from_ns\":1,\"to_ns\":2,\"new_field\":\"ok\"}",
+                         &r, err),
+                     BASE_DEC_OK);
+    assert_int_equal(r.type, CLOCK_REC_EDGE_FIT);
+    assert_string_equal(r.u.edge.estimator, "hull");
+    assert_true(r.u.edge.offset_ns == -12.5 && isnan(r.u.edge.residual_ns));
+    assert_int_equal(dec("{\"type\":\"node_fit\",\"window\":0,\"node\":7,\"ref\":0,"
+                         "\"anchor_ns\":5,\"offset_ns\":1,\"drift_ppb\":0,\"uncertainty_ns\":0,"
+                         "\"from_ns\":0,\"to_ns\":10,\"aligned\":false}",
+                         &r, err),
+                     BASE_DEC_OK);
+    assert_int_equal(r.type, CLOCK_REC_NODE_FIT);
+    assert_false(r.u.node.aligned);
+}
+
+static void test_json_roundtrip(void **state)
+{
+    (void)state;
+    char buf[2048], err[BASE_ERRLEN];
+    clock_record_t r;
+    clock_probe_t p = {.src = 3, .dst = 99999, .seq = 12345678901ULL};
+    p.tx[0] = T0;
+    p.tx[1] = T0 + 100003;
+    p.rx[0] = T0 - 5;
+    p.rx_ok[0] = true;
+    clock_json_format_probe(&p, buf, sizeof buf);
+    assert_int_equal(dec(buf, &r, err), BASE_DEC_OK);
+    assert_true(memcmp(&r.u.probe.tx, &p.tx, sizeof p.tx) == 0);
+    assert_true(r.u.probe.rx[0] == p.rx[0] && r.u.probe.rx_ok[0] && !r.u.probe.rx_ok[1]);
+    assert_true(r.u.probe.seq == p.seq);
+
+    clock_edge_fit_t e;
+    memset(&e, 0, sizeof e);
+    e.window = 42;
+    e.src = 1;
+    e.dst = 2;
+    snprintf(e.estimator, sizeof e.estimator, "svm");
+    e.anchor_ns = T0 + 1;
+    e.offset_ns = 123456.789;
+    e.drift_ppb = -480123.4567;
+    e.uncertainty_ns = 12.25;
+    e.n_fwd = 500;
+    e.n_rev = 499;
+    e.from_ns = T0 - 1000000000LL;
+    e.to_ns = T0 + 1000000000LL;
+    e.margin_ns = 9000.5;
+    e.drift_unc_ppb = NAN;
+    e.model_ns = 1.5;
+    e.misfit_ns[0] = 1;
+    e.misfit_ns[1] = NAN;
+    e.misfit_ns[2] = -3;
+    e.misfit_sigma_ns[0] = e.misfit_sigma_ns[1] = e.misfit_sigma_ns[2] = 2;
+    e.residual_ns = -0.125;
+    e.step = true;
+    e.step_at_ns = T0 + 5;
+    e.step_ns = 1e6;
+    clock_json_format_edge_fit(&e, buf, sizeof buf);
+    assert_int_equal(dec(buf, &r, err), BASE_DEC_OK);
+    const clock_edge_fit_t *g = &r.u.edge;
+    assert_true(g->window == 42 && g->anchor_ns == e.anchor_ns && g->from_ns == e.from_ns);
+    assert_true(fabs(g->offset_ns - e.offset_ns) < 1e-3 && fabs(g->drift_ppb - e.drift_ppb) < 1e-4);
+    assert_true(isnan(g->drift_unc_ppb) && g->residual_ns == -0.125 && g->step);
+    assert_true(g->misfit_ns[0] == 1 && isnan(g->misfit_ns[1]) && g->misfit_ns[2] == -3);
+    /* The json-c object for the bus is the same object. */
+    json_object *o = clock_json_edge_fit(&e);
+    assert_int_equal(clock_json_decode(o, &r, err), BASE_DEC_OK);
+    assert_true(fabs(r.u.edge.offset_ns - e.offset_ns) < 1e-3 && r.u.edge.step);
+    json_object_put(o);
+
+    clock_node_fit_t n;
+    memset(&n, 0, sizeof n);
+    n.window = 7;
+    n.node = 123456;
+    n.ref = 0;
+    n.anchor_ns = T0;
+    n.offset_ns = -2.5e9;
+    n.drift_ppb = 12.5;
+    n.uncertainty_ns = 30;
+    n.from_ns = T0 - 1;
+    n.to_ns = T0 + 1;
+    n.aligned = true;
+    n.drift_unc_ppb = 0.5;
+    n.model_ns = NAN;
+    clock_json_format_node_fit(&n, buf, sizeof buf);
+    assert_int_equal(dec(buf, &r, err), BASE_DEC_OK);
+    assert_true(r.u.node.node == 123456 && r.u.node.offset_ns == -2.5e9 && r.u.node.aligned);
+    o = clock_json_node_fit(&n);
+    assert_int_equal(clock_json_decode(o, &r, err), BASE_DEC_OK);
+    assert_true(r.u.node.anchor_ns == T0);
+    json_object_put(o);
+
+    clock_truth_node_t t = {.node = 4,
+                            .p = {.t0_ns = T0,
+                                  .offset_ns = -5,
+                                  .drift_ppm = 1.5,
+                                  .wander_ppb = 2,
+                                  .seed = 9876543210123ULL}};
+    clock_json_format_truth(&t, buf, sizeof buf);
+    assert_int_equal(dec(buf, &r, err), BASE_DEC_OK);
+    assert_int_equal(r.type, CLOCK_REC_SIM_TRUTH);
+    assert_true(r.u.truth.p.seed == t.p.seed && r.u.truth.p.drift_ppm == 1.5);
+    o = clock_json_truth(&t);
+    assert_int_equal(clock_json_decode(o, &r, err), BASE_DEC_OK);
+    assert_true(r.u.truth.p.seed == t.p.seed && r.u.truth.node == 4);
+    json_object_put(o);
+
+    /* Truncation never overruns the buffer. */
+    char small[16];
+    size_t len = clock_json_format_edge_fit(&e, small, sizeof small);
+    assert_true(len < sizeof small && strlen(small) == len);
+}
+
+static void test_json_malformed(void **state)
+{
+    (void)state;
+    struct {
+        const char *line;
+        enum base_dec want;
+    } cases[] = {
+        {"", BASE_DEC_TRUNCATED},
+        {"not json", BASE_DEC_BAD_JSON},
+        {"{\"type\":\"probe\"", BASE_DEC_TRUNCATED},
+        {"[1,2]", BASE_DEC_BAD_TYPE},
+        {"{\"src\":1}", BASE_DEC_BAD_TYPE},
+        {"{\"type\":5}", BASE_DEC_BAD_TYPE},
+        {"{\"type\":\"probe\",\"src\":1,\"dst\":2,\"tx\":[1,2]}", BASE_DEC_BAD_TYPE},
+        {"{\"type\":\"probe\",\"src\":1,\"dst\":2,\"tx\":[1],\"rx\":[1,2]}", BASE_DEC_BAD_TYPE},
+        {"{\"type\":\"probe\",\"src\":1,\"dst\":2,\"tx\":[1,\"2\"],\"rx\":[1,2]}",
+         BASE_DEC_BAD_TYPE},
+        {"{\"type\":\"probe\",\"src\":1,\"dst\":2,\"tx\":[1,null],\"rx\":[1,2]}",
+         BASE_DEC_BAD_VALUE},
+        {"{\"type\":\"probe\",\"src\":-1,\"dst\":2,\"tx\":[1,2],\"rx\":[1,2]}", BASE_DEC_BAD_VALUE},
+        {"{\"type\":\"probe\",\"src\":5000000000,\"dst\":2,\"tx\":[1,2],\"rx\":[1,2]}",
+         BASE_DEC_BAD_VALUE},
+        {"{\"type\":\"probe\",\"src\":2,\"dst\":2,\"tx\":[1,2],\"rx\":[1,2]}", BASE_DEC_BAD_VALUE},
+        {"{\"type\":\"probe\",\"src\":1.5,\"dst\":2,\"tx\":[1,2],\"rx\":[1,2]}", BASE_DEC_BAD_TYPE},
+        {"{\"type\":\"probe\",\"src\":1,\"dst\":2,\"tx\":[1e300,2],\"rx\":[1,2]}",
+         BASE_DEC_BAD_VALUE},
+        {"{\"type\":\"edge_fit\",\"window\":0,\"src\":1,\"dst\":2,\"estimator\":\"svm\"}",
+         BASE_DEC_BAD_TYPE},
+        {"{\"type\":\"edge_fit\",\"window\":0,\"src\":1,\"dst\":2,\"estimator\":"
+         "\"abcdefghijklmnopqrstuvwxyz\",\"anchor_ns\":1,\"offset_ns\":1,\"drift_ppb\":1,"
+         "\"uncertainty_ns\":1,\"n_fwd\":1,\"n_rev\":1,\"from_ns\":1,\"to_ns\":2}",
+         BASE_DEC_BAD_VALUE},
+        {"{\"type\":\"edge_fit\",\"window\":0,\"src\":1,\"dst\":2,\"estimator\":\"svm\","
+         "\"anchor_ns\":1,\"offset_ns\":1,\"drift_ppb\":1,\"uncertainty_ns\":-1,\"n_fwd\":1,"
+         "\"n_rev\":1,\"from_ns\":1,\"to_ns\":2}",
+         BASE_DEC_BAD_VALUE},
+        {"{\"type\":\"node_fit\",\"window\":0,\"node\":1,\"ref\":0,\"anchor_ns\":1,"
+         "\"offset_ns\":1,\"drift_ppb\":1,\"uncertainty_ns\":1,\"from_ns\":5,\"to_ns\":2,"
+         "\"aligned\":true}",
+         BASE_DEC_BAD_VALUE},
+        {"{\"type\":\"node_fit\",\"window\":0,\"node\":1,\"ref\":0,\"anchor_ns\":1,"
+         "\"offset_ns\":1,\"drift_ppb\":1,\"uncertainty_ns\":1,\"from_ns\":1,\"to_ns\":2,"
+         "\"aligned\":1}",
+         BASE_DEC_BAD_TYPE},
+        {"{\"type\":\"probe\",\"src\":1,\"dst\":2,\"tx\":[1,2],\"rx\":[1,2]} trailing",
+         BASE_DEC_BAD_JSON},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        clock_record_t r;
+        char err[BASE_ERRLEN] = "";
+        enum base_dec got = dec(cases[i].line, &r, err);
+        if (got != cases[i].want)
+            fail_msg("case %zu (%s): got %s, want %s (%s)", i, cases[i].line, base_dec_name(got),
+                     base_dec_name(cases[i].want), err);
+        assert_true(strlen(err) > 0);
+    }
+    /* Oversized input is refused before parsing. */
+    size_t big = CLOCK_MAX_LINE + 10;
+    char *s = malloc(big);
+    memset(s, ' ', big);
+    clock_record_t r;
+    assert_int_equal(clock_json_decode_line(s, big, &r, NULL), BASE_DEC_OVERSIZED);
+    free(s);
+    /* Arbitrary bytes never crash the decoder. */
+    uint64_t seed = 5;
+    char junk[64];
+    for (int k = 0; k < 2000; k++) {
+        size_t n = (size_t)(urand(&seed) * sizeof junk);
+        for (size_t i = 0; i < n; i++)
+            junk[i] = "{}[]\",:0123456789.-etruflasnpoxyd \\"[(int)(urand(&seed) * 36)];
+        clock_json_decode_line(junk, n, &r, NULL);
+    }
+}
+
+static void test_line_reader(void **state)
+{
+    (void)state;
+    size_t big = CLOCK_MAX_LINE + 100;
+    size_t total = big + 64;
+    char *text = malloc(total);
+    size_t n = 0;
+    n += (size_t)sprintf(text + n, "first\n");
+    memset(text + n, 'x', big);
+    n += big;
+    text[n++] = '\n';
+    n += (size_t)sprintf(text + n, "\nlast");
+    FILE *f = fmemopen(text, n, "r");
+    clock_lines_t *lr = clock_lines_new(f);
+    const char *line;
+    size_t len;
+    bool over;
+    assert_int_equal(clock_lines_next(lr, &line, &len, &over), 1);
+    assert_int_equal(len, 5);
+    assert_false(over);
+    assert_memory_equal(line, "first", 5);
+    assert_int_equal(clock_lines_next(lr, &line, &len, &over), 1);
+    assert_true(over);
+    assert_int_equal(clock_lines_next(lr, &line, &len, &over), 1);
+    assert_int_equal(len, 0);
+    assert_int_equal(clock_lines_next(lr, &line, &len, &over), 1);
+    assert_int_equal(len, 4); /* no final newline */
+    assert_int_equal(clock_lines_next(lr, &line, &len, &over), 0);
+    clock_lines_destroy(&lr);
+    fclose(f);
+    free(text);
+}
+
+/* ---- simulate → fit → evaluate ---- */
+
+typedef struct pvec {
+    clock_probe_t *p;
+    size_t n, cap;
+} pvec_t;
+
+static int collect(void *ctx, const clock_probe_t *p)
+{
+    pvec_t *v = ctx;
+    if (v->n == v->cap) {
+        v->cap = v->cap ? 2 * v->cap : 4096;
+        v->p = realloc(v->p, v->cap * sizeof *v->p);
+    }
+    v->p[v->n++] = *p;
+    return BASE_OK;
+}
+
+static void test_simulate_fit_eval(void **state)
+{
+    (void)state;
+    size_t ns;
+    const clock_scenario_t *const *sc = clock_scenarios(&ns);
+    assert_true(ns >= 7);
+    const char *need[] = {"lan", "busy", "swts", "asym", "drift", "lossy", "step"};
+    for (size_t i = 0; i < 7; i++)
+        assert_non_null(clock_scenario_find(need[i]));
+    (void)sc;
+
+    clock_simnet_opts_t so;
+    clock_simnet_opts_default(&so);
+    so.nodes = 5;
+    so.seconds = 8;
+    so.seed = 3;
+    pvec_t v = {0};
+    clock_truth_t truth;
+    char err[BASE_ERRLEN];
+    assert_int_equal(clock_simnet_run(clock_scenario_find("lan"), &so, collect, &v, &truth, err),
+                     BASE_OK);
+    assert_true(v.n > 40000);
+    assert_int_equal(truth.n_nodes, 5);
+    assert_true(truth.start_ns > 1700000000000000000LL && truth.start_ns < 1900000000000000000LL);
+    /* The probe graph is strongly connected: a ring plus more. */
+    assert_true(truth.n_links >= 5);
+
+    /* Truth survives its file. */
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_int_equal(clock_truth_write(&truth, f, err), BASE_OK);
+    fclose(f);
+    f = fmemopen(buf, len, "r");
+    clock_truth_t back;
+    assert_int_equal(clock_truth_read(f, &back, err), BASE_OK);
+    fclose(f);
+    free(buf);
+    assert_int_equal(back.n_nodes, 5);
+    assert_true(back.nodes[3].p.seed == truth.nodes[3].p.seed);
+
+    clock_logfit_opts_t lo;
+    clock_logfit_opts_default(&lo);
+    clock_logfit_t *lf = clock_logfit_new(&lo);
+    for (size_t i = 0; i < v.n; i++)
+        assert_int_equal(clock_logfit_add(lf, &v.p[v.n - 1 - i]), BASE_OK); /* any order */
+    assert_int_equal(clock_logfit_run(lf, err), BASE_OK);
+    assert_int_equal(clock_logfit_ref(lf), 0);
+    size_t nn, ne;
+    const clock_node_fit_t *nf = clock_logfit_nodes(lf, &nn);
+    const clock_edge_fit_t *ef = clock_logfit_edges(lf, &ne);
+    assert_true(nn >= 20 && ne >= 20);
+    clock_eval_t ev;
+    assert_int_equal(clock_eval_nodes(&back, nf, nn, &ev, err), BASE_OK);
+    if (!(ev.off_p99 < 100 && ev.coverage >= 0.8))
+        fail_msg("lan 8 s: p99 %.1f ns, coverage %.2f", ev.off_p99, ev.coverage);
+    assert_int_equal(clock_eval_edges(&back, ef, ne, &ev, err), BASE_OK);
+    assert_true(ev.off_p99 < 300);
+    clock_logfit_destroy(&lf);
+    clock_truth_free(&back);
+
+    /* A step: the stepping node's window is unaligned, every aligned window stays good. */
+    v.n = 0;
+    so.seconds = 12;
+    clock_truth_free(&truth);
+    assert_int_equal(clock_simnet_run(clock_scenario_find("step"), &so, collect, &v, &truth, err),
+                     BASE_OK);
+    lf = clock_logfit_new(&lo);
+    for (size_t i = 0; i < v.n; i++)
+        clock_logfit_add(lf, &v.p[i]);
+    assert_int_equal(clock_logfit_run(lf, err), BASE_OK);
+    clock_logfit_stats_t st;
+    clock_logfit_get_stats(lf, &st);
+    assert_true(st.steps >= 1);
+    nf = clock_logfit_nodes(lf, &nn);
+    assert_int_equal(clock_eval_nodes(&truth, nf, nn, &ev, err), BASE_OK);
+    assert_true(ev.unaligned >= 1);
+    if (ev.off_max > 1000)
+        fail_msg("step: an aligned window is %.0f ns off", ev.off_max);
+    clock_logfit_destroy(&lf);
+    clock_truth_free(&truth);
+    free(v.p);
+}
+
+static void test_logfit_refusals(void **state)
+{
+    (void)state;
+    clock_logfit_opts_t lo;
+    clock_logfit_opts_default(&lo);
+    lo.max_probes = 3;
+    lo.ref_set = true;
+    lo.ref = 77;
+    clock_logfit_t *lf = clock_logfit_new(&lo);
+    char err[BASE_ERRLEN];
+    assert_int_equal(clock_logfit_run(lf, err), BASE_ERR); /* nothing to fit */
+    clock_probe_t p = probe(1, 2, T0, 100000, 5000, 5000);
+    for (int i = 0; i < 5; i++)
+        clock_logfit_add(lf, &p);
+    clock_logfit_stats_t st;
+    clock_logfit_get_stats(lf, &st);
+    assert_int_equal(st.probes, 3);
+    assert_int_equal(st.probes_dropped, 2);
+    assert_int_equal(clock_logfit_run(lf, err), BASE_ERR);
+    assert_non_null(strstr(err, "77"));
+    clock_logfit_destroy(&lf);
+    assert_null(lf);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_estimator_table),
+        cmocka_unit_test(test_exact_lines),
+        cmocka_unit_test(test_queuing_robustness),
+        cmocka_unit_test(test_forbidden_zone_outliers),
+        cmocka_unit_test(test_too_few_and_one_sided),
+        cmocka_unit_test(test_unsorted_points),
+        cmocka_unit_test(test_precision_large_magnitudes),
+        cmocka_unit_test(test_purity),
+        cmocka_unit_test(test_auto_guard_and_points),
+        cmocka_unit_test(test_step_detection),
+        cmocka_unit_test(test_solver_tree),
+        cmocka_unit_test(test_solver_loops_show_asymmetry),
+        cmocka_unit_test(test_solver_disconnected_and_steps),
+        cmocka_unit_test(test_history),
+        cmocka_unit_test(test_conversion),
+        cmocka_unit_test(test_conversion_limits),
+        cmocka_unit_test(test_sim_clock),
+        cmocka_unit_test(test_json_good),
+        cmocka_unit_test(test_json_roundtrip),
+        cmocka_unit_test(test_json_malformed),
+        cmocka_unit_test(test_line_reader),
+        cmocka_unit_test(test_simulate_fit_eval),
+        cmocka_unit_test(test_logfit_refusals),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
