@@ -84,7 +84,9 @@ $(BUILD)/tests/test_%: $(BUILD)/obj/tests/test_%.o $(MODLIBS)
 
 # Benchmarks: one program per bench/bench_<name>.c.
 BENCH_SRCS := $(wildcard bench/bench_*.c)
-BENCHES    := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
+# A benchmark named bench_<module>[_x].c builds only when its module does.
+bench_mod  = $(firstword $(subst _, ,$(patsubst bench/bench_%.c,%,$(1))))
+BENCHES    := $(foreach b,$(BENCH_SRCS),$(if $(call unit_wanted,$(call bench_mod,$(b))),$(patsubst bench/%.c,$(BUILD)/bench/%,$(b))))
 $(BUILD)/bench/bench_%: $(BUILD)/obj/bench/bench_%.o $(MODLIBS)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $< $(LINKMODS) $(LDLIBS)

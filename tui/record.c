@@ -1,0 +1,147 @@
+/*
+ * dptop --record FILE: headless.  Subscribes to every bus message, fetches
+ * the late-joiner state first (so the file is self-contained: node table,
+ * plan, fits, name tables and scope trees come before the live stream), and
+ * appends every message with its arrival time to a recording
+ * (docs/RECORDING.md).  SIGINT/SIGTERM stop it cleanly; a write error stops
+ * it at once with the reason.  Either way it prints a summary.
+ */
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/base.h"
+#include "bus/bus.h"
+
+/* Declared in tui/main.c until the console's tui/tui.h exists. */
+int tui_record_run(const base_config_t *cfg, const char *path, volatile sig_atomic_t *stop);
+
+static void print_summary(FILE *out, const char *path, const struct bus_sub_stats *st,
+                          const struct bus_recwriter_stats *ws, double secs)
+{
+    fprintf(out,
+            "dptop: recorded %" PRIu64 " messages (%" PRIu64 " bytes, %" PRIu64
+            " from the late-joiner state) in %.1f s to %s (%" PRIu64 " bytes on disk)\n",
+            ws->written, st->bytes, st->state_msgs, secs, path, ws->bytes);
+    if (ws->written != st->msgs)
+        fprintf(out, "dptop: received %" PRIu64 " messages, %" PRIu64 " did not reach the file\n",
+                st->msgs, st->msgs - ws->written);
+    fprintf(out, "dptop: drops seen via seq gaps: %" PRIu64, st->gaps);
+    const char *sep = " (";
+    for (int k = 0; k < BUS_K_NKINDS; k++)
+        if (st->kind[k].gaps) {
+            fprintf(out, "%s%s %" PRIu64, sep, bus_kind_name((enum bus_kind)k), st->kind[k].gaps);
+            sep = ", ";
+        }
+    fprintf(out, "%s; sender restarts: %" PRIu64 "; local queue drops: %" PRIu64 "\n",
+            sep[0] == ',' ? ")" : "", st->resets, st->queue_drops);
+    fprintf(out, "dptop: decode errors: %" PRIu64, base_decstats_errors(&st->dec));
+    sep = " (";
+    for (int i = 1; i < BASE_DEC_NKINDS; i++)
+        if (st->dec.n[i]) {
+            fprintf(out, "%s%s %" PRIu64, sep, base_dec_name((enum base_dec)i), st->dec.n[i]);
+            sep = ", ";
+        }
+    fprintf(out, "%s\n", sep[0] == ',' ? ")" : "");
+    fflush(out);
+}
+
+int tui_record_run(const base_config_t *cfg, const char *path, volatile sig_atomic_t *stop)
+{
+    char err[BASE_ERRLEN];
+    struct bus_endpoints ep;
+    const char *hub = base_config_str(cfg, "hub");
+    if (bus_endpoints_derive(hub, &ep, err) != BASE_OK) {
+        fprintf(stderr, "dptop: invalid value for hub: %s\n", err);
+        return 2;
+    }
+    const char *sub_ep = base_config_str(cfg, "hub_sub");
+    if (sub_ep[0] == '\0')
+        sub_ep = ep.sub;
+    struct bus_limits lim = {
+        .max_header = (size_t)base_config_int(cfg, "max_header_bytes"),
+        .max_payload = (size_t)base_config_int(cfg, "max_payload_bytes"),
+    };
+    /* CURVE: all three keys, or none. */
+    static const char *const curve_keys[] = {"curve_server_key", "curve_public_key",
+                                             "curve_secret_key"};
+    const char *keys[3];
+    int nkeys = 0;
+    for (int i = 0; i < 3; i++) {
+        keys[i] = base_config_str(cfg, curve_keys[i]);
+        nkeys += keys[i][0] != '\0';
+    }
+    for (int i = 0; i < 3 && nkeys > 0; i++)
+        if (strlen(keys[i]) != 40) {
+            fprintf(stderr, "dptop: invalid value for %s: expected 40 characters of Z85 (%s)\n",
+                    curve_keys[i], nkeys < 3 ? "the three curve keys go together" : "a CURVE key");
+            return 2;
+        }
+    struct bus_curve curve = {.server_key = keys[0], .public_key = keys[1], .secret_key = keys[2]};
+    bus_recwriter_t *w = bus_recwriter_new(path, (int)base_config_int(cfg, "record_flush_ms"), err);
+    if (w == NULL) {
+        fprintf(stderr, "dptop: %s\n", err);
+        return 1;
+    }
+    struct bus_sub_opts so = {.endpoint = sub_ep,
+                              .rcvhwm = (int)base_config_int(cfg, "sub_hwm"),
+                              .limits = lim,
+                              .curve = nkeys ? &curve : NULL};
+    bus_sub_t *sub = bus_sub_new(&so, err);
+    if (sub == NULL) {
+        fprintf(stderr, "dptop: %s\n", err);
+        bus_recwriter_close(&w, NULL);
+        return 1;
+    }
+    fprintf(stderr, "dptop: recording %s to %s (SIGINT or SIGTERM stops)\n", sub_ep, path);
+    int timeout = (int)base_config_int(cfg, "state_timeout_ms");
+    struct bus_state_info info;
+    if (timeout > 0) {
+        if (bus_sub_fetch_state(sub, ep.reg, timeout, &info, err) != BASE_OK)
+            fprintf(stderr, "dptop: %s; recording the live stream only\n", err);
+        else if (!info.complete || !info.synced)
+            fprintf(stderr,
+                    "dptop: the hub's state was %s%s (%" PRIu64 " messages); recording anyway\n",
+                    info.complete ? "" : "incomplete", info.synced ? "" : " and not synchronised",
+                    info.count);
+    }
+    int64_t t0 = base_monotonic_ns();
+    int rc = 0;
+    while (!*stop) {
+        bus_msg_t *m = NULL;
+        int r = bus_sub_recv(sub, &m, 100, err);
+        if (r < 0) {
+            fprintf(stderr, "dptop: %s\n", err);
+            rc = 1;
+            break;
+        }
+        if (r == 1) {
+            struct bus_frame f[BUS_MAX_FRAMES];
+            size_t n = bus_msg_frames(m, f);
+            r = bus_recwriter_add(w, bus_msg_arrival_ns(m), f, n, err);
+            bus_msg_destroy(&m);
+        } else {
+            r = bus_recwriter_tick(w, err);
+        }
+        if (r != BASE_OK) {
+            fprintf(stderr, "dptop: %s; recording stopped\n", err);
+            rc = 1;
+            break;
+        }
+    }
+    /* Flush first so that the counters include everything that reached the file. */
+    bus_recwriter_flush(w, NULL);
+    struct bus_recwriter_stats ws;
+    bus_recwriter_stats(w, &ws);
+    if (bus_recwriter_close(&w, err) != BASE_OK) {
+        if (rc == 0)
+            fprintf(stderr, "dptop: %s\n", err);
+        rc = 1;
+    }
+    struct bus_sub_stats st;
+    bus_sub_stats(sub, &st);
+    bus_sub_destroy(&sub);
+    print_summary(stdout, path, &st, &ws, (double)(base_monotonic_ns() - t0) / 1e9);
+    return rc;
+}
