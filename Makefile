@@ -11,6 +11,7 @@
 #   make bench      deps, release build, every benchmark
 #   make demo       deps, release build, dptop on a local simulated cluster
 #   make lint       clang-format check and cppcheck
+#   make fuzz       every decoder's libFuzzer target for FUZZ_SECONDS each
 #   make deps       install the Debian packages that are missing
 
 BUILD    ?= build
@@ -26,6 +27,12 @@ ifeq ($(SANITIZE),1)
 SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 CFLAGS   := -std=c11 -O1 -g $(WARN) -fPIC -pthread -MMD -MP $(SANFLAGS) -DDP_SANITIZE=1
 LDFLAGS  += $(SANFLAGS)
+endif
+# libFuzzer build (clang): module code instrumented, targets linked with the fuzzer main.
+ifeq ($(SANITIZE),fuzz)
+SANFLAGS := -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
+CFLAGS   := -std=c11 -O1 -g $(WARN) -fPIC -pthread -MMD -MP $(SANFLAGS) -DDP_SANITIZE=1
+LDFLAGS  += -fsanitize=address,undefined
 endif
 LDLIBS   := -lzmq -ljson-c -lncursesw -ltinfo -lm -ldl -lrt
 
@@ -91,6 +98,13 @@ $(BUILD)/bench/bench_%: $(BUILD)/obj/bench/bench_%.o $(MODLIBS)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $< $(LINKMODS) $(LDLIBS)
 
+# libFuzzer targets: one per decoder of outside input, tests/fuzz/fuzz_<name>.c.
+FUZZ_SRCS  := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZERS    := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRCS))
+$(BUILD)/fuzz/fuzz_%: $(BUILD)/obj/tests/fuzz/fuzz_%.o $(MODLIBS)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $< $(LINKMODS) $(LDLIBS)
+
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $($(notdir $(basename $<))_CFLAGS) -c -o $@ $<
@@ -99,7 +113,7 @@ ALL_TARGETS := $(MODLIBS) $(addprefix $(BUILD)/,$(PROGRAMS)) \
                $(addprefix $(BUILD)/,$(addsuffix .so,$(SHLIBS))) \
                $(addprefix $(BUILD)/,$(TOOLS))
 
-.PHONY: all asan tests-build bench-build test bench demo lint deps fuzz clean screenshots
+.PHONY: all asan tests-build bench-build fuzz-build test bench demo lint deps fuzz clean screenshots
 .DEFAULT_GOAL := all
 .SECONDARY:
 
@@ -123,6 +137,15 @@ test: deps
 bench: deps
 	$(MAKE) bench-build
 	bash bench/run.sh build
+
+fuzz-build: $(FUZZERS)
+
+# Each decoder's fuzzer for FUZZ_SECONDS (default 20) with clang's libFuzzer.
+FUZZ_SECONDS ?= 20
+fuzz:
+	@bash scripts/deps.sh clang libclang-rt-14-dev
+	$(MAKE) CC=clang SANITIZE=fuzz BUILD=build/fuzz fuzz-build
+	bash tests/fuzz/run.sh build/fuzz $(FUZZ_SECONDS)
 
 demo: deps
 	$(MAKE) all
