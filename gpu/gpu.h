@@ -173,12 +173,13 @@ size_t gpu_clockmap_count(const gpu_clockmap_t *self);
  * Messages of the local link (application -> dpnode) and of every source.
  * On the wire (ZeroMQ, docs/GPU.md and docs/PROTOCOL.md): frame 1 the
  * topic "dp1.<kind>.-", frame 2 a JSON header whose "type" is the kind,
- * frame 3 (ev only) an event batch.  Header fields per kind:
+ * frame 3 (ev only) an event batch.  Header fields per kind (named as in
+ * the bus schema, so that dpnode republishes them adding only "node"):
  *   proc  {type, pid, seq, exe, backend, devices, version, t0_ns}
- *   ev    {type, pid, seq, count, dropped_total}
+ *   ev    {type, pid, seq, count, dropped}
  *   names {type, pid, seq, names: [[id, "name"], ...]}
- *   scope {type, pid, seq, pairs: [[child, parent], ...]}
- *   snap  {type, pid, seq, domains: ["gpu0", "trace"], pairs: [[a, b], ...]}
+ *   scope {type, pid, seq, tree: [[child, parent], ...]}
+ *   snap  {type, pid, seq, a: "gpu0", b: "trace", pairs: [[a, b], ...]}
  */
 enum gpu_msg_kind {
     GPU_MSG_PROC = 0, /* process hello: who is tracing, with which backend */

@@ -316,19 +316,19 @@ static enum base_dec decode_scope(gpu_ingest_t *self, json_object *h, gpu_msg_t 
 {
     json_object *arr, *a, *b;
     size_t n;
-    enum base_dec rc = get_array(h, "pairs", GPU_LINK_MAX_SCOPE, &arr, &n, err);
+    enum base_dec rc = get_array(h, "tree", GPU_LINK_MAX_SCOPE, &arr, &n, err);
     if (rc != BASE_DEC_OK)
         return rc;
     for (size_t i = 0; i < n; i++) {
         uint64_t child, parent;
-        if ((rc = get_pair(arr, i, "pairs", &a, &b, err)) != BASE_DEC_OK)
+        if ((rc = get_pair(arr, i, "tree", &a, &b, err)) != BASE_DEC_OK)
             return rc;
         if ((rc = as_u64(a, &child)) != BASE_DEC_OK || (rc = as_u64(b, &parent)) != BASE_DEC_OK) {
-            base_err(err, "pairs[%zu]: ids must be non-negative integers", i);
+            base_err(err, "tree[%zu]: ids must be non-negative integers", i);
             return rc;
         }
         if (child == 0 || child == parent) {
-            base_err(err, "pairs[%zu]: [%" PRIu64 ", %" PRIu64 "] is not a child-parent pair", i,
+            base_err(err, "tree[%zu]: [%" PRIu64 ", %" PRIu64 "] is not a child-parent pair", i,
                      child, parent);
             return BASE_DEC_BAD_VALUE;
         }
@@ -343,31 +343,30 @@ static enum base_dec decode_snap(gpu_ingest_t *self, json_object *h, gpu_msg_t *
 {
     json_object *arr, *a, *b;
     size_t n;
-    enum base_dec rc = get_array(h, "domains", 2, &arr, &n, err);
-    if (rc != BASE_DEC_OK)
-        return rc;
-    if (n != 2) {
-        base_err(err, "field \"domains\" must name two clock domains");
-        return BASE_DEC_BAD_VALUE;
-    }
+    enum base_dec rc;
+    static const char *const fields[2] = {"a", "b"};
     const char *d[2];
     for (size_t i = 0; i < 2; i++) {
-        json_object *v = json_object_array_get_idx(arr, i);
-        if (v == NULL || !json_object_is_type(v, json_type_string)) {
-            base_err(err, "domains[%zu] must be a string", i);
+        json_object *v;
+        if (!json_object_object_get_ex(h, fields[i], &v) || v == NULL) {
+            base_err(err, "missing field \"%s\" (clock domain)", fields[i]);
+            return BASE_DEC_BAD_TYPE;
+        }
+        if (!json_object_is_type(v, json_type_string)) {
+            base_err(err, "field \"%s\" must be a string", fields[i]);
             return BASE_DEC_BAD_TYPE;
         }
         d[i] = json_object_get_string(v);
         size_t len = (size_t)json_object_get_string_len(v);
         if (len == 0 || len > GPU_DOMAIN_MAX || strlen(d[i]) != len) {
-            base_err(err, "domains[%zu] must be 1 to %d bytes", i, GPU_DOMAIN_MAX);
+            base_err(err, "field \"%s\" must be 1 to %d bytes", fields[i], GPU_DOMAIN_MAX);
             return BASE_DEC_BAD_VALUE;
         }
         for (size_t k = 0; k < len; k++) {
             char c = d[i][k];
             if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
                   c == '_' || c == '-' || c == '.')) {
-                base_err(err, "domains[%zu] holds a character outside [A-Za-z0-9_.-]", i);
+                base_err(err, "field \"%s\" holds a character outside [A-Za-z0-9_.-]", fields[i]);
                 return BASE_DEC_BAD_VALUE;
             }
         }
@@ -430,7 +429,7 @@ static enum base_dec decode_ev(gpu_ingest_t *self, json_object *h, const void *p
     uint64_t count;
     enum base_dec rc;
     if ((rc = base_json_get_u64(h, "count", &count, err)) != BASE_DEC_OK ||
-        (rc = base_json_get_u64(h, "dropped_total", &m->dropped_total, err)) != BASE_DEC_OK)
+        (rc = base_json_get_u64(h, "dropped", &m->dropped_total, err)) != BASE_DEC_OK)
         return rc;
     if (count > GPU_LINK_MAX_EVENTS) {
         base_err(err, "ev: count %" PRIu64 " exceeds the limit of %d", count, GPU_LINK_MAX_EVENTS);

@@ -76,7 +76,7 @@ char *gpu_msg_header(const gpu_msg_t *m, char *err)
             goto err;
         }
         json_object_object_add(o, "count", json_object_new_int64((int64_t)m->nev));
-        json_object_object_add(o, "dropped_total", json_object_new_uint64(m->dropped_total));
+        json_object_object_add(o, "dropped", json_object_new_uint64(m->dropped_total));
         break;
     case GPU_MSG_NAMES:
         if (m->nnames > GPU_LINK_MAX_NAMES) {
@@ -98,7 +98,7 @@ char *gpu_msg_header(const gpu_msg_t *m, char *err)
             goto err;
         }
         arr = json_object_new_array_ext((int)m->nscope);
-        json_object_object_add(o, "pairs", arr);
+        json_object_object_add(o, "tree", arr);
         for (size_t i = 0; i < m->nscope; i++) {
             json_object *p = json_object_new_array_ext(2);
             json_object_array_add(p, json_object_new_uint64(m->scope[i].child));
@@ -114,10 +114,8 @@ char *gpu_msg_header(const gpu_msg_t *m, char *err)
         if (check_domain(m->domain_a, "a", err) != BASE_OK ||
             check_domain(m->domain_b, "b", err) != BASE_OK)
             goto err;
-        arr = json_object_new_array_ext(2);
-        json_object_array_add(arr, json_object_new_string(m->domain_a));
-        json_object_array_add(arr, json_object_new_string(m->domain_b));
-        json_object_object_add(o, "domains", arr);
+        json_object_object_add(o, "a", json_object_new_string(m->domain_a));
+        json_object_object_add(o, "b", json_object_new_string(m->domain_b));
         arr = json_object_new_array_ext((int)m->nsnap);
         json_object_object_add(o, "pairs", arr);
         for (size_t i = 0; i < m->nsnap; i++)

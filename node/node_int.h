@@ -10,6 +10,8 @@
 #include <sys/socket.h>
 
 #include "base/base.h"
+#include "clock/clock.h"
+#include "node/node.h"
 
 /* ---- Coded UDP probes (node/probe.c) ---------------------------------- */
 
@@ -153,5 +155,166 @@ size_t node_graph_plan(const uint32_t *ids, size_t n, int k, struct node_edge *e
 /* The peers a node probes: its out- and in-neighbours, each once.  Returns the count. */
 size_t node_graph_peers(const struct node_edge *edges, size_t nedges, uint32_t self,
                         uint32_t *peers, size_t max);
+
+/* ---- Prober additions ------------------------------------------------- */
+
+/* Cumulative per-peer counters (reset when a peer's id or address changes). */
+struct node_peer_count {
+    uint32_t id;
+    uint64_t pairs_sent;
+    uint64_t samples_in, samples_out;
+};
+
+/* Change the node id stamped on packets (after registration); known peers are reset. */
+void node_prober_set_self(node_prober_t *self, uint32_t id);
+/* Change the probe schedule (the master's settings). */
+int node_prober_set_timing(node_prober_t *self, int64_t cadence_ns, int64_t spacing_ns, char *err);
+/* Per-peer counters of the current peers; returns how many (at most max). */
+size_t node_prober_peer_counts(node_prober_t *self, struct node_peer_count *out, size_t max);
+/* Parse 32 hex digits into a probe MAC key. */
+int node_parse_key(const char *text, uint8_t key[NODE_PROBE_KEY_SIZE], char *err);
+
+/* ---- Per-edge windows (node/window.c) --------------------------------- */
+
+/*
+ * Samples of the edges this node owns, sorted into windows of its probe
+ * clock: window K covers [K·W, (K+1)·W).  A forward sample (self -> peer)
+ * belongs to the window of its transmit time, a reverse one to the window of
+ * its receive time (both this node's clock).  Buffers are bounded per peer;
+ * what does not fit, arrives for a window already closed, or belongs to an
+ * edge this node does not own is dropped and counted.
+ */
+struct node_win_dir {
+    uint64_t sent;     /* coded probes sent in the window (from sequence numbers) */
+    uint64_t received; /* with both packets received */
+    uint64_t lost;     /* sent - received */
+    uint64_t pure;     /* received and pure */
+};
+
+struct node_win_result {
+    int64_t window;
+    uint32_t src, dst; /* src = this node (the owner) */
+    int64_t from_ns, to_ns;
+    struct node_win_dir fwd, rev;
+    double rtt_min_ns, rtt_median_ns, rtt_p99_ns; /* NAN when unknown */
+    bool fitted;
+    clock_edge_fit_t fit;  /* when fitted; fit.window = window */
+    char err[BASE_ERRLEN]; /* why not fitted */
+    clock_purity_stats_t purity;
+};
+
+struct node_windows_cfg {
+    uint32_t self;
+    int64_t window_ns;
+    size_t max_per_peer; /* samples buffered per peer (both directions) */
+    const clock_estimator_t *est;
+    clock_purity_opts_t purity;
+    clock_fit_opts_t fit;
+};
+
+struct node_windows_stats {
+    uint64_t added;     /* samples kept */
+    uint64_t not_owned; /* samples of edges another node fits */
+    uint64_t late;      /* samples for a window already closed */
+    uint64_t full;      /* dropped: the peer's buffer was full */
+    uint64_t fits, fit_errors;
+};
+
+typedef struct node_windows node_windows_t;
+
+node_windows_t *node_windows_new(const struct node_windows_cfg *cfg);
+void node_windows_destroy(node_windows_t **self);
+/* The peers whose edges this node owns; buffers of other peers are dropped. */
+void node_windows_set_owned(node_windows_t *self, const uint32_t *peers, size_t n);
+void node_windows_add(node_windows_t *self, const struct node_probe_sample *s);
+/* The window of probe-clock time t. */
+int64_t node_window_of(int64_t t, int64_t window_ns);
+/*
+ * Close window k: fit every owned edge that has samples in it (or was
+ * probed: counts gives the prober's cumulative per-peer counters, used for
+ * `sent` when no sample came back).  Samples of window k and older leave the
+ * buffers.  Returns the number of results written (at most max).
+ */
+size_t node_windows_close(node_windows_t *self, int64_t k, const struct node_peer_count *counts,
+                          size_t ncounts, struct node_win_result *out, size_t max);
+void node_windows_stats(const node_windows_t *self, struct node_windows_stats *out);
+
+/* Convert a prober sample into the clock module's probe. */
+void node_sample_to_probe(const struct node_probe_sample *s, clock_probe_t *p);
+
+/* ---- The plan (node/plan.c) ------------------------------------------- */
+
+#define NODE_HOST_LEN 128
+#define NODE_ADDR_LEN 96
+
+struct node_plan_node {
+    uint32_t id;
+    char host[NODE_HOST_LEN];
+    char addr[NODE_ADDR_LEN]; /* "ip:port"; an unspecified ip means "the master's address" */
+};
+
+struct node_plan {
+    int64_t epoch;
+    uint32_t ref;
+    size_t nnodes, nedges;
+    struct node_plan_node *nodes;
+    struct node_edge *edges;
+};
+
+void node_plan_free(struct node_plan *plan);
+/* The plan's header fields added to a `plan` bus message header. */
+void node_plan_to_json(const struct node_plan *plan, json_object *hdr);
+/* Read a `plan` header (already schema-checked); bounded by NODE_MAX_NODES. */
+enum base_dec node_plan_from_json(json_object *hdr, struct node_plan *plan, char *err);
+/* The node's entry, NULL when absent. */
+const struct node_plan_node *node_plan_find(const struct node_plan *plan, uint32_t id);
+
+/* ---- The master (node/master.c) ---------------------------------------- */
+
+struct bus_curve;
+struct bus_pub;
+
+struct node_master_cfg {
+    const char *listen; /* hub bind endpoint */
+    uint32_t self_id;   /* the master's own node id */
+    int ref;            /* reference node; -1: self */
+    int k;              /* out-neighbours */
+    int64_t window_ns, cadence_ns, spacing_ns, snapshot_ns, hb_ns, status_ns;
+    int64_t grace_ns;                     /* agents fit a window this long after it ends */
+    int64_t forget_ns;                    /* down nodes leave the table after this */
+    const struct bus_curve *server_curve; /* NULL: no security */
+    const struct bus_curve *client_curve; /* the master's own subscriber */
+    /* The master as a node. */
+    const char *host, *version, *instance, *probe_addr;
+    int pid;
+    /* The master's probe clock now (simulated when the agent's is). */
+    int64_t (*probe_now)(void *ctx);
+    /* A new plan (also for the master's own prober). */
+    void (*on_plan)(void *ctx, const struct node_plan *plan);
+    void *ctx;
+};
+
+struct node_master_stats {
+    uint64_t hellos, welcomes, hbs, byes, unknown_hb, table_full;
+    uint64_t plans, solves, solve_errors, node_fits;
+    uint64_t edge_fits, edge_fits_late, edge_fits_bad, edge_fits_dropped;
+    uint64_t marked_down, forgotten;
+    base_decstats_t dec; /* edge fits and registration headers */
+};
+
+typedef struct node_master node_master_t;
+
+node_master_t *node_master_new(const struct node_master_cfg *cfg, char *err);
+void node_master_destroy(node_master_t **self);
+/* The hub, for the agent's own publisher (bus_hub_inproc_pub, bus_hub_zctx). */
+struct bus_hub *node_master_hub(node_master_t *self);
+/* Where the master publishes (the agent's publisher, shared). */
+void node_master_set_pub(node_master_t *self, struct bus_pub *pub);
+/* Handle registration traffic (waiting up to wait_ms for the first), edge
+ * fits, liveness and due solves.  BASE_ERR on a socket failure. */
+int node_master_tick(node_master_t *self, int wait_ms, char *err);
+void node_master_stats(const node_master_t *self, struct node_master_stats *out);
+/* Nodes up / known. */
+void node_master_counts(const node_master_t *self, size_t *up, size_t *known);
 
 #endif /* DP_NODE_INT_H */

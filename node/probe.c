@@ -33,11 +33,12 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-#define OUT_RING  8    /* pairs we sent, per peer, kept for follow-ups and echo checks */
-#define IN_RING   32   /* pairs we receive, per peer, waiting for their follow-up */
-#define ECHO_RING 3    /* latest completed incoming samples, echoed back */
-#define SENT_RING 1024 /* OPT_ID counter -> packet, for transmit timestamps */
-#define MAX_PEERS 256
+#define OUT_RING   8    /* pairs we sent, per peer, kept for follow-ups and echo checks */
+#define IN_RING    32   /* pairs we receive, per peer, waiting for their follow-up */
+#define ECHO_RING  3    /* latest completed incoming samples, echoed back */
+#define SENT_RING  1024 /* OPT_ID counter -> packet, for transmit timestamps */
+#define MAX_PEERS  256
+#define RESYNC_GAP 100000 /* a sequence jump this large is a restarted peer, not loss */
 
 struct out_pair {
     uint64_t seq;
@@ -65,6 +66,7 @@ struct peer_state {
     int n_echo, echo_pos;
     uint64_t echoed_max;  /* highest outgoing sample learned from an echo */
     uint64_t echoed_bits; /* bit i: echoed_max - i already seen */
+    struct node_peer_count count;
 };
 
 struct sent_slot {
@@ -528,6 +530,50 @@ void node_prober_set_peers(node_prober_t *self, const struct node_peer *peers, s
         (void)errno;
 }
 
+void node_prober_set_self(node_prober_t *self, uint32_t id)
+{
+    assert(self);
+    pthread_mutex_lock(&self->lock);
+    if (self->cfg.self_id != id) {
+        self->cfg.self_id = id;
+        /* Peers knew us under the old id: start every exchange afresh. */
+        free(self->peers);
+        self->peers = NULL;
+        self->npeers = 0;
+        if (!self->has_pending) {
+            free(self->pending);
+            self->pending = NULL;
+            self->npending = 0;
+        }
+    }
+    pthread_mutex_unlock(&self->lock);
+}
+
+int node_prober_set_timing(node_prober_t *self, int64_t cadence_ns, int64_t spacing_ns, char *err)
+{
+    assert(self);
+    if (cadence_ns <= 0 || spacing_ns <= 0 || spacing_ns >= cadence_ns)
+        return base_err(err, "probe spacing must be positive and shorter than the cadence");
+    pthread_mutex_lock(&self->lock);
+    self->cfg.cadence_ns = cadence_ns;
+    self->cfg.spacing_ns = spacing_ns;
+    pthread_mutex_unlock(&self->lock);
+    if (write(self->wake[1], "t", 1) < 0)
+        (void)errno;
+    return BASE_OK;
+}
+
+size_t node_prober_peer_counts(node_prober_t *self, struct node_peer_count *out, size_t max)
+{
+    assert(self);
+    pthread_mutex_lock(&self->lock);
+    size_t n = 0;
+    for (size_t i = 0; i < self->npeers && n < max; i++)
+        out[n++] = self->peers[i].count;
+    pthread_mutex_unlock(&self->lock);
+    return n;
+}
+
 size_t node_prober_drain(node_prober_t *self, struct node_probe_sample *out, size_t max)
 {
     assert(self);
@@ -580,7 +626,12 @@ static void apply_pending(node_prober_t *self)
             continue;
         }
         next[i].peer = self->pending[i];
-        next[i].next_seq = 1;
+        /* Sequence numbers start from the time in us, so that a restarted
+         * agent's probes are newer than anything its peers remember of it
+         * instead of looking like replays. */
+        int64_t us = base_realtime_ns() / 1000;
+        next[i].next_seq = us > 0 ? (uint64_t)us : 1;
+        next[i].count.id = self->pending[i].id;
     }
     free(self->peers);
     self->peers = next;
@@ -652,6 +703,7 @@ static void send_packet(node_prober_t *self, struct peer_state *ps)
         ps->next_index = 1;
     } else {
         self->stats.pairs_sent++;
+        ps->count.pairs_sent++;
         ps->next_index = 0;
         ps->next_seq++;
     }
@@ -728,12 +780,15 @@ static void complete_incoming(node_prober_t *self, struct peer_state *ps,
         s.rx[0] = s.rx[1] = NODE_TS_NONE;
         self->stats.lost_packets += 2;
     }
-    /* Pairs between the last completed one and this one never got a follow-up. */
-    if (ps->in_done_max != 0 && fu->seq > ps->in_done_max + NODE_PROBE_FU)
+    /* Pairs between the last completed one and this one never got a
+     * follow-up; a jump beyond any plausible loss is the peer restarting. */
+    if (ps->in_done_max != 0 && fu->seq > ps->in_done_max + NODE_PROBE_FU &&
+        fu->seq - ps->in_done_max < RESYNC_GAP)
         self->stats.lost_pairs += fu->seq - ps->in_done_max - NODE_PROBE_FU;
     if (fu->seq > ps->in_done_max)
         ps->in_done_max = fu->seq;
     self->stats.samples_in++;
+    ps->count.samples_in++;
     queue_sample(self, &s);
     ps->echo[ps->echo_pos] = s;
     ps->echo_pos = (ps->echo_pos + 1) % ECHO_RING;
@@ -768,6 +823,7 @@ static void accept_echo(node_prober_t *self, struct peer_state *ps,
         ps->echoed_bits |= bit;
     }
     self->stats.samples_out++;
+    ps->count.samples_out++;
     queue_sample(self, e);
 }
 

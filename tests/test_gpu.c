@@ -640,33 +640,32 @@ static void test_ingest_malformed(void **state)
          BASE_DEC_BAD_TYPE},
         {"dp1.names.-", "{\"type\":\"names\",\"pid\":1,\"seq\":1,\"names\":[[1,\"\xff\xfe\"]]}",
          BASE_DEC_BAD_VALUE},
-        {"dp1.scope.-", "{\"type\":\"scope\",\"pid\":1,\"seq\":1,\"pairs\":[[0,1]]}",
+        {"dp1.scope.-", "{\"type\":\"scope\",\"pid\":1,\"seq\":1,\"tree\":[[0,1]]}",
          BASE_DEC_BAD_VALUE},
-        {"dp1.scope.-", "{\"type\":\"scope\",\"pid\":1,\"seq\":1,\"pairs\":[[3,3]]}",
+        {"dp1.scope.-", "{\"type\":\"scope\",\"pid\":1,\"seq\":1,\"tree\":[[3,3]]}",
          BASE_DEC_BAD_VALUE},
-        {"dp1.scope.-", "{\"type\":\"scope\",\"pid\":1,\"seq\":1,\"pairs\":[[3,-1]]}",
+        {"dp1.scope.-", "{\"type\":\"scope\",\"pid\":1,\"seq\":1,\"tree\":[[3,-1]]}",
          BASE_DEC_BAD_VALUE},
-        {"dp1.scope.-", "{\"type\":\"scope\",\"pid\":1,\"seq\":1,\"pairs\":[[3,1.5]]}",
+        {"dp1.scope.-", "{\"type\":\"scope\",\"pid\":1,\"seq\":1,\"tree\":[[3,1.5]]}",
+         BASE_DEC_BAD_TYPE},
+        {"dp1.snap.-", "{\"type\":\"snap\",\"pid\":1,\"seq\":1,\"a\":\"gpu0\",\"pairs\":[]}",
          BASE_DEC_BAD_TYPE},
         {"dp1.snap.-",
-         "{\"type\":\"snap\",\"pid\":1,\"seq\":1,\"domains\":[\"gpu0\"],\"pairs\":[]}",
+         "{\"type\":\"snap\",\"pid\":1,\"seq\":1,\"a\":\"gpu 0\",\"b\":\"trace\",\"pairs\":[]}",
          BASE_DEC_BAD_VALUE},
         {"dp1.snap.-",
-         "{\"type\":\"snap\",\"pid\":1,\"seq\":1,\"domains\":[\"gpu 0\",\"trace\"],\"pairs\":[]}",
+         "{\"type\":\"snap\",\"pid\":1,\"seq\":1,\"a\":\"trace\",\"b\":\"trace\",\"pairs\":[]}",
          BASE_DEC_BAD_VALUE},
         {"dp1.snap.-",
-         "{\"type\":\"snap\",\"pid\":1,\"seq\":1,\"domains\":[\"trace\",\"trace\"],\"pairs\":[]}",
-         BASE_DEC_BAD_VALUE},
-        {"dp1.snap.-",
-         "{\"type\":\"snap\",\"pid\":1,\"seq\":1,\"domains\":[\"gpu0\",\"trace\"],"
+         "{\"type\":\"snap\",\"pid\":1,\"seq\":1,\"a\":\"gpu0\",\"b\":\"trace\","
          "\"pairs\":[[10,20],[10,30]]}",
          BASE_DEC_BAD_VALUE},
         {"dp1.snap.-",
-         "{\"type\":\"snap\",\"pid\":1,\"seq\":1,\"domains\":[\"gpu0\",\"trace\",\"x\"],"
+         "{\"type\":\"snap\",\"pid\":1,\"seq\":1,\"a\":\"gpu0\",\"b\":5,"
          "\"pairs\":[]}",
-         BASE_DEC_OVERSIZED},
+         BASE_DEC_BAD_TYPE},
         /* an ev message needs its payload frame */
-        {"dp1.ev.-", "{\"type\":\"ev\",\"pid\":1,\"seq\":1,\"count\":0,\"dropped_total\":0}",
+        {"dp1.ev.-", "{\"type\":\"ev\",\"pid\":1,\"seq\":1,\"count\":0,\"dropped\":0}",
          BASE_DEC_TRUNCATED},
     };
     gpu_ingest_t *in = gpu_ingest_new(NULL, NULL, NULL, NULL);
@@ -696,19 +695,19 @@ static void test_ingest_malformed(void **state)
     ev[0].pid = ev[1].pid = 5;
     uint8_t payload[16 + 2 * 64];
     gpu_batch_encode(ev, 2, payload);
-    const char *h2 = "{\"type\":\"ev\",\"pid\":5,\"seq\":1,\"count\":2,\"dropped_total\":0}";
+    const char *h2 = "{\"type\":\"ev\",\"pid\":5,\"seq\":1,\"count\":2,\"dropped\":0}";
     assert_int_equal(decode3(in, "dp1.ev.-", h2, payload, sizeof payload, true, &m, err),
                      BASE_DEC_OK);
-    const char *h3 = "{\"type\":\"ev\",\"pid\":5,\"seq\":1,\"count\":3,\"dropped_total\":0}";
+    const char *h3 = "{\"type\":\"ev\",\"pid\":5,\"seq\":1,\"count\":3,\"dropped\":0}";
     assert_int_equal(decode3(in, "dp1.ev.-", h3, payload, sizeof payload, true, &m, err),
                      BASE_DEC_BAD_VALUE);
-    const char *h6 = "{\"type\":\"ev\",\"pid\":6,\"seq\":1,\"count\":2,\"dropped_total\":0}";
+    const char *h6 = "{\"type\":\"ev\",\"pid\":6,\"seq\":1,\"count\":2,\"dropped\":0}";
     assert_int_equal(decode3(in, "dp1.ev.-", h6, payload, sizeof payload, true, &m, err),
                      BASE_DEC_BAD_VALUE);
     assert_non_null(strstr(err, "pid"));
     assert_int_equal(decode3(in, "dp1.ev.-", h2, payload, sizeof payload - 1, true, &m, err),
                      BASE_DEC_TRUNCATED);
-    const char *hbig = "{\"type\":\"ev\",\"pid\":5,\"seq\":1,\"count\":5000,\"dropped_total\":0}";
+    const char *hbig = "{\"type\":\"ev\",\"pid\":5,\"seq\":1,\"count\":5000,\"dropped\":0}";
     assert_int_equal(decode3(in, "dp1.ev.-", hbig, payload, sizeof payload, true, &m, err),
                      BASE_DEC_OVERSIZED);
     payload[0] ^= 0xff;

@@ -6,10 +6,13 @@
 #include <cmocka.h>
 
 #include <arpa/inet.h>
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "bus/bus.h"
 #include "node/node_int.h"
 
 static const uint8_t key16[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
@@ -370,6 +373,478 @@ static void test_graph_plan(void **state)
     assert_int_equal(node_graph_plan(ids, 1, 4, e, 512), 0);
 }
 
+/* ---- windows ----------------------------------------------------------- */
+
+/* True offset of node 2's clock over node 1's at time x of node 1: 5 ms + 20 ppm. */
+static const int64_t W_T0 = 1790000000000000000LL;
+static double theta(int64_t x)
+{
+    return 5e6 + 20e-6 * (double)(x - W_T0);
+}
+
+/* A pure pair in each direction at x (node 1's clock), one-way delay d ns. */
+static void make_pair(int64_t x, uint64_t seq, int64_t d, struct node_probe_sample *fwd,
+                      struct node_probe_sample *rev)
+{
+    *fwd = (struct node_probe_sample){.src = 1, .dst = 2, .seq = seq};
+    *rev = (struct node_probe_sample){.src = 2, .dst = 1, .seq = seq + 7};
+    for (int i = 0; i < 2; i++) {
+        int64_t xi = x + i * 100000;
+        fwd->tx[i] = xi;
+        fwd->rx[i] = xi + d + (int64_t)llround(theta(xi));
+        /* The reverse packet leaves node 2 at node 1's time xi and lands d later. */
+        rev->tx[i] = xi + (int64_t)llround(theta(xi));
+        rev->rx[i] = xi + d;
+    }
+}
+
+static node_windows_t *make_windows(size_t max)
+{
+    struct node_windows_cfg wc = {.self = 1, .window_ns = 1000000000, .max_per_peer = max};
+    wc.est = clock_estimator_default();
+    clock_purity_opts_default(&wc.purity);
+    clock_fit_opts_default(&wc.fit);
+    return node_windows_new(&wc);
+}
+
+static void test_window_fit(void **state)
+{
+    node_windows_t *w = make_windows(0);
+    uint32_t owned = 2;
+    node_windows_set_owned(w, &owned, 1);
+    int64_t k = node_window_of(W_T0, 1000000000);
+    int64_t start = k * 1000000000;
+    /* 200 pairs each way over window k, one reverse pair lost, then some of window k+1. */
+    for (int i = 0; i < 260; i++) {
+        struct node_probe_sample f, r;
+        make_pair(start + 2000000 + i * 5000000LL, 100 + (uint64_t)i, 20000 + (i % 7) * 30, &f, &r);
+        if (i == 50)
+            r.rx[1] = NODE_TS_NONE;
+        node_windows_add(w, &f);
+        node_windows_add(w, &r);
+    }
+    /* Samples of edges this node does not own (or that do not involve it). */
+    struct node_probe_sample other = {.src = 3, .dst = 1, .seq = 1};
+    node_windows_add(w, &other);
+    other.src = 4;
+    other.dst = 5;
+    node_windows_add(w, &other);
+    struct node_win_result r[4];
+    size_t n = node_windows_close(w, k, NULL, 0, r, 4);
+    assert_int_equal(n, 1);
+    assert_true(r[0].fitted);
+    assert_int_equal(r[0].src, 1);
+    assert_int_equal(r[0].dst, 2);
+    assert_true(r[0].window == k && r[0].fit.window == k);
+    assert_true(r[0].from_ns == start && r[0].to_ns == start + 1000000000);
+    /* 200 pairs fall in window k (the last one starts at 997 ms). */
+    assert_int_equal(r[0].fwd.sent, 200);
+    assert_int_equal(r[0].fwd.received, 200);
+    assert_int_equal(r[0].rev.received, 199);
+    assert_int_equal(r[0].rev.lost, 1);
+    assert_true(r[0].fwd.pure > 150 && r[0].rev.pure > 150);
+    double err = clock_edge_map(&r[0].fit, start + 500000000) - (start + 500000000) -
+                 theta(start + 500000000);
+    assert_true(fabs(err) < 100);
+    assert_true(fabs(r[0].fit.drift_ppb - 20000) < 50);
+    /* Round trip: twice the one-way delay. */
+    assert_true(fabs(r[0].rtt_min_ns - 40000) < 200);
+    assert_true(r[0].rtt_median_ns >= r[0].rtt_min_ns && r[0].rtt_p99_ns >= r[0].rtt_median_ns);
+    /* A sample for window k now is late; window k+1 still has its own. */
+    struct node_probe_sample f, rv;
+    make_pair(start + 10000000, 5000, 20000, &f, &rv);
+    node_windows_add(w, &f);
+    struct node_windows_stats st;
+    node_windows_stats(w, &st);
+    assert_int_equal(st.late, 1);
+    assert_int_equal(st.not_owned, 2);
+    assert_int_equal(st.fits, 1);
+    n = node_windows_close(w, k + 1, NULL, 0, r, 4);
+    assert_int_equal(n, 1);
+    assert_int_equal(r[0].fwd.received, 60);
+    node_windows_destroy(&w);
+    assert_null(w);
+}
+
+static void test_window_bounds(void **state)
+{
+    assert_true(node_window_of(-1, 10) == -1);
+    assert_true(node_window_of(-10, 10) == -1);
+    assert_true(node_window_of(9, 10) == 0);
+    assert_true(node_window_of(10, 10) == 1);
+    /* A full buffer drops and counts; too few points is a fit error with a reason. */
+    node_windows_t *w = make_windows(8);
+    uint32_t owned = 2;
+    node_windows_set_owned(w, &owned, 1);
+    int64_t k = node_window_of(W_T0, 1000000000), start = k * 1000000000;
+    for (int i = 0; i < 10; i++) {
+        struct node_probe_sample f, r;
+        make_pair(start + i * 1000000LL, 1 + (uint64_t)i, 20000, &f, &r);
+        node_windows_add(w, &f);
+    }
+    struct node_windows_stats st;
+    node_windows_stats(w, &st);
+    assert_int_equal(st.added, 8);
+    assert_int_equal(st.full, 2);
+    /* A peer that never answered: `sent` comes from the prober's counter. */
+    struct node_peer_count pc = {.id = 2, .pairs_sent = 40};
+    struct node_win_result r;
+    assert_int_equal(node_windows_close(w, k, &pc, 1, &r, 1), 1);
+    assert_false(r.fitted);
+    assert_true(strlen(r.err) > 0);
+    assert_int_equal(r.rev.received, 0);
+    pc.pairs_sent = 70;
+    assert_int_equal(node_windows_close(w, k + 1, &pc, 1, &r, 1), 1);
+    assert_int_equal(r.fwd.sent, 30);
+    assert_int_equal(r.fwd.lost, 30);
+    /* Not owned any more: nothing to report. */
+    node_windows_set_owned(w, NULL, 0);
+    assert_int_equal(node_windows_close(w, k + 2, &pc, 1, &r, 1), 0);
+    node_windows_destroy(&w);
+}
+
+/* ---- plan ------------------------------------------------------------------ */
+
+static void test_plan_json(void **state)
+{
+    struct node_plan p = {.epoch = 7, .ref = 0, .nnodes = 3, .nedges = 3};
+    p.nodes = calloc(3, sizeof *p.nodes);
+    p.edges = calloc(3, sizeof *p.edges);
+    for (uint32_t i = 0; i < 3; i++) {
+        p.nodes[i].id = i * 10;
+        snprintf(p.nodes[i].host, sizeof p.nodes[i].host, "host%u", i);
+        snprintf(p.nodes[i].addr, sizeof p.nodes[i].addr, "10.0.0.%u:%u", i + 1, 4000 + i);
+        p.edges[i] = (struct node_edge){i * 10, ((i + 1) % 3) * 10};
+    }
+    json_object *h = json_object_new_object();
+    node_plan_to_json(&p, h);
+    struct node_plan q;
+    char err[BASE_ERRLEN];
+    assert_int_equal(node_plan_from_json(h, &q, err), BASE_DEC_OK);
+    assert_true(q.epoch == 7 && q.nnodes == 3 && q.nedges == 3);
+    assert_string_equal(q.nodes[2].addr, "10.0.0.3:4002");
+    assert_int_equal(q.edges[2].src, 20);
+    assert_int_equal(q.edges[2].dst, 0);
+    assert_non_null(node_plan_find(&q, 10));
+    assert_null(node_plan_find(&q, 11));
+    node_plan_free(&q);
+    /* The bus schema accepts what the master writes. */
+    assert_int_equal(bus_schema_validate(BUS_K_PLAN, h, err), BASE_DEC_OK);
+
+    /* Malformed plans are refused with a reason, never half-applied. */
+    json_object *bad = json_tokener_parse("{\"epoch\":1,\"ref\":0,\"nodes\":[],\"edges\":[[1]]}");
+    assert_int_equal(node_plan_from_json(bad, &q, err), BASE_DEC_BAD_VALUE);
+    assert_null(q.nodes);
+    json_object_put(bad);
+    bad = json_tokener_parse("{\"epoch\":1,\"ref\":0,\"nodes\":[{\"node\":70000,\"host\":\"h\","
+                             "\"probe_addr\":\"1.2.3.4:5\"}],\"edges\":[]}");
+    assert_int_equal(node_plan_from_json(bad, &q, err), BASE_DEC_BAD_VALUE);
+    json_object_put(bad);
+    bad = json_tokener_parse("{\"epoch\":1,\"ref\":0,\"nodes\":{},\"edges\":[]}");
+    assert_int_equal(node_plan_from_json(bad, &q, err), BASE_DEC_BAD_TYPE);
+    json_object_put(bad);
+    json_object *big = json_object_new_object();
+    json_object_object_add(big, "epoch", json_object_new_int(1));
+    json_object_object_add(big, "ref", json_object_new_int(0));
+    json_object *arr = json_object_new_array();
+    for (int i = 0; i <= NODE_MAX_NODES; i++)
+        json_object_array_add(arr, json_object_new_object());
+    json_object_object_add(big, "nodes", arr);
+    json_object_object_add(big, "edges", json_object_new_array());
+    assert_int_equal(node_plan_from_json(big, &q, err), BASE_DEC_OVERSIZED);
+    json_object_put(big);
+    json_object_put(h);
+    node_plan_free(&p);
+}
+
+/* ---- configuration --------------------------------------------------------- */
+
+static void expect_bad(const char *key, const char *value, const char *named)
+{
+    size_t n;
+    const struct base_cfg_key *keys = node_config_keys(&n);
+    base_config_t *cfg = base_config_new(keys, n);
+    char err[BASE_ERRLEN] = "";
+    int rc = base_config_set(cfg, key, value, BASE_CFG_FLAG, err);
+    if (rc == BASE_OK)
+        rc = node_config_check(cfg, err);
+    assert_int_equal(rc, BASE_ERR);
+    if (strstr(err, named) == NULL)
+        fail_msg("%s=%s: message \"%s\" does not name %s", key, value, err, named);
+    base_config_destroy(&cfg);
+}
+
+static void test_config(void **state)
+{
+    size_t n;
+    const struct base_cfg_key *keys = node_config_keys(&n);
+    base_config_t *cfg = base_config_new(keys, n);
+    char err[BASE_ERRLEN];
+    assert_int_equal(node_config_check(cfg, err), BASE_OK);
+    assert_int_equal(base_config_int(cfg, "probe_cadence_us"), NODE_DEFAULT_CADENCE_US);
+    assert_true(base_config_double(cfg, "probe_window_s") == NODE_DEFAULT_WINDOW_S);
+    /* The seed values stay reachable. */
+    assert_int_equal(base_config_set(cfg, "probe-cadence-us", "800", BASE_CFG_FLAG, err), BASE_OK);
+    assert_int_equal(base_config_set(cfg, "probe_window_s", "4", BASE_CFG_ENV, err), BASE_OK);
+    assert_int_equal(node_config_check(cfg, err), BASE_OK);
+    base_config_destroy(&cfg);
+
+    expect_bad("probe_cadence_us", "fast", "probe_cadence_us");
+    expect_bad("probe_cadence_us", "10", "probe_cadence_us");
+    expect_bad("packet_spacing_us", "15000", "packet_spacing_us");
+    expect_bad("probe_window_s", "0.15", "probe_window_s");
+    expect_bad("estimator", "magic", "estimator");
+    expect_bad("sim_clock", "1,2,3,4", "sim_clock");
+    expect_bad("sim_clock", "abc,2", "sim_clock");
+    expect_bad("sim_late_us", "20000", "sim_late_us");
+    expect_bad("probe_key", "00112233", "probe_key");
+    expect_bad("probe_key", "zz112233445566778899aabbccddeeff", "probe_key");
+    expect_bad("hub", "udp://x:1", "hub");
+    expect_bad("listen", "tcp://host", "listen");
+    expect_bad("bind_ip", "localhost", "bind_ip");
+    expect_bad("trace_endpoint", "shm://x", "trace_endpoint");
+    expect_bad("neighbors", "0", "neighbors");
+    expect_bad("node_id", "70000", "node_id");
+    expect_bad("master", "maybe", "master");
+    expect_bad("no_such_key", "1", "no_such_key");
+
+    uint8_t key[NODE_PROBE_KEY_SIZE];
+    assert_int_equal(node_parse_key("000102030405060708090A0B0C0D0E0F", key, err), BASE_OK);
+    assert_memory_equal(key, key16, 16);
+}
+
+/* ---- prober additions -------------------------------------------------------- */
+
+static void test_prober_counts_and_timing(void **state)
+{
+    node_prober_t *a = make_prober(1, false, NULL, NULL);
+    node_prober_t *b = make_prober(2, false, NULL, NULL);
+    char err[BASE_ERRLEN];
+    assert_int_equal(node_prober_set_timing(a, 1000, 1000, err), BASE_ERR);
+    assert_int_equal(node_prober_set_timing(a, 1000000, 100000, err), BASE_OK);
+    struct node_probe_sample s[4096];
+    exchange(a, b, s, 4096, 400000000LL);
+    struct node_peer_count pc[4];
+    assert_int_equal(node_prober_peer_counts(a, pc, 4), 1);
+    assert_int_equal(pc[0].id, 2);
+    /* At 1 ms for 0.4 s: far more pairs than b's 2 ms cadence alone would give. */
+    assert_true(pc[0].pairs_sent > 100);
+    assert_true(pc[0].samples_out > 0 && pc[0].samples_in > 0);
+    /* A new id forgets the peers (they knew the old one). */
+    node_prober_set_self(a, 9);
+    assert_int_equal(node_prober_peer_counts(a, pc, 4), 0);
+    node_prober_destroy(&a);
+    node_prober_destroy(&b);
+}
+
+/* ---- the master ---------------------------------------------------------------- */
+
+struct mctx {
+    int plans;
+    struct node_plan last;
+};
+
+static int64_t m_now(void *ctx)
+{
+    return base_realtime_ns();
+}
+
+static void m_plan(void *ctx, const struct node_plan *plan)
+{
+    struct mctx *c = ctx;
+    c->plans++;
+    c->last.epoch = plan->epoch;
+    c->last.nnodes = plan->nnodes;
+    c->last.nedges = plan->nedges;
+}
+
+static bus_msg_t *hello(const char *instance, int req)
+{
+    bus_msg_t *m = bus_msg_new(BUS_K_HELLO);
+    bus_msg_set_str(m, "host", "testhost");
+    bus_msg_set_i64(m, "pid", 1234);
+    bus_msg_set_str(m, "version", DP_VERSION);
+    bus_msg_set_str(m, "instance", instance);
+    bus_msg_set_str(m, "probe_addr", "127.0.0.1:40001");
+    if (req >= 0)
+        bus_msg_set_i64(m, "req_node", req);
+    json_object_object_add(bus_msg_header(m), "clocks", json_object_new_array());
+    json_object_object_add(bus_msg_header(m), "gpus", json_object_new_array());
+    return m;
+}
+
+/* Tick the master until the client gets a message of `kind` (others are skipped). */
+static bus_msg_t *await(node_master_t *m, bus_reg_t *r, enum bus_kind kind)
+{
+    char err[BASE_ERRLEN];
+    for (int i = 0; i < 200; i++) {
+        assert_int_equal(node_master_tick(m, 5, err), BASE_OK);
+        bus_msg_t *msg = NULL;
+        while (bus_reg_recv(r, &msg, 5, err) == 1) {
+            if (bus_msg_kind(msg) == kind)
+                return msg;
+            bus_msg_destroy(&msg);
+        }
+    }
+    fail_msg("no %s reply", bus_kind_name(kind));
+    return NULL;
+}
+
+static void test_master_registration(void **state)
+{
+    char dir[] = "/tmp/dpnode-test-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char ep[128];
+    snprintf(ep, sizeof ep, "ipc://%s/hub", dir);
+    struct mctx c = {0};
+    struct node_master_cfg mc = {
+        .listen = ep,
+        .self_id = 0,
+        .ref = -1,
+        .k = 4,
+        .window_ns = 1000000000,
+        .cadence_ns = 10000000,
+        .spacing_ns = 100000,
+        .snapshot_ns = 100000000,
+        .hb_ns = 100000000,
+        .status_ns = 1000000000,
+        .grace_ns = 250000000,
+        .forget_ns = 60000000000LL,
+        .host = "masterhost",
+        .version = DP_VERSION,
+        .instance = "m",
+        .probe_addr = "127.0.0.1:40000",
+        .pid = 1,
+        .probe_now = m_now,
+        .on_plan = m_plan,
+        .ctx = &c,
+    };
+    char err[BASE_ERRLEN];
+    node_master_t *m = node_master_new(&mc, err);
+    assert_non_null(m);
+    struct bus_reg_opts ro = {.endpoint = ep, .node = BUS_NODE_NONE};
+    bus_reg_t *r = bus_reg_new(&ro, err);
+    assert_non_null(r);
+
+    /* hello -> welcome with the first free id, then the plan naming it. */
+    bus_msg_t *msg = hello("a1", -1);
+    for (int i = 0; i < 100 && bus_reg_send(r, msg, err) != BASE_OK; i++)
+        base_sleep_ns(10000000);
+    bus_msg_destroy(&msg);
+    msg = await(m, r, BUS_K_WELCOME);
+    int64_t id;
+    assert_int_equal(base_json_get_i64(bus_msg_header(msg), "node", &id, err), BASE_DEC_OK);
+    assert_int_equal(id, 1);
+    double win;
+    assert_int_equal(base_json_get_double(bus_msg_header(msg), "window_s", &win, err), BASE_DEC_OK);
+    assert_true(win == 1.0);
+    bus_msg_destroy(&msg);
+    msg = await(m, r, BUS_K_PLAN);
+    struct node_plan plan;
+    assert_int_equal(node_plan_from_json(bus_msg_header(msg), &plan, err), BASE_DEC_OK);
+    assert_int_equal(plan.nnodes, 2);
+    assert_int_equal(plan.nedges, 1);
+    assert_non_null(node_plan_find(&plan, 1));
+    node_plan_free(&plan);
+    bus_msg_destroy(&msg);
+    assert_true(c.plans >= 1 && c.last.nnodes == 2);
+    size_t up, known;
+    node_master_counts(m, &up, &known);
+    assert_int_equal(up, 2);
+
+    /* The same instance again keeps its id; a requested free id is granted. */
+    bus_reg_send(r, msg = hello("a1", -1), err);
+    bus_msg_destroy(&msg);
+    msg = await(m, r, BUS_K_WELCOME);
+    assert_int_equal(base_json_get_i64(bus_msg_header(msg), "node", &id, err), BASE_DEC_OK);
+    assert_int_equal(id, 1);
+    bus_msg_destroy(&msg);
+    bus_reg_send(r, msg = hello("a2", 7), err);
+    bus_msg_destroy(&msg);
+    msg = await(m, r, BUS_K_WELCOME);
+    assert_int_equal(base_json_get_i64(bus_msg_header(msg), "node", &id, err), BASE_DEC_OK);
+    assert_int_equal(id, 7);
+    bus_msg_destroy(&msg);
+    /* The master's own id is never handed out. */
+    bus_reg_send(r, msg = hello("a3", 0), err);
+    bus_msg_destroy(&msg);
+    msg = await(m, r, BUS_K_WELCOME);
+    assert_int_equal(base_json_get_i64(bus_msg_header(msg), "node", &id, err), BASE_DEC_OK);
+    assert_true(id != 0 && id != 1 && id != 7);
+    bus_msg_destroy(&msg);
+
+    /* hb: a known node is acknowledged, an unknown one told to say hello. */
+    bus_reg_set_node(r, 7);
+    msg = bus_msg_new(BUS_K_HB);
+    bus_msg_set_i64(msg, "node", 7);
+    bus_msg_set_i64(msg, "t_ns", base_realtime_ns());
+    bus_reg_send(r, msg, err);
+    bus_msg_destroy(&msg);
+    msg = await(m, r, BUS_K_HB);
+    bool is_known = false;
+    assert_int_equal(base_json_get_bool(bus_msg_header(msg), "known", &is_known, err), BASE_DEC_OK);
+    assert_true(is_known);
+    bus_msg_destroy(&msg);
+    bus_reg_set_node(r, 77);
+    msg = bus_msg_new(BUS_K_HB);
+    bus_msg_set_i64(msg, "node", 77);
+    bus_msg_set_i64(msg, "t_ns", base_realtime_ns());
+    bus_reg_send(r, msg, err);
+    bus_msg_destroy(&msg);
+    msg = await(m, r, BUS_K_HB);
+    assert_int_equal(base_json_get_bool(bus_msg_header(msg), "known", &is_known, err), BASE_DEC_OK);
+    assert_false(is_known);
+    bus_msg_destroy(&msg);
+
+    /* A known id from another connection is not that node: register again. */
+    bus_reg_t *r2 = bus_reg_new(&ro, err);
+    assert_non_null(r2);
+    bus_reg_set_node(r2, 1);
+    msg = bus_msg_new(BUS_K_HB);
+    bus_msg_set_i64(msg, "node", 1);
+    bus_msg_set_i64(msg, "t_ns", base_realtime_ns());
+    for (int i = 0; i < 100 && bus_reg_send(r2, msg, err) != BASE_OK; i++)
+        base_sleep_ns(10000000);
+    bus_msg_destroy(&msg);
+    msg = await(m, r2, BUS_K_HB);
+    assert_int_equal(base_json_get_bool(bus_msg_header(msg), "known", &is_known, err), BASE_DEC_OK);
+    assert_false(is_known);
+    bus_msg_destroy(&msg);
+    bus_reg_destroy(&r2);
+
+    /* bye: down at once; silence: down after 3 heartbeats (0.1 s here). */
+    bus_reg_set_node(r, 7);
+    msg = bus_msg_new(BUS_K_BYE);
+    bus_msg_set_i64(msg, "node", 7);
+    bus_reg_send(r, msg, err);
+    bus_msg_destroy(&msg);
+    int plans = c.plans;
+    for (int i = 0; i < 100 && c.plans == plans; i++)
+        assert_int_equal(node_master_tick(m, 5, err), BASE_OK);
+    node_master_counts(m, &up, &known);
+    assert_int_equal(known, 4);
+    assert_true(up <= 3);
+    int64_t t0 = base_monotonic_ns();
+    do {
+        assert_int_equal(node_master_tick(m, 10, err), BASE_OK);
+        node_master_counts(m, &up, &known);
+    } while (up > 1 && base_monotonic_ns() - t0 < 5000000000LL);
+    assert_int_equal(up, 1);
+    assert_true(base_monotonic_ns() - t0 >= 300000000);
+    struct node_master_stats ms;
+    node_master_stats(m, &ms);
+    assert_true(ms.marked_down >= 3);
+    assert_int_equal(ms.byes, 1);
+    assert_int_equal(ms.unknown_hb, 2);
+
+    bus_reg_destroy(&r);
+    node_master_destroy(&m);
+    assert_null(m);
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -381,6 +856,12 @@ int main(void)
         cmocka_unit_test(test_user_timestamps_flagged),
         cmocka_unit_test(test_garbage_and_forgeries),
         cmocka_unit_test(test_graph_plan),
+        cmocka_unit_test(test_window_fit),
+        cmocka_unit_test(test_window_bounds),
+        cmocka_unit_test(test_plan_json),
+        cmocka_unit_test(test_config),
+        cmocka_unit_test(test_prober_counts_and_timing),
+        cmocka_unit_test(test_master_registration),
     };
     return cmocka_run_group_tests_name("node", tests, NULL, NULL);
 }

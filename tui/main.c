@@ -1,8 +1,10 @@
 /*
  * dptop — entry point.  The command line has two parts:
  *
- *   - a mode flag that picks what dptop does (`modes` below): today only
- *     --record FILE (headless); the console, --replay and --export add rows;
+ *   - a mode flag that picks what dptop does (`modes` below): none for the
+ *     live console, --record FILE (headless), --replay FILE (the console on
+ *     a recording, or with --export OUT a Chrome trace without a terminal),
+ *     --demo [N] (a local simulated cluster and the console on it);
  *   - configuration flags: every key of `cfg_keys` is also a flag
  *     (--hub tcp://HOST:7410, --state-timeout-ms 2000, ...), applied over
  *     the built-in defaults, the JSON file (--config FILE or DPTOP_CONFIG)
@@ -17,6 +19,7 @@
 #include <string.h>
 
 #include "base/base.h"
+#include "tui/tui.h"
 
 static volatile sig_atomic_t stop_flag;
 
@@ -26,19 +29,47 @@ static void on_stop(int sig)
     stop_flag = 1;
 }
 
-/* Modes, implemented in their own files (to move into tui/tui.h with the console). */
-int tui_record_run(const base_config_t *cfg, const char *path, volatile sig_atomic_t *stop);
+/* The run functions take the mode's argument (NULL when it has none). */
+static int run_record(const base_config_t *cfg, const char *arg, volatile sig_atomic_t *stop)
+{
+    return tui_record_run(cfg, arg, stop);
+}
+
+static int run_replay(const base_config_t *cfg, const char *arg, volatile sig_atomic_t *stop)
+{
+    const char *out = base_config_str(cfg, "export");
+    if (out[0])
+        return tui_export_run(cfg, arg, out, stop);
+    return tui_replay_run(cfg, arg, stop);
+}
+
+static const char *argv0;
+
+static int run_demo(const base_config_t *cfg, const char *arg, volatile sig_atomic_t *stop)
+{
+    int n = arg ? atoi(arg) : (int)base_config_int(cfg, "demo_nodes");
+    return tui_demo_run(cfg, n, argv0, stop);
+}
+
+enum mode_arg { ARG_REQUIRED, ARG_OPTIONAL_NUMBER };
 
 struct mode {
-    const char *flag; /* takes one argument */
-    const char *arg;  /* its name in --help */
+    const char *flag;
+    enum mode_arg takes;
+    const char *arg; /* its name in --help */
     const char *help;
     int (*run)(const base_config_t *cfg, const char *arg, volatile sig_atomic_t *stop);
 };
 
 static const struct mode modes[] = {
-    {"--record", "FILE", "record every bus message to FILE, headless, until SIGINT/SIGTERM",
-     tui_record_run},
+    {"--record", ARG_REQUIRED, "FILE",
+     "record every bus message to FILE, headless, until SIGINT/SIGTERM", run_record},
+    {"--replay", ARG_REQUIRED, "FILE",
+     "the console on a recording (with --export OUT: a Chrome trace, no terminal)", run_replay},
+    {"--demo", ARG_OPTIONAL_NUMBER, "[N]",
+     "start a local cluster of N nodes (default 4) with simulated clocks and workload, "
+     "and the console on it",
+     run_demo},
 };
 
 static const struct base_cfg_key cfg_keys[] = {
@@ -56,6 +87,20 @@ static const struct base_cfg_key cfg_keys[] = {
      "largest JSON header frame accepted"},
     {"max_payload_bytes", BASE_CFG_INT, "67108864", 1024, 4294967295.0,
      "largest binary payload frame accepted"},
+    {"event_budget", BASE_CFG_INT, "2097152", 1000, 1e9,
+     "events the console holds; the oldest are evicted beyond (counted)"},
+    {"output_dir", BASE_CFG_STRING, ".", 1, 0, "where snapshots (s) and recordings (r) go"},
+    {"fps", BASE_CFG_INT, "10", 1, 60, "console frames per second"},
+    {"color", BASE_CFG_BOOL, "true", 1, 0, "colours (NO_COLOR in the environment also disables)"},
+    {"speed", BASE_CFG_DOUBLE, "1", 0, 1000, "replay speed (0: as fast as possible)"},
+    {"export", BASE_CFG_STRING, "", 1, 0,
+     "with --replay: write the merged, aligned Chrome trace to this file and exit"},
+    {"demo_nodes", BASE_CFG_INT, "4", 2, 64, "--demo: nodes in all, the master included"},
+    {"demo_straggler", BASE_CFG_INT, "-1", -1, 63,
+     "--demo: the node (index, 0 = master) whose collectives start late; -1: none"},
+    {"demo_log", BASE_CFG_STRING, "", 1, 0,
+     "--demo: write the children, endpoints and simulated clocks (JSON lines) here"},
+    {"dpnode", BASE_CFG_STRING, "", 1, 0, "--demo: the dpnode program (empty: next to dptop)"},
     {"curve_server_key", BASE_CFG_STRING, "", 1, 0,
      "the hub's CURVE public key (Z85); empty: no bus security"},
     {"curve_public_key", BASE_CFG_STRING, "", 1, 0, "this client's CURVE public key (Z85)"},
@@ -64,9 +109,9 @@ static const struct base_cfg_key cfg_keys[] = {
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: dptop MODE [OPTIONS]\n\nmodes:\n");
+    fprintf(out, "usage: dptop [MODE] [OPTIONS]\n\nmodes (none: the live console on --hub):\n");
     for (size_t i = 0; i < BASE_ARRAY_LEN(modes); i++)
-        fprintf(out, "  %s %-12s %s\n", modes[i].flag, modes[i].arg, modes[i].help);
+        fprintf(out, "  %s %-6s %s\n", modes[i].flag, modes[i].arg, modes[i].help);
     fprintf(out, "\noptions (also DPTOP_<KEY> in the environment or keys of a JSON --config):\n");
     for (size_t i = 0; i < BASE_ARRAY_LEN(cfg_keys); i++) {
         char flag[64];
@@ -80,7 +125,8 @@ static void usage(FILE *out)
     fprintf(out, "  --config FILE          JSON configuration file (also DPTOP_CONFIG)\n"
                  "  --print-config         show the effective configuration and exit\n"
                  "  --help, --version\n"
-                 "\nSee dptop(1), docs/PROTOCOL.md and docs/RECORDING.md.\n");
+                 "\nKeys in the console: press ? (see dptop(1) and docs/CONSOLE.md).\n"
+                 "See also docs/PROTOCOL.md and docs/RECORDING.md.\n");
 }
 
 /* "--name=value" or "--name value": the value, or NULL when missing. */
@@ -128,6 +174,28 @@ int main(int argc, char **argv)
             fprintf(stderr, "dptop: unexpected argument '%s' (try --help)\n", a);
             goto out;
         }
+        const struct mode *m = NULL;
+        for (size_t j = 0; j < BASE_ARRAY_LEN(modes); j++)
+            if (!strncmp(a, modes[j].flag, strlen(modes[j].flag)) &&
+                (a[strlen(modes[j].flag)] == '\0' || a[strlen(modes[j].flag)] == '='))
+                m = &modes[j];
+        if (m && mode && mode != m) {
+            fprintf(stderr, "dptop: %s and %s cannot be combined\n", mode->flag, m->flag);
+            goto out;
+        }
+        if (m && m->takes == ARG_OPTIONAL_NUMBER) {
+            const char *v = strchr(a, '=');
+            v = v                                                                  ? v + 1
+                : (i + 1 < argc && argv[i + 1][0] >= '0' && argv[i + 1][0] <= '9') ? argv[++i]
+                                                                                   : NULL;
+            if (v && (strspn(v, "0123456789") != strlen(v) || atoi(v) < 2 || atoi(v) > 64)) {
+                fprintf(stderr, "dptop: invalid value for %s: '%s' (2..64 nodes)\n", m->flag, v);
+                goto out;
+            }
+            mode = m;
+            mode_arg = v;
+            continue;
+        }
         char name[64];
         const char *eq = strchr(a, '=');
         size_t len = eq ? (size_t)(eq - a) : strlen(a);
@@ -146,15 +214,7 @@ int main(int argc, char **argv)
             config_file = value;
             continue;
         }
-        const struct mode *m = NULL;
-        for (size_t j = 0; j < BASE_ARRAY_LEN(modes); j++)
-            if (!strcmp(name, modes[j].flag))
-                m = &modes[j];
         if (m) {
-            if (mode && mode != m) {
-                fprintf(stderr, "dptop: %s and %s cannot be combined\n", mode->flag, m->flag);
-                goto out;
-            }
             mode = m;
             mode_arg = value;
             continue;
@@ -184,15 +244,15 @@ int main(int argc, char **argv)
         rc = 0;
         goto out;
     }
-    if (mode == NULL) {
-        fprintf(stderr, "dptop: no mode given; the console is not built yet, try --record FILE "
-                        "(see --help)\n");
-        goto out;
-    }
-    if (mode_arg[0] == '\0') {
+    if (mode && mode->takes == ARG_REQUIRED && mode_arg[0] == '\0') {
         fprintf(stderr, "dptop: %s needs a non-empty %s\n", mode->flag, mode->arg);
         goto out;
     }
+    if (base_config_str(cfg, "export")[0] && (mode == NULL || mode->run != run_replay)) {
+        fprintf(stderr, "dptop: --export needs --replay FILE\n");
+        goto out;
+    }
+    argv0 = argv[0];
 
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -200,10 +260,11 @@ int main(int argc, char **argv)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL); /* the terminal went away: stop (and stop the demo's children) */
     /* A full file system or file size limit must be an error, not a signal. */
     signal(SIGXFSZ, SIG_IGN);
     signal(SIGPIPE, SIG_IGN);
-    rc = mode->run(cfg, mode_arg, &stop_flag);
+    rc = mode ? mode->run(cfg, mode_arg, &stop_flag) : tui_live_run(cfg, &stop_flag);
 out:
     base_config_destroy(&cfg);
     free(set_name);

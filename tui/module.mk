@@ -1,5 +1,7 @@
-# The console module.  First version: the headless --record mode only; the
-# console, --replay and --export come with their own sources.
-tui_SRCS := tui/record.c
+# The console module: model, event store, axis helpers, Chrome trace writer,
+# the curses console (app, panels, timeline), replay/export, the demo and
+# the headless recorder.  `dptop` is tui/main.c.
+tui_SRCS := tui/axis.c tui/store.c tui/model.c tui/chrome.c tui/app.c tui/panels.c \
+            tui/timeline.c tui/replay.c tui/demo.c tui/record.c
 PROGRAMS += dptop
 dptop_SRCS := tui/main.c

@@ -13,9 +13,7 @@
 
 #include "base/base.h"
 #include "bus/bus.h"
-
-/* Declared in tui/main.c until the console's tui/tui.h exists. */
-int tui_record_run(const base_config_t *cfg, const char *path, volatile sig_atomic_t *stop);
+#include "tui/tui_int.h"
 
 static void print_summary(FILE *out, const char *path, const struct bus_sub_stats *st,
                           const struct bus_recwriter_stats *ws, double secs)
@@ -47,22 +45,19 @@ static void print_summary(FILE *out, const char *path, const struct bus_sub_stat
     fflush(out);
 }
 
-int tui_record_run(const base_config_t *cfg, const char *path, volatile sig_atomic_t *stop)
+int tui_sub_setup(const base_config_t *cfg, const char *hub_override, struct tui_sub_setup *out,
+                  char *err)
 {
-    char err[BASE_ERRLEN];
-    struct bus_endpoints ep;
-    const char *hub = base_config_str(cfg, "hub");
-    if (bus_endpoints_derive(hub, &ep, err) != BASE_OK) {
-        fprintf(stderr, "dptop: invalid value for hub: %s\n", err);
-        return 2;
-    }
-    const char *sub_ep = base_config_str(cfg, "hub_sub");
-    if (sub_ep[0] == '\0')
-        sub_ep = ep.sub;
-    struct bus_limits lim = {
-        .max_header = (size_t)base_config_int(cfg, "max_header_bytes"),
-        .max_payload = (size_t)base_config_int(cfg, "max_payload_bytes"),
-    };
+    memset(out, 0, sizeof *out);
+    const char *hub = hub_override ? hub_override : base_config_str(cfg, "hub");
+    char why[BASE_ERRLEN];
+    if (bus_endpoints_derive(hub, &out->ep, why) != BASE_OK)
+        return base_err(err, "invalid value for hub: %s", why);
+    out->sub_ep = hub_override ? "" : base_config_str(cfg, "hub_sub");
+    if (out->sub_ep[0] == '\0')
+        out->sub_ep = out->ep.sub;
+    out->lim.max_header = (size_t)base_config_int(cfg, "max_header_bytes");
+    out->lim.max_payload = (size_t)base_config_int(cfg, "max_payload_bytes");
     /* CURVE: all three keys, or none. */
     static const char *const curve_keys[] = {"curve_server_key", "curve_public_key",
                                              "curve_secret_key"};
@@ -73,12 +68,27 @@ int tui_record_run(const base_config_t *cfg, const char *path, volatile sig_atom
         nkeys += keys[i][0] != '\0';
     }
     for (int i = 0; i < 3 && nkeys > 0; i++)
-        if (strlen(keys[i]) != 40) {
-            fprintf(stderr, "dptop: invalid value for %s: expected 40 characters of Z85 (%s)\n",
-                    curve_keys[i], nkeys < 3 ? "the three curve keys go together" : "a CURVE key");
-            return 2;
-        }
-    struct bus_curve curve = {.server_key = keys[0], .public_key = keys[1], .secret_key = keys[2]};
+        if (strlen(keys[i]) != 40)
+            return base_err(err, "invalid value for %s: expected 40 characters of Z85 (%s)",
+                            curve_keys[i],
+                            nkeys < 3 ? "the three curve keys go together" : "a CURVE key");
+    out->curve =
+        (struct bus_curve){.server_key = keys[0], .public_key = keys[1], .secret_key = keys[2]};
+    out->use_curve = nkeys > 0;
+    return BASE_OK;
+}
+
+int tui_record_run(const base_config_t *cfg, const char *path, volatile sig_atomic_t *stop)
+{
+    char err[BASE_ERRLEN];
+    struct tui_sub_setup su;
+    if (tui_sub_setup(cfg, NULL, &su, err) != BASE_OK) {
+        fprintf(stderr, "dptop: %s\n", err);
+        return 2;
+    }
+    const char *sub_ep = su.sub_ep;
+    struct bus_endpoints ep = su.ep;
+    struct bus_limits lim = su.lim;
     bus_recwriter_t *w = bus_recwriter_new(path, (int)base_config_int(cfg, "record_flush_ms"), err);
     if (w == NULL) {
         fprintf(stderr, "dptop: %s\n", err);
@@ -87,7 +97,7 @@ int tui_record_run(const base_config_t *cfg, const char *path, volatile sig_atom
     struct bus_sub_opts so = {.endpoint = sub_ep,
                               .rcvhwm = (int)base_config_int(cfg, "sub_hwm"),
                               .limits = lim,
-                              .curve = nkeys ? &curve : NULL};
+                              .curve = su.use_curve ? &su.curve : NULL};
     bus_sub_t *sub = bus_sub_new(&so, err);
     if (sub == NULL) {
         fprintf(stderr, "dptop: %s\n", err);

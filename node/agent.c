@@ -1,0 +1,1727 @@
+/*
+ * The agent: one per host (docs/DPNODE.md).
+ *
+ * Threads: the prober's (node/probe.c) sends and receives probes; ZeroMQ's
+ * I/O threads move bus traffic; everything else runs here, in one loop that
+ * wakes when registration traffic arrives or the next timer is due
+ * (snapshot pairs, window ends, heartbeats, status, the simulated
+ * workload).  Timer wake-ups dominate an idle agent's CPU cost, so the loop
+ * sleeps as long as its next deadline allows.
+ *
+ * Every timestamp the agent produces is read through its clock functions:
+ * probe_now() (CLOCK_REALTIME) and trace_now() (CLOCK_MONOTONIC), which
+ * apply the simulated clock of SPEC §4.6 when one is configured.  The
+ * prober thread has its own clock_sim_t (the objects cache running sums and
+ * are not thread-safe; equal parameters give equal readings).
+ */
+#include "node/node_int.h"
+
+#include <arpa/inet.h>
+#include <assert.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <zmq.h>
+
+#include "bus/bus.h"
+#include "gpu/gpu.h"
+
+#define DRAIN_CHUNK     4096
+#define MAX_RESULTS     256
+#define MAX_PROCS       64
+#define MAX_NAMES_TOTAL 131072 /* names kept for re-announcing, all processes */
+#define SCOPE_KEEP      16384  /* scope pairs kept per process */
+#define MAX_CARDS       16
+#define MAX_WAIT_MS     100
+#define INGEST_WAIT_MS  20
+#define SIM_TICK_NS     20000000LL
+#define ANNOUNCE_EVERY  10000000000LL /* hello and sim_truth again, for late caches */
+#define MAX_INGEST_TICK 512
+
+enum reg_state { REG_HELLO, REG_OK };
+
+/*
+ * What the agent knows of a traced process (libdptrace, or its own
+ * simulated workload): the name table and recent scope pairs are kept so
+ * that a restarted master's cache can be filled again.
+ */
+struct proc {
+    uint32_t pid;
+    char exe[64];
+    char backend[16];
+    uint64_t dropped;
+    int64_t last_mono;
+    uint32_t *name_ids;
+    char **name_strs;
+    size_t nnames, cap_names;
+    gpu_scopetree_t *scope;
+};
+
+struct node_agent {
+    /* settings */
+    bool is_master;
+    int req_id;
+    int64_t cadence_ns, spacing_ns, window_ns, snapshot_ns, hb_ns, status_ns;
+    const clock_estimator_t *est;
+    int64_t guard_ns;
+    int k;
+    int ref_cfg;
+    int64_t forget_ns;
+    char hub[256], listen[256], sysfs_root[256];
+    bool sim_workload;
+    struct gpu_sim_cfg wl_cfg;
+
+    /* identity */
+    int id; /* -1 until welcomed */
+    char host[NODE_HOST_LEN], instance[40];
+    int pid;
+    int64_t start_mono;
+
+    /* clocks */
+    bool has_sim;
+    clock_sim_params_t simp;
+    clock_sim_t *sim;        /* this thread */
+    clock_sim_t *sim_prober; /* the prober thread */
+
+    /* probing */
+    node_prober_t *prober;
+    char probe_addr[NODE_ADDR_LEN];
+    node_windows_t *win;
+    bool win_started;
+    int64_t next_close_k;
+    int64_t grace_ns;
+    struct node_probe_sample *drain;
+    struct node_win_result *results;
+    FILE *probe_log;
+    uint64_t probe_log_lines;
+    bool probe_log_failed;
+
+    /* plan */
+    struct node_plan plan;
+    bool have_plan;
+    struct sockaddr_storage hub_ip; /* the master's address, for unspecified plan entries */
+    bool have_hub_ip;
+
+    /* bus */
+    struct bus_curve *client_curve, *server_curve;
+    node_master_t *master;
+    bus_pub_t *pub;
+    bus_reg_t *reg;
+    enum reg_state rstate;
+    int64_t last_hello, last_hb, last_ack;
+    int64_t epoch;
+    int ref;
+    bool announce_due;
+    int64_t last_announce;
+
+    /* timers (CLOCK_MONOTONIC) */
+    int64_t next_snap, next_status, next_wl;
+
+    /* GPU side */
+    gpu_sim_t *wl;
+    gpu_ingest_t *ingest;
+    char trace_ep[256];
+    struct proc procs[MAX_PROCS];
+    size_t nprocs;
+    gpu_metrics_t cards[MAX_CARDS];
+    size_t ncards;
+    bool metrics_ok;
+    base_decstats_t metrics_dec;
+
+    /* counters */
+    uint64_t events, events_period, ev_bus_drops, gpu_msgs_bad;
+    size_t names_total;
+    uint64_t names_dropped;
+    bool replaying; /* re-announcing tables: do not record them again */
+    double busy_ns_period;
+    struct rusage ru_last;
+    int64_t ru_wall_last;
+    double cpu_pct;
+};
+
+/* ---- clocks ------------------------------------------------------------ */
+
+static int64_t probe_now(node_agent_t *self)
+{
+    int64_t t = base_realtime_ns();
+    return self->has_sim ? clock_sim_apply(self->sim, t) : t;
+}
+
+static int64_t probe_now_cb(void *ctx)
+{
+    return probe_now(ctx);
+}
+
+static int64_t trace_of_mono(node_agent_t *self, int64_t m)
+{
+    return self->has_sim ? clock_sim_apply_mono(self->sim, m) : m;
+}
+
+static int64_t prober_clock(void *ctx, int64_t real_ns)
+{
+    return clock_sim_apply(ctx, real_ns);
+}
+
+/* The simulated workload's clock: true time (the host's real
+ * CLOCK_REALTIME, shared by every agent on it) -> this node's trace clock. */
+static int64_t wl_clock(void *ctx, int64_t true_ns)
+{
+    node_agent_t *self = ctx;
+    return trace_of_mono(self, self->simp.m0_ns + (true_ns - self->simp.t0_ns));
+}
+
+/* ---- small helpers ------------------------------------------------------ */
+
+/* A bus message whose header takes the fields of o (but its type). */
+static bus_msg_t *msg_from_json(enum bus_kind kind, json_object *o)
+{
+    bus_msg_t *m = bus_msg_new(kind);
+    json_object *h = bus_msg_header(m);
+    json_object_object_foreach(o, key, val)
+    {
+        if (strcmp(key, "type") != 0)
+            json_object_object_add(h, key, json_object_get(val));
+    }
+    return m;
+}
+
+static void publish(node_agent_t *self, bus_msg_t *m)
+{
+    char err[BASE_ERRLEN];
+    if (bus_pub_send(self->pub, m, err) == BASE_ERR)
+        base_log(BASE_LOG_WARN, "node", "publish %s: %s", bus_kind_name(bus_msg_kind(m)), err);
+}
+
+static bool welcomed(const node_agent_t *self)
+{
+    return self->id >= 0 && self->rstate == REG_OK;
+}
+
+static void random_instance(char *buf, size_t len)
+{
+    uint64_t x = (uint64_t)base_realtime_ns() ^ ((uint64_t)getpid() << 32);
+    FILE *f = fopen("/dev/urandom", "rb");
+    if (f) {
+        if (fread(&x, sizeof x, 1, f) != 1)
+            x ^= (uint64_t)base_monotonic_ns();
+        fclose(f);
+    }
+    snprintf(buf, len, "%016" PRIx64, x);
+}
+
+static int read_key(const char *dir, const char *name, char out[41], char *err)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return base_err(err, "curve_dir: cannot open %s: %s", path, strerror(errno));
+    char buf[128];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' '))
+        buf[--n] = '\0';
+    if (n != 40)
+        return base_err(err, "curve_dir: %s is not a 40-character Z85 key", path);
+    memcpy(out, buf, 41);
+    return BASE_OK;
+}
+
+/* Client keys, and for the master the server keys with the admitted client
+ * keys: client.public plus every line of authorized_keys when present. */
+static int load_curve(node_agent_t *self, const char *dir, char *err)
+{
+    char hub_pub[41], cl_pub[41], cl_sec[41];
+    if (read_key(dir, "hub.public", hub_pub, err) != BASE_OK ||
+        read_key(dir, "client.public", cl_pub, err) != BASE_OK ||
+        read_key(dir, "client.secret", cl_sec, err) != BASE_OK)
+        return BASE_ERR;
+    if (!bus_curve_available())
+        return base_err(err, "curve_dir: this libzmq has no CURVE support");
+    self->client_curve = xcalloc(1, sizeof *self->client_curve);
+    self->client_curve->public_key = xstrdup(cl_pub);
+    self->client_curve->secret_key = xstrdup(cl_sec);
+    self->client_curve->server_key = xstrdup(hub_pub);
+    if (!self->is_master)
+        return BASE_OK;
+    char hub_sec[41];
+    if (read_key(dir, "hub.secret", hub_sec, err) != BASE_OK)
+        return BASE_ERR;
+    size_t n = 1, cap = 8;
+    char **allowed = xcalloc(cap + 1, sizeof *allowed);
+    allowed[0] = xstrdup(cl_pub);
+    char path[512];
+    snprintf(path, sizeof path, "%s/authorized_keys", dir);
+    FILE *f = fopen(path, "r");
+    if (f) {
+        char line[256];
+        while (fgets(line, sizeof line, f) && n < 4096) {
+            size_t l = strcspn(line, " \r\n#");
+            if (l == 0)
+                continue;
+            if (l != 40) {
+                fclose(f);
+                for (size_t i = 0; i < n; i++)
+                    free(allowed[i]);
+                free(allowed);
+                return base_err(err, "curve_dir: %s holds a line that is not a 40-character key",
+                                path);
+            }
+            if (n == cap) {
+                cap *= 2;
+                allowed = xreallocarray(allowed, cap + 1, sizeof *allowed);
+            }
+            allowed[n++] = xstrndup(line, 40);
+        }
+        fclose(f);
+    }
+    allowed[n] = NULL;
+    self->server_curve = xcalloc(1, sizeof *self->server_curve);
+    self->server_curve->public_key = xstrdup(hub_pub);
+    self->server_curve->secret_key = xstrdup(hub_sec);
+    self->server_curve->allowed = (const char *const *)allowed;
+    return BASE_OK;
+}
+
+static void free_curve(struct bus_curve *c)
+{
+    if (c == NULL)
+        return;
+    free((char *)c->public_key);
+    free((char *)c->secret_key);
+    free((char *)c->server_key);
+    if (c->allowed) {
+        for (size_t i = 0; c->allowed[i]; i++)
+            free((char *)c->allowed[i]);
+        free((char **)c->allowed);
+    }
+    free(c);
+}
+
+int node_gen_keys(const char *dir, char *err)
+{
+    if (mkdir(dir, 0700) != 0 && errno != EEXIST)
+        return base_err(err, "cannot create %s: %s", dir, strerror(errno));
+    const char *who[2] = {"hub", "client"};
+    for (int i = 0; i < 2; i++) {
+        char pub[41], sec[41];
+        if (zmq_curve_keypair(pub, sec) != 0)
+            return base_err(err, "cannot make a CURVE key pair: %s", zmq_strerror(errno));
+        const char *text[2] = {pub, sec};
+        const char *ext[2] = {"public", "secret"};
+        for (int j = 0; j < 2; j++) {
+            char path[512];
+            snprintf(path, sizeof path, "%s/%s.%s", dir, who[i], ext[j]);
+            FILE *f = fopen(path, "w");
+            if (f == NULL)
+                return base_err(err, "cannot write %s: %s", path, strerror(errno));
+            if (j == 1 && chmod(path, 0600) != 0) {
+                fclose(f);
+                return base_err(err, "cannot protect %s: %s", path, strerror(errno));
+            }
+            int bad = fprintf(f, "%s\n", text[j]) < 0;
+            if (fclose(f) != 0 || bad)
+                return base_err(err, "cannot write %s", path);
+        }
+    }
+    return BASE_OK;
+}
+
+/* ---- addresses ---------------------------------------------------------- */
+
+static bool unspecified(const struct sockaddr_storage *a)
+{
+    if (a->ss_family == AF_INET)
+        return ((const struct sockaddr_in *)a)->sin_addr.s_addr == htonl(INADDR_ANY);
+    if (a->ss_family == AF_INET6)
+        return IN6_IS_ADDR_UNSPECIFIED(&((const struct sockaddr_in6 *)a)->sin6_addr);
+    return false;
+}
+
+/* The host of a tcp:// endpoint ("" for ipc/inproc or a wildcard). */
+static void endpoint_host(const char *ep, char *host, size_t len)
+{
+    host[0] = '\0';
+    if (strncmp(ep, "tcp://", 6) != 0)
+        return;
+    const char *h = ep + 6, *colon = strrchr(h, ':');
+    if (colon == NULL)
+        return;
+    size_t n = (size_t)(colon - h);
+    if (n >= 2 && h[0] == '[' && h[n - 1] == ']') {
+        h++;
+        n -= 2;
+    }
+    if (n == 0 || n >= len || (n == 1 && h[0] == '*'))
+        return;
+    memcpy(host, h, n);
+    host[n] = '\0';
+}
+
+/* Resolve the master's host into hub_ip (port 0). */
+static void resolve_hub(node_agent_t *self, int family)
+{
+    char host[256];
+    endpoint_host(self->hub, host, sizeof host);
+    memset(&self->hub_ip, 0, sizeof self->hub_ip);
+    if (host[0] == '\0') {
+        /* ipc:// or inproc://: the master is on this host. */
+        struct sockaddr_in *a4 = (struct sockaddr_in *)&self->hub_ip;
+        a4->sin_family = AF_INET;
+        a4->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        self->have_hub_ip = true;
+        return;
+    }
+    struct addrinfo hints = {.ai_family = family, .ai_socktype = SOCK_DGRAM}, *res = NULL;
+    if (getaddrinfo(host, NULL, &hints, &res) != 0 || res == NULL) {
+        base_log(BASE_LOG_WARN, "node", "cannot resolve the master's host %s", host);
+        return;
+    }
+    memcpy(&self->hub_ip, res->ai_addr, res->ai_addrlen);
+    freeaddrinfo(res);
+    self->have_hub_ip = true;
+}
+
+/*
+ * The address peers reach this node's probe socket at.  Bound to a wildcard,
+ * an agent names the address of the interface that routes to the master (a
+ * UDP connect() only looks the route up); the master, whose peers come from
+ * anywhere, names its listen address, or leaves the address unspecified,
+ * which agents read as "where you reach the master".
+ */
+static void probe_address(node_agent_t *self, int family)
+{
+    char bound[NODE_ADDR_LEN];
+    node_prober_address(self->prober, bound, sizeof bound);
+    struct sockaddr_storage a;
+    socklen_t alen;
+    if (node_parse_addr(bound, &a, &alen, NULL) != BASE_OK || !unspecified(&a)) {
+        snprintf(self->probe_addr, sizeof self->probe_addr, "%s", bound);
+        return;
+    }
+    uint16_t port = node_prober_port(self->prober);
+    char ip[INET6_ADDRSTRLEN] = "";
+    if (self->is_master) {
+        char host[256];
+        endpoint_host(self->listen, host, sizeof host);
+        struct in_addr t4;
+        struct in6_addr t6;
+        if (inet_pton(AF_INET, host, &t4) == 1 || inet_pton(AF_INET6, host, &t6) == 1)
+            snprintf(ip, sizeof ip, "%.45s", host);
+    } else if (self->have_hub_ip) {
+        struct sockaddr_storage dst = self->hub_ip;
+        ((struct sockaddr_in *)&dst)->sin_port = htons(9); /* same offset in sin6 */
+        int fd = socket(dst.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        socklen_t dlen =
+            dst.ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
+        if (fd >= 0 && connect(fd, (struct sockaddr *)&dst, dlen) == 0) {
+            struct sockaddr_storage me;
+            socklen_t mlen = sizeof me;
+            if (getsockname(fd, (struct sockaddr *)&me, &mlen) == 0) {
+                if (me.ss_family == AF_INET)
+                    inet_ntop(AF_INET, &((struct sockaddr_in *)&me)->sin_addr, ip, sizeof ip);
+                else if (me.ss_family == AF_INET6)
+                    inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&me)->sin6_addr, ip, sizeof ip);
+            }
+        }
+        if (fd >= 0)
+            close(fd);
+    }
+    if (ip[0] == '\0')
+        snprintf(ip, sizeof ip, "%s", family == AF_INET6 ? "::" : "0.0.0.0");
+    snprintf(self->probe_addr, sizeof self->probe_addr, strchr(ip, ':') ? "[%s]:%u" : "%s:%u", ip,
+             port);
+}
+
+/* ---- the local link ------------------------------------------------------ */
+
+/* Whether a process already accepts connections on an ipc endpoint. */
+static bool ipc_in_use(const char *ep)
+{
+    if (strncmp(ep, "ipc://", 6) != 0)
+        return false;
+    struct sockaddr_un un = {.sun_family = AF_UNIX};
+    if (strlen(ep + 6) >= sizeof un.sun_path)
+        return false;
+    strcpy(un.sun_path, ep + 6);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return false;
+    bool used = connect(fd, (struct sockaddr *)&un, sizeof un) == 0;
+    close(fd);
+    return used;
+}
+
+static void on_ingest(void *ctx, const gpu_msg_t *msg);
+
+static int open_ingest(node_agent_t *self, const base_config_t *cfg, char *err)
+{
+    const char *te = base_config_str(cfg, "trace_endpoint");
+    bool explicit = base_config_source(cfg, "trace_endpoint") != BASE_CFG_DEFAULT;
+    if (strcmp(te, "none") == 0)
+        return BASE_OK;
+    if (strcmp(te, "auto") == 0) {
+        if (gpu_link_default_endpoint(self->trace_ep, sizeof self->trace_ep, err) != BASE_OK)
+            return BASE_ERR;
+    } else {
+        snprintf(self->trace_ep, sizeof self->trace_ep, "%s", te);
+    }
+    char e[BASE_ERRLEN];
+    if (ipc_in_use(self->trace_ep)) {
+        snprintf(e, sizeof e, "another process serves the trace endpoint %.200s", self->trace_ep);
+        goto fail;
+    }
+    self->ingest = gpu_ingest_new(self->trace_ep, on_ingest, self, e);
+    if (self->ingest != NULL)
+        return BASE_OK;
+fail:
+    if (explicit)
+        return base_err(err, "trace_endpoint: %s", e);
+    base_log(BASE_LOG_WARN, "node", "no local link for libdptrace: %s", e);
+    self->trace_ep[0] = '\0';
+    return BASE_OK;
+}
+
+/* ---- GPU messages onto the bus ----------------------------------------- */
+
+static void free_proc(node_agent_t *self, struct proc *p)
+{
+    for (size_t i = 0; i < p->nnames; i++)
+        free(p->name_strs[i]);
+    self->names_total -= p->nnames;
+    free(p->name_ids);
+    free(p->name_strs);
+    gpu_scopetree_destroy(&p->scope);
+    memset(p, 0, sizeof *p);
+}
+
+static struct proc *proc_of(node_agent_t *self, uint32_t pid)
+{
+    struct proc *oldest = NULL;
+    for (size_t i = 0; i < self->nprocs; i++) {
+        if (self->procs[i].pid == pid) {
+            self->procs[i].last_mono = base_monotonic_ns();
+            return &self->procs[i];
+        }
+        if (oldest == NULL || self->procs[i].last_mono < oldest->last_mono)
+            oldest = &self->procs[i];
+    }
+    struct proc *p = self->nprocs < MAX_PROCS ? &self->procs[self->nprocs++] : oldest;
+    free_proc(self, p);
+    p->pid = pid;
+    p->last_mono = base_monotonic_ns();
+    p->scope = gpu_scopetree_new(SCOPE_KEEP);
+    return p;
+}
+
+static void record_names(node_agent_t *self, struct proc *p, const gpu_msg_t *msg)
+{
+    for (size_t i = 0; i < msg->nnames; i++) {
+        if (self->names_total >= MAX_NAMES_TOTAL) {
+            self->names_dropped += msg->nnames - i;
+            return;
+        }
+        if (p->nnames == p->cap_names) {
+            p->cap_names = p->cap_names ? p->cap_names * 2 : 64;
+            p->name_ids = xreallocarray(p->name_ids, p->cap_names, sizeof *p->name_ids);
+            p->name_strs = xreallocarray(p->name_strs, p->cap_names, sizeof *p->name_strs);
+        }
+        p->name_ids[p->nnames] = msg->name_ids[i];
+        p->name_strs[p->nnames] = xstrdup(msg->name_strs[i]);
+        p->nnames++;
+        self->names_total++;
+    }
+}
+
+static void publish_gpu(node_agent_t *self, const gpu_msg_t *msg, bool from_app)
+{
+    if (!self->replaying && msg->kind == GPU_MSG_NAMES)
+        record_names(self, proc_of(self, msg->pid), msg);
+    if (!self->replaying && msg->kind == GPU_MSG_SCOPE) {
+        struct proc *p = proc_of(self, msg->pid);
+        for (size_t i = 0; i < msg->nscope; i++)
+            gpu_scopetree_add(p->scope, msg->scope[i].child, msg->scope[i].parent, NULL);
+    }
+    if (!welcomed(self))
+        return;
+    bus_msg_t *m = NULL;
+    switch (msg->kind) {
+    case GPU_MSG_EV: {
+        m = bus_msg_new(BUS_K_EV);
+        bus_msg_set_i64(m, "node", self->id);
+        bus_msg_set_i64(m, "pid", msg->pid);
+        bus_msg_set_i64(m, "count", (int64_t)msg->nev);
+        uint64_t dropped = msg->dropped_total;
+        if (from_app)
+            proc_of(self, msg->pid)->dropped = dropped;
+        bus_msg_set_u64(m, "dropped", dropped);
+        gpu_event_t *ev = xmalloc((msg->nev ? msg->nev : 1) * sizeof *ev);
+        for (size_t i = 0; i < msg->nev; i++) {
+            ev[i] = msg->ev[i];
+            /* Applications stamp the real CLOCK_MONOTONIC: put it on this
+             * node's (simulated) trace clock like everything else. */
+            if (from_app && self->has_sim) {
+                ev[i].start_ns = trace_of_mono(self, ev[i].start_ns);
+                ev[i].end_ns = trace_of_mono(self, ev[i].end_ns);
+                if (ev[i].end_ns < ev[i].start_ns)
+                    ev[i].end_ns = ev[i].start_ns;
+            }
+            if (ev[i].kind == GPU_EV_KERNEL || ev[i].kind == GPU_EV_MEMCPY ||
+                ev[i].kind == GPU_EV_MEMSET)
+                self->busy_ns_period += (double)(ev[i].end_ns - ev[i].start_ns);
+        }
+        void *buf = bus_msg_payload_alloc(m, gpu_batch_size(msg->nev));
+        gpu_batch_encode(ev, msg->nev, buf);
+        free(ev);
+        self->events += msg->nev;
+        self->events_period += msg->nev;
+        break;
+    }
+    case GPU_MSG_NAMES: {
+        m = bus_msg_new(BUS_K_NAMES);
+        bus_msg_set_i64(m, "node", self->id);
+        bus_msg_set_i64(m, "pid", msg->pid);
+        json_object *arr = json_object_new_array();
+        for (size_t i = 0; i < msg->nnames; i++) {
+            json_object *p = json_object_new_array();
+            json_object_array_add(p, json_object_new_int64(msg->name_ids[i]));
+            json_object_array_add(p, json_object_new_string(msg->name_strs[i]));
+            json_object_array_add(arr, p);
+        }
+        json_object_object_add(bus_msg_header(m), "names", arr);
+        break;
+    }
+    case GPU_MSG_SCOPE: {
+        m = bus_msg_new(BUS_K_SCOPE);
+        bus_msg_set_i64(m, "node", self->id);
+        bus_msg_set_i64(m, "pid", msg->pid);
+        json_object *arr = json_object_new_array();
+        for (size_t i = 0; i < msg->nscope; i++) {
+            json_object *p = json_object_new_array();
+            json_object_array_add(p, json_object_new_uint64(msg->scope[i].child));
+            json_object_array_add(p, json_object_new_uint64(msg->scope[i].parent));
+            json_object_array_add(arr, p);
+        }
+        json_object_object_add(bus_msg_header(m), "tree", arr);
+        break;
+    }
+    case GPU_MSG_SNAP: {
+        m = bus_msg_new(BUS_K_SNAP);
+        bus_msg_set_i64(m, "node", self->id);
+        bus_msg_set_i64(m, "pid", msg->pid);
+        bus_msg_set_str(m, "a", msg->domain_a);
+        bus_msg_set_str(m, "b", msg->domain_b);
+        bool map_a = from_app && self->has_sim && strcmp(msg->domain_a, "trace") == 0;
+        bool map_b = from_app && self->has_sim && strcmp(msg->domain_b, "trace") == 0;
+        json_object *arr = json_object_new_array();
+        for (size_t i = 0; i < msg->nsnap; i++) {
+            int64_t a = msg->snap[i].a_ns, b = msg->snap[i].b_ns;
+            json_object *p = json_object_new_array();
+            json_object_array_add(p, json_object_new_int64(map_a ? trace_of_mono(self, a) : a));
+            json_object_array_add(p, json_object_new_int64(map_b ? trace_of_mono(self, b) : b));
+            json_object_array_add(arr, p);
+        }
+        json_object_object_add(bus_msg_header(m), "pairs", arr);
+        break;
+    }
+    case GPU_MSG_PROC: {
+        /* The bus has no process kind: the hello becomes an info line that
+         * carries its fields (consoles list processes from ev/names). */
+        struct proc *p = proc_of(self, msg->pid);
+        snprintf(p->exe, sizeof p->exe, "%s", msg->exe ? msg->exe : "?");
+        snprintf(p->backend, sizeof p->backend, "%s", msg->backend ? msg->backend : "?");
+        m = bus_msg_new(BUS_K_LOG);
+        char line[256];
+        snprintf(line, sizeof line, "process %u (%s) traces with %s, %u device(s)", msg->pid,
+                 p->exe, p->backend, msg->devices);
+        base_log(BASE_LOG_INFO, "node", "%s", line);
+        bus_msg_set_i64(m, "node", self->id);
+        bus_msg_set_str(m, "level", "info");
+        bus_msg_set_str(m, "component", "dptrace");
+        bus_msg_set_str(m, "msg", line);
+        bus_msg_set_i64(m, "t_ns", probe_now(self));
+        bus_msg_set_i64(m, "pid", msg->pid);
+        bus_msg_set_str(m, "exe", p->exe);
+        bus_msg_set_str(m, "backend", p->backend);
+        bus_msg_set_i64(m, "devices", msg->devices);
+        bus_msg_set_i64(m, "t0_ns", self->has_sim ? trace_of_mono(self, msg->t0_ns) : msg->t0_ns);
+        break;
+    }
+    default:
+        self->gpu_msgs_bad++;
+        return;
+    }
+    char err[BASE_ERRLEN];
+    int rc = bus_pub_send(self->pub, m, err);
+    if (rc != BASE_OK && msg->kind == GPU_MSG_EV)
+        self->ev_bus_drops += msg->nev;
+    if (rc == BASE_ERR) {
+        self->gpu_msgs_bad++;
+        base_log(BASE_LOG_WARN, "node", "cannot republish %s: %s", gpu_msg_kind_name(msg->kind),
+                 err);
+    }
+    bus_msg_destroy(&m);
+}
+
+static void on_ingest(void *ctx, const gpu_msg_t *msg)
+{
+    publish_gpu(ctx, msg, true);
+}
+
+static void on_sim(void *ctx, const gpu_msg_t *msg)
+{
+    publish_gpu(ctx, msg, false);
+}
+
+/* ---- device metrics ------------------------------------------------------ */
+
+static void read_metrics(node_agent_t *self)
+{
+    char err[BASE_ERRLEN];
+    size_t n = 0;
+    if (gpu_metrics_read(self->sysfs_root, self->cards, MAX_CARDS, &n, &self->metrics_dec, err) !=
+        BASE_OK) {
+        if (self->metrics_ok)
+            base_log(BASE_LOG_WARN, "node", "device metrics: %s", err);
+        self->metrics_ok = false;
+        self->ncards = 0;
+        return;
+    }
+    self->metrics_ok = true;
+    self->ncards = n;
+}
+
+/* ---- hello, announcements ------------------------------------------------ */
+
+static bus_msg_t *hello_msg(node_agent_t *self, bool bus_copy)
+{
+    bus_msg_t *m = bus_msg_new(BUS_K_HELLO);
+    if (bus_copy)
+        bus_msg_set_i64(m, "node", self->id);
+    bus_msg_set_str(m, "host", self->host);
+    bus_msg_set_i64(m, "pid", self->pid);
+    bus_msg_set_str(m, "version", DP_VERSION);
+    bus_msg_set_str(m, "instance", self->instance);
+    bus_msg_set_str(m, "probe_addr", self->probe_addr);
+    bus_msg_set_bool(m, "sim", self->has_sim);
+    bus_msg_set_bool(m, "kernel_timestamps", node_prober_kernel_timestamps(self->prober));
+    bus_msg_set_bool(m, "master", self->is_master);
+    if (self->trace_ep[0] && self->ingest)
+        bus_msg_set_str(m, "trace_endpoint", self->trace_ep);
+    int req = self->id >= 0 ? self->id : self->req_id;
+    if (req >= 0)
+        bus_msg_set_i64(m, "req_node", req);
+    json_object *h = bus_msg_header(m);
+    json_object *clocks = json_object_new_array();
+    json_object_array_add(clocks, json_object_new_string("probe"));
+    json_object_array_add(clocks, json_object_new_string("trace"));
+    json_object_object_add(h, "clocks", clocks);
+    json_object *gpus = json_object_new_array();
+    for (size_t i = 0; i < self->ncards; i++) {
+        json_object *g = json_object_new_object();
+        char name[48];
+        snprintf(name, sizeof name, "amdgpu card%u", self->cards[i].card);
+        json_object_object_add(g, "index", json_object_new_int64(self->cards[i].card));
+        json_object_object_add(g, "name", json_object_new_string(name));
+        if (self->cards[i].valid & GPU_MET_VRAM_TOTAL)
+            json_object_object_add(g, "vram_bytes",
+                                   json_object_new_uint64(self->cards[i].vram_total));
+        json_object_array_add(gpus, g);
+    }
+    if (self->sim_workload) {
+        json_object *g = json_object_new_object();
+        json_object_object_add(g, "index", json_object_new_int64(self->wl_cfg.device));
+        json_object_object_add(g, "name", json_object_new_string("simulated GPU"));
+        json_object_object_add(g, "backend", json_object_new_string("sim"));
+        json_object_array_add(gpus, g);
+    }
+    json_object_object_add(h, "gpus", gpus);
+    return m;
+}
+
+struct scope_chunk {
+    node_agent_t *agent;
+    uint32_t pid;
+    struct gpu_scope_pair pairs[GPU_LINK_MAX_SCOPE];
+    size_t n;
+};
+
+static void flush_scope(struct scope_chunk *c)
+{
+    if (c->n == 0)
+        return;
+    gpu_msg_t m = {.kind = GPU_MSG_SCOPE, .pid = c->pid, .scope = c->pairs, .nscope = c->n};
+    publish_gpu(c->agent, &m, false);
+    c->n = 0;
+}
+
+static void add_scope(void *ctx, const struct gpu_scope_pair *pair)
+{
+    struct scope_chunk *c = ctx;
+    c->pairs[c->n++] = *pair;
+    if (c->n == GPU_LINK_MAX_SCOPE)
+        flush_scope(c);
+}
+
+/* Name tables and recent scope pairs again, for a master whose cache is new. */
+static void republish_tables(node_agent_t *self)
+{
+    self->replaying = true;
+    struct scope_chunk *c = xmalloc(sizeof *c);
+    for (size_t i = 0; i < self->nprocs; i++) {
+        struct proc *p = &self->procs[i];
+        for (size_t off = 0; off < p->nnames; off += GPU_LINK_MAX_NAMES) {
+            size_t n = p->nnames - off < GPU_LINK_MAX_NAMES ? p->nnames - off : GPU_LINK_MAX_NAMES;
+            gpu_msg_t m = {.kind = GPU_MSG_NAMES,
+                           .pid = p->pid,
+                           .name_ids = p->name_ids + off,
+                           .name_strs = (const char *const *)(p->name_strs + off),
+                           .nnames = n};
+            publish_gpu(self, &m, false);
+        }
+        c->agent = self;
+        c->pid = p->pid;
+        c->n = 0;
+        if (p->scope)
+            gpu_scopetree_foreach(p->scope, add_scope, c);
+        flush_scope(c);
+    }
+    free(c);
+    self->replaying = false;
+}
+
+static void announce(node_agent_t *self)
+{
+    bus_msg_t *m = hello_msg(self, true);
+    publish(self, m);
+    bus_msg_destroy(&m);
+    if (self->has_sim) {
+        clock_truth_node_t t = {.node = (uint32_t)self->id, .p = self->simp};
+        json_object *o = clock_json_truth(&t);
+        m = msg_from_json(BUS_K_SIM_TRUTH, o);
+        json_object_put(o);
+        publish(self, m);
+        bus_msg_destroy(&m);
+    }
+    /* After a (re-)registration the master's cache may be new. */
+    if (self->announce_due)
+        republish_tables(self);
+    self->last_announce = base_monotonic_ns();
+    self->announce_due = false;
+}
+
+/* ---- the plan ------------------------------------------------------------ */
+
+static void apply_plan(node_agent_t *self, struct node_plan *plan)
+{
+    node_plan_free(&self->plan);
+    self->plan = *plan;
+    memset(plan, 0, sizeof *plan);
+    self->have_plan = true;
+    self->epoch = self->plan.epoch;
+    self->ref = (int)self->plan.ref;
+    if (self->id < 0)
+        return;
+    uint32_t me = (uint32_t)self->id;
+    size_t max = self->plan.nnodes ? self->plan.nnodes : 1;
+    uint32_t *ids = xcalloc(max, sizeof *ids);
+    struct node_peer *peers = xcalloc(max, sizeof *peers);
+    size_t n = node_graph_peers(self->plan.edges, self->plan.nedges, me, ids, max), np = 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct node_plan_node *pn = node_plan_find(&self->plan, ids[i]);
+        char err[BASE_ERRLEN];
+        if (pn == NULL ||
+            node_parse_addr(pn->addr, &peers[np].addr, &peers[np].addrlen, err) != BASE_OK) {
+            base_log(BASE_LOG_WARN, "node", "plan: peer %u has no usable address", ids[i]);
+            continue;
+        }
+        if (unspecified(&peers[np].addr) && self->have_hub_ip &&
+            self->hub_ip.ss_family == peers[np].addr.ss_family) {
+            /* "The master's address": where this node reaches the master. */
+            if (peers[np].addr.ss_family == AF_INET)
+                ((struct sockaddr_in *)&peers[np].addr)->sin_addr =
+                    ((struct sockaddr_in *)&self->hub_ip)->sin_addr;
+            else
+                ((struct sockaddr_in6 *)&peers[np].addr)->sin6_addr =
+                    ((struct sockaddr_in6 *)&self->hub_ip)->sin6_addr;
+        }
+        peers[np++].id = ids[i];
+    }
+    node_prober_set_peers(self->prober, peers, np);
+    size_t owned = 0;
+    for (size_t i = 0; i < self->plan.nedges; i++)
+        if (self->plan.edges[i].src == me && owned < max)
+            ids[owned++] = self->plan.edges[i].dst;
+    node_windows_set_owned(self->win, ids, owned);
+    base_log(BASE_LOG_INFO, "node",
+             "plan epoch %" PRId64 ": node %u probes %zu peer(s), fits %zu edge(s), reference %u",
+             self->plan.epoch, me, np, owned, self->plan.ref);
+    free(ids);
+    free(peers);
+}
+
+static void on_master_plan(void *ctx, const struct node_plan *plan)
+{
+    node_agent_t *self = ctx;
+    struct node_plan copy = *plan;
+    copy.nodes = xcalloc(plan->nnodes ? plan->nnodes : 1, sizeof *copy.nodes);
+    copy.edges = xcalloc(plan->nedges ? plan->nedges : 1, sizeof *copy.edges);
+    memcpy(copy.nodes, plan->nodes, plan->nnodes * sizeof *copy.nodes);
+    memcpy(copy.edges, plan->edges, plan->nedges * sizeof *copy.edges);
+    apply_plan(self, &copy);
+    node_plan_free(&copy);
+}
+
+/* ---- windows ------------------------------------------------------------- */
+
+static int64_t grace_for(int64_t window_ns, int64_t cadence_ns)
+{
+    /* Samples complete a few cadences after they were sent (follow-ups,
+     * then echoes); a loaded host adds its scheduling delays. */
+    int64_t g = 25 * cadence_ns;
+    if (g < 100000000)
+        g = 100000000;
+    if (g > window_ns / 4)
+        g = window_ns / 4;
+    return g;
+}
+
+static void make_windows(node_agent_t *self)
+{
+    node_windows_destroy(&self->win);
+    struct node_windows_cfg wc = {
+        .self = self->id >= 0 ? (uint32_t)self->id : UINT32_MAX,
+        .window_ns = self->window_ns,
+        .est = self->est,
+    };
+    clock_purity_opts_default(&wc.purity);
+    if (self->guard_ns > 0)
+        wc.purity.guard_ns = self->guard_ns;
+    clock_fit_opts_default(&wc.fit);
+    /* Two windows in flight, both directions, room for a burst. */
+    double per = 2.0 * 2.0 * (double)self->window_ns / (double)self->cadence_ns;
+    wc.max_per_peer = (size_t)(4 * per) + 4096;
+    if (wc.max_per_peer > (1u << 21))
+        wc.max_per_peer = 1u << 21;
+    self->win = node_windows_new(&wc);
+    self->win_started = false;
+    self->grace_ns = grace_for(self->window_ns, self->cadence_ns);
+}
+
+static void log_probe(node_agent_t *self, const struct node_probe_sample *s)
+{
+    if (self->probe_log == NULL || self->probe_log_failed)
+        return;
+    clock_probe_t p;
+    node_sample_to_probe(s, &p);
+    char line[512];
+    size_t n = clock_json_format_probe(&p, line, sizeof line - 1);
+    line[n++] = '\n';
+    if (fwrite(line, 1, n, self->probe_log) != n) {
+        self->probe_log_failed = true;
+        base_log(BASE_LOG_ERROR, "node", "probe log: write failed (%s); logging stops",
+                 strerror(errno));
+        return;
+    }
+    self->probe_log_lines++;
+}
+
+static void drain_prober(node_agent_t *self)
+{
+    for (;;) {
+        size_t n = node_prober_drain(self->prober, self->drain, DRAIN_CHUNK);
+        for (size_t i = 0; i < n; i++) {
+            log_probe(self, &self->drain[i]);
+            node_windows_add(self->win, &self->drain[i]);
+        }
+        if (n < DRAIN_CHUNK)
+            return;
+    }
+}
+
+static void publish_result(node_agent_t *self, const struct node_win_result *r)
+{
+    bus_msg_t *m = bus_msg_new(BUS_K_WIN);
+    bus_msg_set_i64(m, "window", r->window);
+    bus_msg_set_i64(m, "src", r->src);
+    bus_msg_set_i64(m, "dst", r->dst);
+    bus_msg_set_u64(m, "sent", r->fwd.sent);
+    bus_msg_set_u64(m, "received", r->fwd.received);
+    bus_msg_set_u64(m, "lost", r->fwd.lost);
+    bus_msg_set_double(m, "pure_pct",
+                       r->fwd.received ? 100.0 * (double)r->fwd.pure / (double)r->fwd.received : 0);
+    bus_msg_set_u64(m, "rev_sent", r->rev.sent);
+    bus_msg_set_u64(m, "rev_received", r->rev.received);
+    bus_msg_set_u64(m, "rev_lost", r->rev.lost);
+    bus_msg_set_double(m, "rev_pure_pct",
+                       r->rev.received ? 100.0 * (double)r->rev.pure / (double)r->rev.received : 0);
+    bus_msg_set_u64(m, "n_fwd", r->fwd.pure);
+    bus_msg_set_u64(m, "n_rev", r->rev.pure);
+    if (isfinite(r->rtt_min_ns)) {
+        bus_msg_set_double(m, "rtt_min_ns", round(r->rtt_min_ns));
+        bus_msg_set_double(m, "rtt_median_ns", round(r->rtt_median_ns));
+        bus_msg_set_double(m, "rtt_p99_ns", round(r->rtt_p99_ns));
+    }
+    bus_msg_set_str(m, "estimator", self->est->name);
+    bus_msg_set_i64(m, "guard_fwd_ns", r->purity.guard_ns[0]);
+    bus_msg_set_i64(m, "guard_rev_ns", r->purity.guard_ns[1]);
+    if (r->fitted) {
+        bus_msg_set_double(m, "offset_ns", round(r->fit.offset_ns * 1000) / 1000);
+        bus_msg_set_double(m, "drift_ppb", round(r->fit.drift_ppb * 1000) / 1000);
+        bus_msg_set_double(m, "uncertainty_ns", round(r->fit.uncertainty_ns * 1000) / 1000);
+        if (isfinite(r->fit.margin_ns))
+            bus_msg_set_double(m, "margin_ns", round(r->fit.margin_ns * 1000) / 1000);
+        if (r->fit.step)
+            bus_msg_set_bool(m, "step", true);
+    } else {
+        bus_msg_set_str(m, "fit_error", r->err);
+    }
+    bus_msg_set_i64(m, "from_ns", r->from_ns);
+    bus_msg_set_i64(m, "to_ns", r->to_ns);
+    publish(self, m);
+    bus_msg_destroy(&m);
+    if (r->fitted) {
+        json_object *o = clock_json_edge_fit(&r->fit);
+        m = msg_from_json(BUS_K_EDGE_FIT, o);
+        json_object_put(o);
+        publish(self, m);
+        bus_msg_destroy(&m);
+    }
+}
+
+static void close_windows(node_agent_t *self)
+{
+    int64_t now = probe_now(self);
+    if (!self->win_started) {
+        self->next_close_k = node_window_of(now, self->window_ns);
+        self->win_started = true;
+    }
+    /* After a long stall, close only the latest complete window. */
+    int64_t last_due = node_window_of(now - self->grace_ns, self->window_ns) - 1;
+    if (last_due - self->next_close_k > 4)
+        self->next_close_k = last_due;
+    while ((self->next_close_k + 1) * self->window_ns + self->grace_ns <= now) {
+        struct node_peer_count counts[256];
+        size_t nc = node_prober_peer_counts(self->prober, counts, BASE_ARRAY_LEN(counts));
+        size_t n = node_windows_close(self->win, self->next_close_k, counts, nc, self->results,
+                                      MAX_RESULTS);
+        if (welcomed(self))
+            for (size_t i = 0; i < n; i++)
+                publish_result(self, &self->results[i]);
+        self->next_close_k++;
+    }
+    if (self->probe_log && !self->probe_log_failed && fflush(self->probe_log) != 0) {
+        self->probe_log_failed = true;
+        base_log(BASE_LOG_ERROR, "node", "probe log: write failed (%s); logging stops",
+                 strerror(errno));
+    }
+}
+
+static int64_t next_close_mono(node_agent_t *self)
+{
+    if (!self->win_started)
+        return base_monotonic_ns();
+    int64_t due = (self->next_close_k + 1) * self->window_ns + self->grace_ns;
+    /* Probe time and monotonic time run at the same rate give or take the
+     * simulated drift; a late wake-up only delays the close a little. */
+    return base_monotonic_ns() + (due - probe_now(self));
+}
+
+/* ---- snapshot pairs, status ------------------------------------------------ */
+
+static void publish_snapshot(node_agent_t *self)
+{
+    /* Read the trace clock on both sides of the probe clock: the pair is the
+     * probe reading and the midpoint of the two trace readings. */
+    int64_t m1 = base_monotonic_ns();
+    int64_t t = base_realtime_ns();
+    int64_t m2 = base_monotonic_ns();
+    int64_t trace = trace_of_mono(self, m1 + (m2 - m1) / 2);
+    int64_t probe = self->has_sim ? clock_sim_apply(self->sim, t) : t;
+    bus_msg_t *m = bus_msg_new(BUS_K_SNAP);
+    bus_msg_set_i64(m, "node", self->id);
+    bus_msg_set_i64(m, "pid", 0);
+    bus_msg_set_str(m, "a", "trace");
+    bus_msg_set_str(m, "b", "probe");
+    json_object *pairs = json_object_new_array();
+    json_object *p = json_object_new_array();
+    json_object_array_add(p, json_object_new_int64(trace));
+    json_object_array_add(p, json_object_new_int64(probe));
+    json_object_array_add(pairs, p);
+    json_object_object_add(bus_msg_header(m), "pairs", pairs);
+    bus_msg_set_i64(m, "read_ns", m2 - m1);
+    publish(self, m);
+    bus_msg_destroy(&m);
+}
+
+static double tv_s(struct timeval tv)
+{
+    return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
+}
+
+static void merge_dec(uint64_t *acc, const base_decstats_t *st)
+{
+    for (int i = 1; i < BASE_DEC_NKINDS; i++)
+        acc[i] += st->n[i];
+}
+
+static void publish_status(node_agent_t *self, int64_t period_ns)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    int64_t wall = base_monotonic_ns();
+    if (self->ru_wall_last != 0 && wall > self->ru_wall_last) {
+        double used = tv_s(ru.ru_utime) + tv_s(ru.ru_stime) - tv_s(self->ru_last.ru_utime) -
+                      tv_s(self->ru_last.ru_stime);
+        self->cpu_pct = 100.0 * used / ((double)(wall - self->ru_wall_last) / 1e9);
+        if (self->cpu_pct < 0)
+            self->cpu_pct = 0;
+    }
+    self->ru_last = ru;
+    self->ru_wall_last = wall;
+    read_metrics(self);
+
+    struct node_prober_stats ps;
+    node_prober_stats(self->prober, &ps);
+    struct node_windows_stats ws;
+    node_windows_stats(self->win, &ws);
+    struct bus_pub_stats bs;
+    bus_pub_stats(self->pub, &bs);
+    uint64_t dec[BASE_DEC_NKINDS] = {0};
+    merge_dec(dec, &ps.dec);
+    merge_dec(dec, &self->metrics_dec);
+    if (self->ingest)
+        merge_dec(dec, gpu_ingest_stats(self->ingest));
+    if (self->reg)
+        merge_dec(dec, bus_reg_decstats(self->reg));
+    struct node_master_stats ms;
+    if (self->master) {
+        node_master_stats(self->master, &ms);
+        merge_dec(dec, &ms.dec);
+    }
+    uint64_t ev_drops = self->ev_bus_drops;
+    for (size_t i = 0; i < self->nprocs; i++)
+        ev_drops += self->procs[i].dropped;
+
+    bus_msg_t *m = bus_msg_new(BUS_K_STATUS);
+    json_object *h = bus_msg_header(m);
+    bus_msg_set_i64(m, "node", self->id);
+    bus_msg_set_i64(m, "t_ns", probe_now(self));
+    bus_msg_set_u64(m, "probes_sent", ps.pairs_sent);
+    bus_msg_set_u64(m, "probes_recv", ps.samples_in);
+    bus_msg_set_u64(m, "probes_garbage", ps.garbage);
+    bus_msg_set_u64(m, "probes_forged", ps.forged + ps.replayed);
+    double secs = (double)period_ns / 1e9;
+    bus_msg_set_double(m, "events_per_s",
+                       secs > 0 ? round((double)self->events_period / secs * 10) / 10 : 0);
+    bus_msg_set_u64(m, "ev_drops", ev_drops);
+    json_object *decmap = json_object_new_object();
+    for (int i = 1; i < BASE_DEC_NKINDS; i++)
+        json_object_object_add(decmap, base_dec_name((enum base_dec)i),
+                               json_object_new_uint64(dec[i]));
+    json_object_object_add(h, "dec_errors", decmap);
+    bus_msg_set_double(m, "cpu_pct", round(self->cpu_pct * 1000) / 1000);
+    /* Beyond the schema: the details behind the counters above. */
+    bus_msg_set_u64(m, "probes_forged_mac", ps.forged);
+    bus_msg_set_u64(m, "probes_replayed", ps.replayed);
+    bus_msg_set_u64(m, "probes_unknown", ps.unknown);
+    bus_msg_set_u64(m, "probe_packets_sent", ps.packets_sent);
+    bus_msg_set_u64(m, "probe_packets_received", ps.packets_received);
+    bus_msg_set_u64(m, "probe_send_errors", ps.send_errors);
+    bus_msg_set_u64(m, "probe_samples_out", ps.samples_out);
+    bus_msg_set_u64(m, "probe_lost_packets", ps.lost_packets);
+    bus_msg_set_u64(m, "probe_lost_pairs", ps.lost_pairs);
+    bus_msg_set_u64(m, "probe_queue_drops", ps.queue_drops);
+    bus_msg_set_bool(m, "kernel_timestamps", node_prober_kernel_timestamps(self->prober));
+    bus_msg_set_u64(m, "tx_user_ts", ps.tx_user_ts);
+    bus_msg_set_u64(m, "rx_user_ts", ps.rx_user_ts);
+    bus_msg_set_u64(m, "win_samples", ws.added);
+    bus_msg_set_u64(m, "win_late", ws.late);
+    bus_msg_set_u64(m, "win_full", ws.full);
+    bus_msg_set_u64(m, "win_fits", ws.fits);
+    bus_msg_set_u64(m, "win_fit_errors", ws.fit_errors);
+    bus_msg_set_u64(m, "bus_sent", bs.sent);
+    bus_msg_set_u64(m, "bus_drops", bs.dropped);
+    bus_msg_set_u64(m, "events", self->events);
+    bus_msg_set_u64(m, "ev_bus_drops", self->ev_bus_drops);
+    bus_msg_set_u64(m, "gpu_msgs_bad", self->gpu_msgs_bad);
+    bus_msg_set_i64(m, "procs", (int64_t)self->nprocs);
+    bus_msg_set_u64(m, "names_dropped", self->names_dropped);
+    uint64_t scope_evicted = 0;
+    for (size_t i = 0; i < self->nprocs; i++)
+        if (self->procs[i].scope)
+            scope_evicted += gpu_scopetree_evicted(self->procs[i].scope);
+    bus_msg_set_u64(m, "scope_kept_evicted", scope_evicted);
+    if (self->ingest) {
+        const base_decstats_t *is = gpu_ingest_stats(self->ingest);
+        bus_msg_set_u64(m, "ingest_msgs", is->n[BASE_DEC_OK]);
+        bus_msg_set_u64(m, "ingest_errors", base_decstats_errors(is));
+    }
+    if (self->wl) {
+        bus_msg_set_u64(m, "sim_steps", gpu_sim_steps(self->wl));
+        bus_msg_set_u64(m, "sim_skipped", gpu_sim_skipped(self->wl));
+    }
+    if (self->probe_log)
+        bus_msg_set_u64(m, "probe_log_lines", self->probe_log_lines);
+    bus_msg_set_double(m, "uptime_s",
+                       round((double)(base_monotonic_ns() - self->start_mono) / 1e7) / 100);
+    bus_msg_set_i64(m, "epoch", self->epoch);
+    if (self->master) {
+        size_t up, known;
+        node_master_counts(self->master, &up, &known);
+        bus_msg_set_i64(m, "nodes_up", (int64_t)up);
+        bus_msg_set_i64(m, "nodes_known", (int64_t)known);
+        bus_msg_set_u64(m, "solves", ms.solves);
+        bus_msg_set_u64(m, "solve_errors", ms.solve_errors);
+        bus_msg_set_u64(m, "edge_fits_in", ms.edge_fits);
+        bus_msg_set_u64(m, "edge_fits_late", ms.edge_fits_late);
+        bus_msg_set_u64(m, "edge_fits_bad", ms.edge_fits_bad);
+        struct bus_hub_stats hs;
+        bus_hub_stats(node_master_hub(self->master), &hs);
+        bus_msg_set_u64(m, "hub_cache_msgs", hs.cache_msgs);
+        bus_msg_set_u64(m, "hub_cache_evicted", hs.cache_evicted);
+        bus_msg_set_u64(m, "hub_state_reqs", hs.state_reqs);
+        bus_msg_set_u64(m, "hub_auth_denied", hs.auth_denied);
+    }
+    json_object *gpus = json_object_new_array();
+    for (size_t i = 0; i < self->ncards; i++) {
+        const gpu_metrics_t *c = &self->cards[i];
+        json_object *g = json_object_new_object();
+        json_object_object_add(g, "index", json_object_new_int64(c->card));
+        if (c->valid & GPU_MET_BUSY)
+            json_object_object_add(g, "busy_pct", json_object_new_double(c->busy_pct));
+        if (c->valid & GPU_MET_VRAM_USED)
+            json_object_object_add(g, "vram_used_bytes", json_object_new_uint64(c->vram_used));
+        if (c->valid & GPU_MET_VRAM_TOTAL)
+            json_object_object_add(g, "vram_total_bytes", json_object_new_uint64(c->vram_total));
+        if (c->valid & GPU_MET_POWER)
+            json_object_object_add(g, "power_w", json_object_new_double((double)c->power_uw / 1e6));
+        if (c->valid & GPU_MET_TEMP)
+            json_object_object_add(g, "temp_c", json_object_new_double((double)c->temp_mc / 1e3));
+        json_object_array_add(gpus, g);
+    }
+    if (self->wl) {
+        /* The simulated GPU is as busy as its work covers the period (two
+         * streams can overlap, hence the cap). */
+        double busy = secs > 0 ? 100.0 * self->busy_ns_period / ((double)period_ns) : 0;
+        json_object *g = json_object_new_object();
+        json_object_object_add(g, "index", json_object_new_int64(self->wl_cfg.device));
+        json_object_object_add(g, "busy_pct",
+                               json_object_new_double(round((busy > 100 ? 100 : busy) * 10) / 10));
+        json_object_array_add(gpus, g);
+    }
+    json_object_object_add(h, "gpus", gpus);
+    publish(self, m);
+    bus_msg_destroy(&m);
+    self->events_period = 0;
+    self->busy_ns_period = 0;
+}
+
+/* ---- registration (agents) ------------------------------------------------ */
+
+static void set_identity(node_agent_t *self, int id)
+{
+    if (id == self->id)
+        return;
+    bool first = self->id < 0;
+    self->id = id;
+    bus_pub_set_node(self->pub, id);
+    if (self->reg)
+        bus_reg_set_node(self->reg, id);
+    node_prober_set_self(self->prober, (uint32_t)id);
+    make_windows(self);
+    if (self->sim_workload) {
+        /* The straggler is picked by node id: the workload starts now. */
+        gpu_sim_destroy(&self->wl);
+        self->wl_cfg.node = (uint16_t)id;
+        if (self->wl_cfg.seed == 0)
+            self->wl_cfg.seed = (uint64_t)id + 1;
+        char err[BASE_ERRLEN];
+        self->wl = gpu_sim_new(&self->wl_cfg, wl_clock, self, err);
+        if (self->wl == NULL)
+            base_log(BASE_LOG_ERROR, "node", "simulated workload: %s", err);
+    }
+    if (!first)
+        base_log(BASE_LOG_WARN, "node", "node id changed to %d", id);
+}
+
+static void send_hello(node_agent_t *self)
+{
+    bus_msg_t *m = hello_msg(self, false);
+    char err[BASE_ERRLEN];
+    if (bus_reg_send(self->reg, m, err) == BASE_ERR)
+        base_log(BASE_LOG_WARN, "node", "hello: %s", err);
+    bus_msg_destroy(&m);
+    self->last_hello = base_monotonic_ns();
+}
+
+static void on_welcome(node_agent_t *self, bus_msg_t *msg)
+{
+    json_object *h = bus_msg_header(msg);
+    const char *inst = NULL;
+    base_json_opt_str(h, "instance", &inst, NULL);
+    if (inst && strcmp(inst, self->instance) != 0)
+        return; /* for an earlier incarnation of this agent */
+    int64_t id, ref, epoch, cad, spc, snap, hb, st = self->status_ns / 1000000;
+    double win;
+    base_json_get_i64(h, "node", &id, NULL);
+    base_json_get_i64(h, "ref", &ref, NULL);
+    base_json_get_i64(h, "epoch", &epoch, NULL);
+    base_json_get_double(h, "window_s", &win, NULL);
+    base_json_get_i64(h, "cadence_us", &cad, NULL);
+    base_json_get_i64(h, "spacing_us", &spc, NULL);
+    base_json_get_i64(h, "snapshot_period_ms", &snap, NULL);
+    base_json_get_i64(h, "hb_period_ms", &hb, NULL);
+    base_json_opt_i64(h, "status_period_ms", &st, NULL);
+    /* The master's schedule is the cluster's: windows must line up. */
+    int64_t wns = (int64_t)llround(win * 1e9);
+    bool retime = cad * 1000 != self->cadence_ns || spc * 1000 != self->spacing_ns;
+    bool rewin = wns != self->window_ns || cad * 1000 != self->cadence_ns;
+    self->cadence_ns = cad * 1000;
+    self->spacing_ns = spc * 1000;
+    self->window_ns = wns;
+    self->snapshot_ns = snap * 1000000;
+    self->hb_ns = hb * 1000000;
+    if (st >= 50)
+        self->status_ns = st * 1000000;
+    char err[BASE_ERRLEN];
+    if (retime &&
+        node_prober_set_timing(self->prober, self->cadence_ns, self->spacing_ns, err) != BASE_OK)
+        base_log(BASE_LOG_ERROR, "node", "master's probe schedule refused: %s", err);
+    bool new_id = id != self->id;
+    self->ref = (int)ref;
+    self->epoch = epoch;
+    self->rstate = REG_OK;
+    self->last_ack = base_monotonic_ns();
+    set_identity(self, (int)id);
+    if (rewin && !new_id)
+        make_windows(self);
+    self->announce_due = true;
+    base_log(BASE_LOG_INFO, "node",
+             "welcomed as node %d (reference %d, window %g s, cadence %" PRId64
+             " us, spacing %" PRId64 " us)",
+             self->id, self->ref, (double)self->window_ns / 1e9, self->cadence_ns / 1000,
+             self->spacing_ns / 1000);
+}
+
+static void on_reg_msg(node_agent_t *self, bus_msg_t *msg)
+{
+    switch (bus_msg_kind(msg)) {
+    case BUS_K_WELCOME:
+        on_welcome(self, msg);
+        break;
+    case BUS_K_PLAN: {
+        if (self->id < 0)
+            break;
+        struct node_plan plan;
+        char err[BASE_ERRLEN];
+        if (node_plan_from_json(bus_msg_header(msg), &plan, err) != BASE_DEC_OK) {
+            base_log(BASE_LOG_WARN, "node", "plan refused: %s", err);
+            break;
+        }
+        apply_plan(self, &plan);
+        node_plan_free(&plan);
+        break;
+    }
+    case BUS_K_HB: {
+        bool known = true;
+        base_json_opt_bool(bus_msg_header(msg), "known", &known, NULL);
+        if (!known && self->rstate == REG_OK) {
+            base_log(BASE_LOG_WARN, "node", "the master does not know node %d: registering again",
+                     self->id);
+            self->rstate = REG_HELLO;
+            send_hello(self);
+        } else if (known) {
+            self->last_ack = base_monotonic_ns();
+        }
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+static int poll_reg(node_agent_t *self, int wait_ms, char *err)
+{
+    for (int i = 0; i < 64; i++) {
+        bus_msg_t *msg = NULL;
+        int rc = bus_reg_recv(self->reg, &msg, i == 0 ? wait_ms : 0, err);
+        if (rc < 0)
+            return BASE_ERR;
+        if (rc == 0)
+            return BASE_OK;
+        on_reg_msg(self, msg);
+        bus_msg_destroy(&msg);
+    }
+    return BASE_OK;
+}
+
+static void registration(node_agent_t *self)
+{
+    int64_t now = base_monotonic_ns();
+    if (self->rstate == REG_HELLO) {
+        int64_t every = self->hb_ns < 1000000000 ? self->hb_ns : 1000000000;
+        if (now - self->last_hello >= every)
+            send_hello(self);
+        return;
+    }
+    if (now - self->last_hb >= self->hb_ns) {
+        bus_msg_t *m = bus_msg_new(BUS_K_HB);
+        bus_msg_set_i64(m, "node", self->id);
+        bus_msg_set_i64(m, "t_ns", probe_now(self));
+        bus_msg_set_i64(m, "epoch", self->epoch);
+        bus_msg_set_double(m, "uptime_s", (double)(now - self->start_mono) / 1e9);
+        char err[BASE_ERRLEN];
+        if (bus_reg_send(self->reg, m, err) == BASE_ERR)
+            base_log(BASE_LOG_WARN, "node", "heartbeat: %s", err);
+        bus_msg_destroy(&m);
+        self->last_hb = now;
+    }
+    /* No answer to three heartbeats: the master is gone or restarted. */
+    if (now - self->last_ack > self->hb_ns * 7 / 2) {
+        base_log(BASE_LOG_WARN, "node", "no answer from the master for %.1f s: registering again",
+                 (double)(now - self->last_ack) / 1e9);
+        self->rstate = REG_HELLO;
+        send_hello(self);
+    }
+}
+
+/* ---- life cycle ------------------------------------------------------------ */
+
+static int open_probe_log(node_agent_t *self, const base_config_t *cfg, char *err)
+{
+    const char *path = base_config_str(cfg, "probe_log");
+    if (*path == '\0')
+        return BASE_OK;
+    char full[1024];
+    const char *dir = base_config_str(cfg, "output_dir");
+    if (path[0] != '/' && strcmp(dir, ".") != 0) {
+        if (mkdir(dir, 0755) != 0 && errno != EEXIST)
+            return base_err(err, "output_dir: cannot create %s: %s", dir, strerror(errno));
+        snprintf(full, sizeof full, "%s/%s", dir, path);
+    } else {
+        snprintf(full, sizeof full, "%s", path);
+    }
+    self->probe_log = fopen(full, "w");
+    if (self->probe_log == NULL)
+        return base_err(err, "probe_log: cannot open %s: %s", full, strerror(errno));
+    base_log(BASE_LOG_INFO, "node", "probe log %s", full);
+    return BASE_OK;
+}
+
+node_agent_t *node_agent_new(const base_config_t *cfg, char *err)
+{
+    node_agent_t *self = xcalloc(1, sizeof *self);
+    self->id = -1;
+    self->pid = (int)getpid();
+    self->start_mono = base_monotonic_ns();
+    self->is_master = base_config_bool(cfg, "master");
+    self->req_id = (int)base_config_int(cfg, "node_id");
+    self->cadence_ns = base_config_int(cfg, "probe_cadence_us") * 1000;
+    self->spacing_ns = base_config_int(cfg, "packet_spacing_us") * 1000;
+    self->window_ns = (int64_t)llround(base_config_double(cfg, "probe_window_s") * 1e9);
+    self->snapshot_ns = base_config_int(cfg, "snapshot_period_ms") * 1000000;
+    self->hb_ns = base_config_int(cfg, "heartbeat_ms") * 1000000;
+    self->status_ns = base_config_int(cfg, "status_period_ms") * 1000000;
+    self->forget_ns = base_config_int(cfg, "forget_down_s") * 1000000000;
+    self->guard_ns = base_config_int(cfg, "guard_ns");
+    self->k = (int)base_config_int(cfg, "neighbors");
+    self->ref_cfg = (int)base_config_int(cfg, "ref_node");
+    self->est = clock_estimator_find(base_config_str(cfg, "estimator"));
+    snprintf(self->hub, sizeof self->hub, "%s", base_config_str(cfg, "hub"));
+    snprintf(self->listen, sizeof self->listen, "%s", base_config_str(cfg, "listen"));
+    snprintf(self->sysfs_root, sizeof self->sysfs_root, "%s", base_config_str(cfg, "sysfs_root"));
+    random_instance(self->instance, sizeof self->instance);
+    if (gethostname(self->host, sizeof self->host) != 0)
+        snprintf(self->host, sizeof self->host, "unknown");
+    self->host[sizeof self->host - 1] = '\0';
+    self->drain = xcalloc(DRAIN_CHUNK, sizeof *self->drain);
+    self->results = xcalloc(MAX_RESULTS, sizeof *self->results);
+    if (self->est == NULL) {
+        base_err(err, "invalid value for estimator");
+        goto err;
+    }
+
+    /* Clocks: t0 and m0 back to back, as SPEC §4.6 and docs/DESIGN.md define them. */
+    self->simp.t0_ns = base_realtime_ns();
+    self->simp.m0_ns = base_monotonic_ns();
+    const char *spec = base_config_str(cfg, "sim_clock");
+    if (*spec) {
+        if (clock_sim_parse_spec(spec, &self->simp, err) != BASE_OK)
+            goto err;
+        self->simp.seed = (uint64_t)base_config_int(cfg, "sim_seed");
+        if (self->simp.seed == 0)
+            self->simp.seed = (uint64_t)self->simp.t0_ns ^ ((uint64_t)self->pid << 20);
+        self->has_sim = true;
+        self->sim = clock_sim_new(&self->simp);
+        self->sim_prober = clock_sim_new(&self->simp);
+    }
+
+    /* Security. */
+    const char *cdir = base_config_str(cfg, "curve_dir");
+    if (*cdir && load_curve(self, cdir, err) != BASE_OK)
+        goto err;
+
+    /* The probe socket. */
+    uint8_t key[NODE_PROBE_KEY_SIZE];
+    const char *keytext = base_config_str(cfg, "probe_key");
+    if (*keytext && node_parse_key(keytext, key, err) != BASE_OK)
+        goto err;
+    int master_id = self->req_id >= 0 ? self->req_id : 0;
+    struct node_prober_cfg pc = {
+        .bind_ip = base_config_str(cfg, "bind_ip"),
+        .port = (uint16_t)base_config_int(cfg, "probe_port"),
+        .self_id = self->is_master ? (uint32_t)master_id : UINT32_MAX,
+        .spacing_ns = self->spacing_ns,
+        .cadence_ns = self->cadence_ns,
+        .jitter = 0.1,
+        .clock = self->has_sim ? prober_clock : NULL,
+        .clock_ctx = self->sim_prober,
+        .user_timestamps = base_config_bool(cfg, "user_timestamps"),
+        .key = *keytext ? key : NULL,
+    };
+    self->prober = node_prober_new(&pc, err);
+    if (self->prober == NULL)
+        goto err;
+    int family = strchr(pc.bind_ip, ':') ? AF_INET6 : AF_INET;
+    if (!self->is_master)
+        resolve_hub(self, family);
+    probe_address(self, family);
+    base_log(BASE_LOG_INFO, "node", "probe socket %s (%s timestamps)", self->probe_addr,
+             node_prober_kernel_timestamps(self->prober) ? "kernel" : "user-space");
+    if (open_probe_log(self, cfg, err) != BASE_OK)
+        goto err;
+
+    /* GPU side. */
+    read_metrics(self);
+    self->sim_workload = base_config_bool(cfg, "sim_workload");
+    gpu_sim_defaults(&self->wl_cfg);
+    self->wl_cfg.pid = (uint32_t)self->pid;
+    self->wl_cfg.device = (uint16_t)self->ncards;
+    self->wl_cfg.step_period_ns = (int64_t)llround(base_config_double(cfg, "sim_step_ms") * 1e6);
+    self->wl_cfg.layers = (uint32_t)base_config_int(cfg, "sim_layers");
+    self->wl_cfg.straggler_node = (int32_t)base_config_int(cfg, "sim_straggler");
+    self->wl_cfg.straggler_late_ns = base_config_int(cfg, "sim_late_us") * 1000;
+    self->wl_cfg.seed = (uint64_t)base_config_int(cfg, "sim_seed");
+    if (open_ingest(self, cfg, err) != BASE_OK)
+        goto err;
+    if (self->ingest)
+        base_log(BASE_LOG_INFO, "node", "trace endpoint %s", self->trace_ep);
+
+    /* The bus. */
+    char pubep[300];
+    if (self->is_master) {
+        struct node_master_cfg mc = {
+            .listen = self->listen,
+            .self_id = (uint32_t)master_id,
+            .ref = self->ref_cfg,
+            .k = self->k,
+            .window_ns = self->window_ns,
+            .cadence_ns = self->cadence_ns,
+            .spacing_ns = self->spacing_ns,
+            .snapshot_ns = self->snapshot_ns,
+            .hb_ns = self->hb_ns,
+            .status_ns = self->status_ns,
+            .grace_ns = grace_for(self->window_ns, self->cadence_ns),
+            .forget_ns = self->forget_ns,
+            .server_curve = self->server_curve,
+            .client_curve = self->client_curve,
+            .host = self->host,
+            .version = DP_VERSION,
+            .instance = self->instance,
+            .probe_addr = self->probe_addr,
+            .pid = self->pid,
+            .probe_now = probe_now_cb,
+            .on_plan = on_master_plan,
+            .ctx = self,
+        };
+        self->master = node_master_new(&mc, err);
+        if (self->master == NULL)
+            goto err;
+        bus_hub_t *hub = node_master_hub(self->master);
+        base_log(BASE_LOG_INFO, "node", "hub %s (publishers %s, subscribers %s)",
+                 bus_hub_endpoint(hub, BUS_HUB_REG), bus_hub_endpoint(hub, BUS_HUB_PUB),
+                 bus_hub_endpoint(hub, BUS_HUB_SUB));
+        struct bus_pub_opts po = {
+            .endpoint = bus_hub_inproc_pub(hub), .node = master_id, .zctx = bus_hub_zctx(hub)};
+        self->pub = bus_pub_new(&po, err);
+        if (self->pub == NULL)
+            goto err;
+        node_master_set_pub(self->master, self->pub);
+        self->rstate = REG_OK;
+        set_identity(self, master_id);
+        self->ref = self->ref_cfg >= 0 ? self->ref_cfg : master_id;
+        self->announce_due = true;
+        base_log(BASE_LOG_INFO, "node", "master is node %d", master_id);
+    } else {
+        struct bus_endpoints ep;
+        if (bus_endpoints_derive(self->hub, &ep, err) != BASE_OK)
+            goto err;
+        snprintf(pubep, sizeof pubep, "%s", ep.pub);
+        struct bus_pub_opts po = {
+            .endpoint = pubep, .node = BUS_NODE_NONE, .curve = self->client_curve};
+        self->pub = bus_pub_new(&po, err);
+        if (self->pub == NULL)
+            goto err;
+        struct bus_reg_opts ro = {
+            .endpoint = ep.reg, .node = BUS_NODE_NONE, .curve = self->client_curve};
+        self->reg = bus_reg_new(&ro, err);
+        if (self->reg == NULL)
+            goto err;
+        self->rstate = REG_HELLO;
+        make_windows(self);
+        base_log(BASE_LOG_INFO, "node", "registering with the master at %s", ep.reg);
+    }
+    if (node_prober_start(self->prober, err) != BASE_OK)
+        goto err;
+    return self;
+err:
+    node_agent_destroy(&self);
+    return NULL;
+}
+
+void node_agent_destroy(node_agent_t **self_p)
+{
+    if (self_p == NULL || *self_p == NULL)
+        return;
+    node_agent_t *self = *self_p;
+    node_prober_destroy(&self->prober);
+    if (self->ingest && strncmp(self->trace_ep, "ipc://", 6) == 0) {
+        /* The socket file is ours (nobody served it when we bound it). */
+        gpu_ingest_destroy(&self->ingest);
+        unlink(self->trace_ep + 6);
+    }
+    gpu_ingest_destroy(&self->ingest);
+    gpu_sim_destroy(&self->wl);
+    bus_reg_destroy(&self->reg);
+    bus_pub_destroy(&self->pub);
+    node_master_destroy(&self->master);
+    node_windows_destroy(&self->win);
+    node_plan_free(&self->plan);
+    if (self->probe_log)
+        fclose(self->probe_log);
+    clock_sim_destroy(&self->sim);
+    clock_sim_destroy(&self->sim_prober);
+    free_curve(self->client_curve);
+    free_curve(self->server_curve);
+    for (size_t i = 0; i < self->nprocs; i++)
+        free_proc(self, &self->procs[i]);
+    free(self->drain);
+    free(self->results);
+    free(self);
+    *self_p = NULL;
+}
+
+static int64_t min64(int64_t a, int64_t b)
+{
+    return a < b ? a : b;
+}
+
+static void say_bye(node_agent_t *self)
+{
+    if (!welcomed(self))
+        return;
+    bus_msg_t *m = bus_msg_new(BUS_K_BYE);
+    bus_msg_set_i64(m, "node", self->id);
+    bus_msg_set_str(m, "reason", "stopped");
+    if (self->reg) {
+        char err[BASE_ERRLEN];
+        if (bus_reg_send(self->reg, m, err) == BASE_ERR)
+            base_log(BASE_LOG_WARN, "node", "bye: %s", err);
+        bus_msg_destroy(&m);
+        m = bus_msg_new(BUS_K_BYE);
+        bus_msg_set_i64(m, "node", self->id);
+        bus_msg_set_str(m, "reason", "stopped");
+    }
+    publish(self, m);
+    bus_msg_destroy(&m);
+    /* The registration socket does not linger: give its I/O thread a moment. */
+    if (self->reg)
+        base_sleep_ns(150000000);
+}
+
+int node_agent_run(node_agent_t *self, volatile sig_atomic_t *stop, char *err)
+{
+    assert(self && stop);
+    int64_t now = base_monotonic_ns();
+    self->next_snap = now;
+    self->next_status = now + self->status_ns;
+    self->next_wl = now;
+    int64_t last_status = now;
+    int rc = BASE_OK;
+    while (!*stop) {
+        now = base_monotonic_ns();
+        int64_t due = min64(self->next_snap, self->next_status);
+        due = min64(due, next_close_mono(self));
+        if (self->wl)
+            due = min64(due, self->next_wl);
+        if (self->rstate == REG_OK && !self->is_master)
+            due = min64(due, self->last_hb + self->hb_ns);
+        int cap = self->ingest ? INGEST_WAIT_MS : MAX_WAIT_MS;
+        int64_t wait_ms = (due - now + 999999) / 1000000;
+        if (wait_ms < 0)
+            wait_ms = 0;
+        if (wait_ms > cap)
+            wait_ms = cap;
+        if (self->master) {
+            if (node_master_tick(self->master, (int)wait_ms, err) != BASE_OK) {
+                rc = BASE_ERR;
+                break;
+            }
+        } else {
+            if (poll_reg(self, (int)wait_ms, err) != BASE_OK) {
+                rc = BASE_ERR;
+                break;
+            }
+            registration(self);
+        }
+        if (self->ingest && gpu_ingest_poll(self->ingest, 0, MAX_INGEST_TICK, err) < 0) {
+            base_log(BASE_LOG_WARN, "node", "trace endpoint: %s", err);
+        }
+        drain_prober(self);
+        close_windows(self);
+        now = base_monotonic_ns();
+        bool ok = welcomed(self);
+        if (ok && (self->announce_due || now - self->last_announce >= ANNOUNCE_EVERY) &&
+            bus_pub_subscribed(self->pub, BUS_K_HELLO))
+            announce(self);
+        if (now >= self->next_snap) {
+            if (ok)
+                publish_snapshot(self);
+            self->next_snap += self->snapshot_ns;
+            if (self->next_snap <= now)
+                self->next_snap = now + self->snapshot_ns;
+        }
+        /* The workload starts once announced: its name table must not go
+         * out before the bus listens. */
+        if (self->wl && now >= self->next_wl && self->last_announce != 0) {
+            if (ok && gpu_sim_poll(self->wl, base_realtime_ns(), on_sim, self, err) < 0)
+                base_log(BASE_LOG_WARN, "node", "simulated workload: %s", err);
+            self->next_wl = now + SIM_TICK_NS;
+        }
+        if (now >= self->next_status) {
+            if (ok)
+                publish_status(self, now - last_status);
+            last_status = now;
+            self->next_status += self->status_ns;
+            if (self->next_status <= now)
+                self->next_status = now + self->status_ns;
+        }
+    }
+    if (rc == BASE_OK) {
+        base_log(BASE_LOG_INFO, "node", "stopping");
+        say_bye(self);
+    }
+    return rc;
+}

@@ -1,0 +1,851 @@
+/*
+ * The master: hosts the hub, keeps the node table, plans the probe graph and
+ * solves the time base once per window.
+ *
+ * Registration is a conversation on the hub's ROUTER: hello -> welcome (+
+ * plan), hb -> hb (an acknowledgement that says whether the node is known,
+ * so that an agent learns at once that a restarted master forgot it), bye.
+ * Edge fits come back over the bus like any subscriber sees them.  A window
+ * K (K·W .. (K+1)·W on each node's own probe clock) is solved as soon as
+ * every planned edge between live nodes has reported, or when the master's
+ * clock says the stragglers are too late; either way every live node gets a
+ * node fit for every window, aligned or not.
+ */
+#include "node/node_int.h"
+
+#include <assert.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bus/bus.h"
+
+#define PENDING_WINDOWS  8
+#define MAX_EDGE_FITS    (NODE_MAX_NODES * 64)
+#define MAX_REG_PER_TICK 256
+#define MAX_FIT_PER_TICK 4096
+
+struct mnode {
+    uint32_t id;
+    char host[NODE_HOST_LEN], version[32], instance[64], addr[NODE_ADDR_LEN];
+    int64_t pid;
+    bus_peer_t peer;
+    bool self;
+    bool up;
+    bool aligned; /* in the latest solve that saw it */
+    int64_t last_mono, last_probe;
+    int64_t down_mono;
+};
+
+struct pending {
+    bool used;
+    int64_t k;
+    clock_edge_fit_t *e;
+    size_t n, cap;
+};
+
+struct node_master {
+    struct node_master_cfg cfg;
+    bus_hub_t *hub;
+    bus_sub_t *sub;
+    bus_pub_t *pub;
+    struct mnode *nodes;
+    size_t nnodes;
+    uint32_t ref;
+    struct node_plan plan;
+    bool plan_dirty, table_dirty;
+    int64_t next_k;  /* the oldest window not solved yet */
+    int64_t start_k; /* windows before this one are not solved */
+    bool started;
+    struct pending pend[PENDING_WINDOWS];
+    clock_history_t *history;
+    int64_t last_nodes_pub;
+    bool announced;
+    struct node_master_stats st;
+};
+
+static int64_t probe_now(node_master_t *self)
+{
+    return self->cfg.probe_now(self->cfg.ctx);
+}
+
+static struct mnode *find_node(node_master_t *self, uint32_t id)
+{
+    for (size_t i = 0; i < self->nnodes; i++)
+        if (self->nodes[i].id == id)
+            return &self->nodes[i];
+    return NULL;
+}
+
+static void mlog(node_master_t *self, enum base_log_level level, const char *fmt, ...)
+    BASE_PRINTF(3, 4);
+
+/* Log locally and on the bus (consoles show these as alerts). */
+static void mlog(node_master_t *self, enum base_log_level level, const char *fmt, ...)
+{
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    base_log(level, "master", "%s", line);
+    if (self->pub == NULL)
+        return;
+    static const char *const lv[] = {"debug", "info", "warn", "error"};
+    bus_msg_t *m = bus_msg_new(BUS_K_LOG);
+    bus_msg_set_i64(m, "node", self->cfg.self_id);
+    bus_msg_set_str(m, "level", lv[level & 3]);
+    bus_msg_set_str(m, "component", "master");
+    bus_msg_set_str(m, "msg", line);
+    bus_msg_set_i64(m, "t_ns", probe_now(self));
+    bus_pub_send(self->pub, m, NULL);
+    bus_msg_destroy(&m);
+}
+
+/* ---- set-up ------------------------------------------------------------ */
+
+/* A subscriber endpoint on this host for an endpoint the hub bound. */
+static void local_endpoint(const char *bound, char *out, size_t len)
+{
+    const char *wild[] = {"tcp://0.0.0.0:", "tcp://[::]:", "tcp://*:"};
+    const char *local[] = {"tcp://127.0.0.1:", "tcp://[::1]:", "tcp://127.0.0.1:"};
+    for (size_t i = 0; i < BASE_ARRAY_LEN(wild); i++) {
+        size_t wl = strlen(wild[i]);
+        if (strncmp(bound, wild[i], wl) == 0) {
+            snprintf(out, len, "%s%s", local[i], bound + wl);
+            return;
+        }
+    }
+    snprintf(out, len, "%s", bound);
+}
+
+node_master_t *node_master_new(const struct node_master_cfg *cfg, char *err)
+{
+    node_master_t *self = xcalloc(1, sizeof *self);
+    self->cfg = *cfg;
+    self->nodes = xcalloc(NODE_MAX_NODES, sizeof *self->nodes);
+    self->history = clock_history_new(30, NODE_MAX_NODES);
+    struct bus_endpoints ep;
+    if (bus_endpoints_derive(cfg->listen, &ep, err) != BASE_OK)
+        goto err;
+    struct bus_hub_opts ho = {.reg_endpoint = ep.reg,
+                              .pub_endpoint = ep.pub,
+                              .sub_endpoint = ep.sub,
+                              .node = (int)cfg->self_id,
+                              .curve = cfg->server_curve};
+    self->hub = bus_hub_new(&ho, err);
+    if (self->hub == NULL)
+        goto err;
+    char subep[300];
+    local_endpoint(bus_hub_endpoint(self->hub, BUS_HUB_SUB), subep, sizeof subep);
+    static const char *const prefixes[] = {"dp1.edge_fit.", NULL};
+    struct bus_sub_opts so = {.endpoint = subep, .prefixes = prefixes, .curve = cfg->client_curve};
+    self->sub = bus_sub_new(&so, err);
+    if (self->sub == NULL)
+        goto err;
+    /* The master is node self_id, up from the start. */
+    struct mnode *me = &self->nodes[self->nnodes++];
+    me->id = cfg->self_id;
+    me->self = true;
+    me->up = true;
+    me->pid = cfg->pid;
+    snprintf(me->host, sizeof me->host, "%s", cfg->host);
+    snprintf(me->version, sizeof me->version, "%s", cfg->version);
+    snprintf(me->instance, sizeof me->instance, "%s", cfg->instance);
+    snprintf(me->addr, sizeof me->addr, "%s", cfg->probe_addr);
+    me->last_mono = base_monotonic_ns();
+    self->ref = cfg->ref >= 0 ? (uint32_t)cfg->ref : cfg->self_id;
+    self->plan_dirty = true;
+    self->table_dirty = true;
+    return self;
+err:
+    node_master_destroy(&self);
+    return NULL;
+}
+
+void node_master_destroy(node_master_t **self_p)
+{
+    if (self_p == NULL || *self_p == NULL)
+        return;
+    node_master_t *self = *self_p;
+    bus_sub_destroy(&self->sub);
+    bus_hub_destroy(&self->hub);
+    for (int i = 0; i < PENDING_WINDOWS; i++)
+        free(self->pend[i].e);
+    clock_history_destroy(&self->history);
+    node_plan_free(&self->plan);
+    free(self->nodes);
+    free(self);
+    *self_p = NULL;
+}
+
+bus_hub_t *node_master_hub(node_master_t *self)
+{
+    assert(self);
+    return self->hub;
+}
+
+void node_master_set_pub(node_master_t *self, bus_pub_t *pub)
+{
+    assert(self);
+    self->pub = pub;
+}
+
+void node_master_stats(const node_master_t *self, struct node_master_stats *out)
+{
+    assert(self);
+    *out = self->st;
+}
+
+void node_master_counts(const node_master_t *self, size_t *up, size_t *known)
+{
+    assert(self);
+    size_t u = 0;
+    for (size_t i = 0; i < self->nnodes; i++)
+        u += self->nodes[i].up;
+    *up = u;
+    *known = self->nnodes;
+}
+
+/* ---- plan ---------------------------------------------------------------- */
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The reference: the configured one while it is up, else the master. */
+static uint32_t current_ref(node_master_t *self)
+{
+    if (self->cfg.ref >= 0) {
+        struct mnode *r = find_node(self, (uint32_t)self->cfg.ref);
+        if (r && r->up)
+            return (uint32_t)self->cfg.ref;
+    }
+    return self->cfg.self_id;
+}
+
+static void make_plan(node_master_t *self)
+{
+    uint32_t *ids = xcalloc(self->nnodes ? self->nnodes : 1, sizeof *ids);
+    size_t n = 0;
+    for (size_t i = 0; i < self->nnodes; i++)
+        if (self->nodes[i].up)
+            ids[n++] = self->nodes[i].id;
+    qsort(ids, n, sizeof *ids, cmp_u32);
+    int64_t epoch = self->plan.epoch + 1;
+    node_plan_free(&self->plan);
+    self->plan.epoch = epoch;
+    self->ref = current_ref(self);
+    self->plan.ref = self->ref;
+    self->plan.nnodes = n;
+    self->plan.nodes = xcalloc(n ? n : 1, sizeof *self->plan.nodes);
+    for (size_t i = 0; i < n; i++) {
+        const struct mnode *m = find_node(self, ids[i]);
+        struct node_plan_node *pn = &self->plan.nodes[i];
+        pn->id = m->id;
+        snprintf(pn->host, sizeof pn->host, "%s", m->host);
+        snprintf(pn->addr, sizeof pn->addr, "%s", m->addr);
+    }
+    size_t max = n * (size_t)self->cfg.k + n * n / 2 + 1;
+    self->plan.edges = xcalloc(max, sizeof *self->plan.edges);
+    self->plan.nedges = node_graph_plan(ids, n, self->cfg.k, self->plan.edges, max);
+    free(ids);
+}
+
+static bus_msg_t *plan_msg(node_master_t *self)
+{
+    bus_msg_t *m = bus_msg_new(BUS_K_PLAN);
+    node_plan_to_json(&self->plan, bus_msg_header(m));
+    return m;
+}
+
+/* Re-plan and tell everyone: the live agents over the ROUTER (reliable,
+ * in order with their welcome), consoles over the bus, the master's own
+ * prober through the callback. */
+static void replan(node_master_t *self)
+{
+    make_plan(self);
+    self->st.plans++;
+    self->plan_dirty = false;
+    self->table_dirty = true;
+    mlog(self, BASE_LOG_INFO, "plan epoch %" PRId64 ": %zu nodes, %zu edges, reference %u",
+         self->plan.epoch, self->plan.nnodes, self->plan.nedges, self->ref);
+    char err[BASE_ERRLEN];
+    for (size_t i = 0; i < self->nnodes; i++) {
+        struct mnode *m = &self->nodes[i];
+        if (!m->up || m->self)
+            continue;
+        bus_msg_t *msg = plan_msg(self);
+        if (bus_hub_send(self->hub, &m->peer, msg, err) != BASE_OK)
+            base_log(BASE_LOG_WARN, "master", "plan to node %u: %s", m->id, err);
+        bus_msg_destroy(&msg);
+    }
+    if (self->pub) {
+        bus_msg_t *msg = plan_msg(self);
+        bus_pub_send(self->pub, msg, NULL);
+        bus_msg_destroy(&msg);
+    }
+    if (self->cfg.on_plan)
+        self->cfg.on_plan(self->cfg.ctx, &self->plan);
+}
+
+static void publish_nodes(node_master_t *self)
+{
+    if (self->pub == NULL)
+        return;
+    bus_msg_t *m = bus_msg_new(BUS_K_NODES);
+    json_object *h = bus_msg_header(m);
+    json_object_object_add(h, "epoch", json_object_new_int64(self->plan.epoch));
+    json_object_object_add(h, "ref", json_object_new_int64(self->ref));
+    json_object *arr = json_object_new_array();
+    for (size_t i = 0; i < self->nnodes; i++) {
+        const struct mnode *n = &self->nodes[i];
+        json_object *o = json_object_new_object();
+        json_object_object_add(o, "node", json_object_new_int64(n->id));
+        json_object_object_add(o, "host", json_object_new_string(n->host));
+        const char *state = !n->up                               ? "down"
+                            : (n->aligned || n->id == self->ref) ? "up"
+                                                                 : "unaligned";
+        json_object_object_add(o, "state", json_object_new_string(state));
+        json_object_object_add(o, "last_seen_ns", json_object_new_int64(n->last_probe));
+        json_object_object_add(o, "pid", json_object_new_int64(n->pid));
+        json_object_object_add(o, "probe_addr", json_object_new_string(n->addr));
+        json_object_object_add(o, "version", json_object_new_string(n->version));
+        json_object_object_add(o, "instance", json_object_new_string(n->instance));
+        json_object_object_add(o, "master", json_object_new_boolean(n->self));
+        json_object_array_add(arr, o);
+    }
+    json_object_object_add(h, "nodes", arr);
+    bus_pub_send(self->pub, m, NULL);
+    bus_msg_destroy(&m);
+    self->table_dirty = false;
+    self->last_nodes_pub = base_monotonic_ns();
+}
+
+/* ---- registration ------------------------------------------------------- */
+
+static void send_welcome(node_master_t *self, const struct mnode *n)
+{
+    bus_msg_t *m = bus_msg_new(BUS_K_WELCOME);
+    bus_msg_set_i64(m, "node", n->id);
+    bus_msg_set_i64(m, "ref", self->ref);
+    bus_msg_set_i64(m, "epoch", self->plan.epoch);
+    bus_msg_set_str(m, "instance", n->instance);
+    bus_msg_set_double(m, "window_s", (double)self->cfg.window_ns / 1e9);
+    bus_msg_set_i64(m, "cadence_us", self->cfg.cadence_ns / 1000);
+    bus_msg_set_i64(m, "spacing_us", self->cfg.spacing_ns / 1000);
+    bus_msg_set_i64(m, "snapshot_period_ms", self->cfg.snapshot_ns / 1000000);
+    bus_msg_set_i64(m, "hb_period_ms", self->cfg.hb_ns / 1000000);
+    bus_msg_set_i64(m, "status_period_ms", self->cfg.status_ns / 1000000);
+    bus_msg_set_i64(m, "k", self->cfg.k);
+    char err[BASE_ERRLEN];
+    if (bus_hub_send(self->hub, &n->peer, m, err) != BASE_OK)
+        base_log(BASE_LOG_WARN, "master", "welcome to node %u: %s", n->id, err);
+    else
+        self->st.welcomes++;
+    bus_msg_destroy(&m);
+}
+
+/* The id a hello gets, or -1 when the table is full. */
+static int64_t choose_id(node_master_t *self, const char *instance, const char *host, int64_t req)
+{
+    for (size_t i = 0; i < self->nnodes; i++)
+        if (!self->nodes[i].self && *instance && strcmp(self->nodes[i].instance, instance) == 0)
+            return self->nodes[i].id;
+    if (req >= 0) {
+        struct mnode *n = find_node(self, (uint32_t)req);
+        /* A down node's id is free again; a live one on the same host that
+         * missed its last heartbeat is the same agent restarted (its old
+         * process was killed).  One that still beats is another agent. */
+        bool stale = n != NULL && base_monotonic_ns() - n->last_mono > self->cfg.hb_ns;
+        if (n == NULL || (!n->self && (!n->up || (stale && strcmp(n->host, host) == 0))))
+            return req;
+    }
+    for (uint32_t id = 1; id <= BUS_NODE_MAX; id++)
+        if (find_node(self, id) == NULL)
+            return self->nnodes < NODE_MAX_NODES ? (int64_t)id : -1;
+    return -1;
+}
+
+static void on_hello(node_master_t *self, const bus_peer_t *peer, bus_msg_t *msg)
+{
+    json_object *h = bus_msg_header(msg);
+    const char *host = "?", *version = "?", *instance = "", *addr;
+    int64_t pid = 0, req = -1;
+    char err[BASE_ERRLEN];
+    self->st.hellos++;
+    /* The hub validated the schema; these are present and typed. */
+    base_json_get_str(h, "host", &host, NULL);
+    base_json_get_str(h, "version", &version, NULL);
+    base_json_get_i64(h, "pid", &pid, NULL);
+    base_json_opt_str(h, "instance", &instance, NULL);
+    base_json_opt_i64(h, "req_node", &req, NULL);
+    if (base_json_get_str(h, "probe_addr", &addr, err) != BASE_DEC_OK) {
+        base_decstats_add(&self->st.dec, BASE_DEC_BAD_TYPE);
+        return;
+    }
+    struct sockaddr_storage sa;
+    socklen_t salen;
+    if (node_parse_addr(addr, &sa, &salen, err) != BASE_OK) {
+        base_decstats_add(&self->st.dec, BASE_DEC_BAD_VALUE);
+        mlog(self, BASE_LOG_WARN, "hello from %s refused: probe_addr: %s", host, err);
+        return;
+    }
+    int64_t id = choose_id(self, instance, host, req);
+    if (id < 0) {
+        self->st.table_full++;
+        mlog(self, BASE_LOG_WARN, "hello from %s refused: the node table is full", host);
+        return;
+    }
+    struct mnode *n = find_node(self, (uint32_t)id);
+    bool changed = false;
+    if (n == NULL) {
+        n = &self->nodes[self->nnodes++];
+        memset(n, 0, sizeof *n);
+        n->id = (uint32_t)id;
+        changed = true;
+    }
+    if (!n->up || strcmp(n->addr, addr) != 0 || strcmp(n->instance, instance) != 0)
+        changed = true;
+    if (strcmp(n->instance, instance) != 0)
+        n->aligned = false;
+    snprintf(n->host, sizeof n->host, "%s", host);
+    snprintf(n->version, sizeof n->version, "%s", version);
+    snprintf(n->instance, sizeof n->instance, "%s", instance);
+    snprintf(n->addr, sizeof n->addr, "%s", addr);
+    n->pid = pid;
+    n->peer = *peer;
+    n->up = true;
+    n->last_mono = base_monotonic_ns();
+    n->last_probe = probe_now(self);
+    if (changed)
+        mlog(self, BASE_LOG_INFO, "node %u joined: %s pid %" PRId64 " probe %s", n->id, host, pid,
+             addr);
+    self->table_dirty = true;
+    /* Welcome first: the plan that follows on the same connection names the node. */
+    send_welcome(self, n);
+    if (changed) {
+        replan(self);
+    } else {
+        bus_msg_t *pm = plan_msg(self);
+        if (bus_hub_send(self->hub, &n->peer, pm, err) != BASE_OK)
+            base_log(BASE_LOG_WARN, "master", "plan to node %u: %s", n->id, err);
+        bus_msg_destroy(&pm);
+    }
+}
+
+static void on_hb(node_master_t *self, const bus_peer_t *peer, bus_msg_t *msg)
+{
+    int64_t id = bus_msg_node(msg);
+    self->st.hbs++;
+    struct mnode *n = id >= 0 ? find_node(self, (uint32_t)id) : NULL;
+    /* The id must also be this connection's: after a takeover (or a
+     * reconnection) the other holder is told to register again. */
+    bool known = n != NULL && !n->self && n->peer.len == peer->len &&
+                 memcmp(n->peer.id, peer->id, peer->len) == 0;
+    if (known) {
+        n->last_mono = base_monotonic_ns();
+        n->last_probe = probe_now(self);
+        if (!n->up) {
+            n->up = true;
+            mlog(self, BASE_LOG_INFO, "node %u is back", n->id);
+            self->plan_dirty = true;
+        }
+    } else {
+        self->st.unknown_hb++;
+    }
+    bus_msg_t *m = bus_msg_new(BUS_K_HB);
+    bus_msg_set_i64(m, "node", self->cfg.self_id);
+    bus_msg_set_i64(m, "t_ns", probe_now(self));
+    bus_msg_set_i64(m, "epoch", self->plan.epoch);
+    bus_msg_set_bool(m, "known", known);
+    bus_msg_set_i64(m, "ack_node", id);
+    char err[BASE_ERRLEN];
+    if (bus_hub_send(self->hub, peer, m, err) != BASE_OK)
+        base_log(BASE_LOG_WARN, "master", "hb reply: %s", err);
+    bus_msg_destroy(&m);
+}
+
+static void mark_down(node_master_t *self, struct mnode *n, const char *why)
+{
+    if (!n->up || n->self)
+        return;
+    n->up = false;
+    n->aligned = false;
+    n->down_mono = base_monotonic_ns();
+    self->st.marked_down++;
+    self->plan_dirty = true;
+    self->table_dirty = true;
+    mlog(self, BASE_LOG_WARN, "node %u (%s) is down: %s", n->id, n->host, why);
+}
+
+static void on_bye(node_master_t *self, bus_msg_t *msg)
+{
+    int64_t id = bus_msg_node(msg);
+    self->st.byes++;
+    struct mnode *n = id >= 0 ? find_node(self, (uint32_t)id) : NULL;
+    if (n)
+        mark_down(self, n, "it said bye");
+}
+
+/* ---- edge fits and the solve -------------------------------------------- */
+
+static struct pending *pending_for(node_master_t *self, int64_t k)
+{
+    struct pending *freep = NULL, *oldest = NULL;
+    for (int i = 0; i < PENDING_WINDOWS; i++) {
+        struct pending *p = &self->pend[i];
+        if (p->used && p->k == k)
+            return p;
+        if (!p->used && freep == NULL)
+            freep = p;
+        if (p->used && (oldest == NULL || p->k < oldest->k))
+            oldest = p;
+    }
+    if (freep == NULL) {
+        /* Windows far ahead of the solve (a node's clock far off): the
+         * oldest pending one makes room. */
+        if (oldest->k > k)
+            return NULL;
+        self->st.edge_fits_dropped += oldest->n;
+        oldest->n = 0;
+        freep = oldest;
+    }
+    freep->used = true;
+    freep->k = k;
+    freep->n = 0;
+    return freep;
+}
+
+static void add_edge_fit(node_master_t *self, const clock_edge_fit_t *f)
+{
+    if (self->started && f->window < self->next_k) {
+        self->st.edge_fits_late++;
+        return;
+    }
+    struct pending *p = pending_for(self, f->window);
+    if (p == NULL) {
+        self->st.edge_fits_dropped++;
+        return;
+    }
+    for (size_t i = 0; i < p->n; i++) {
+        if (p->e[i].src == f->src && p->e[i].dst == f->dst) {
+            p->e[i] = *f;
+            return;
+        }
+    }
+    if (p->n == p->cap) {
+        if (p->cap >= MAX_EDGE_FITS) {
+            self->st.edge_fits_dropped++;
+            return;
+        }
+        p->cap = p->cap ? p->cap * 2 : 64;
+        p->e = xreallocarray(p->e, p->cap, sizeof *p->e);
+    }
+    p->e[p->n++] = *f;
+    self->st.edge_fits++;
+}
+
+static void on_edge_fit(node_master_t *self, bus_msg_t *msg)
+{
+    clock_record_t rec;
+    char err[BASE_ERRLEN];
+    enum base_dec rc = clock_json_decode(bus_msg_header(msg), &rec, err);
+    if (rc == BASE_DEC_OK && rec.type != CLOCK_REC_EDGE_FIT)
+        rc = BASE_DEC_BAD_TYPE;
+    /* A node fits only its own edges. */
+    if (rc == BASE_DEC_OK && (int64_t)rec.u.edge.src != bus_msg_node(msg))
+        rc = BASE_DEC_BAD_VALUE;
+    base_decstats_add(&self->st.dec, rc);
+    if (rc != BASE_DEC_OK) {
+        self->st.edge_fits_bad++;
+        return;
+    }
+    add_edge_fit(self, &rec.u.edge);
+}
+
+static bool has_edge(const struct pending *p, uint32_t a, uint32_t b)
+{
+    for (size_t i = 0; i < p->n; i++)
+        if ((p->e[i].src == a && p->e[i].dst == b) || (p->e[i].src == b && p->e[i].dst == a))
+            return true;
+    return false;
+}
+
+/* Every planned edge between live nodes has reported for this window. */
+static bool window_complete(node_master_t *self, const struct pending *p)
+{
+    size_t expected = 0;
+    for (size_t i = 0; i < self->plan.nedges; i++) {
+        const struct node_edge *e = &self->plan.edges[i];
+        struct mnode *a = find_node(self, e->src), *b = find_node(self, e->dst);
+        if (!a || !b || !a->up || !b->up)
+            continue;
+        expected++;
+        if (!has_edge(p, e->src, e->dst))
+            return false;
+    }
+    return expected > 0;
+}
+
+static void publish_node_fit(node_master_t *self, const clock_node_fit_t *f)
+{
+    json_object *o = clock_json_node_fit(f);
+    bus_msg_t *m = bus_msg_new(BUS_K_NODE_FIT);
+    json_object *h = bus_msg_header(m);
+    json_object_object_foreach(o, key, val)
+    {
+        if (strcmp(key, "type") != 0)
+            json_object_object_add(h, key, json_object_get(val));
+    }
+    json_object_put(o);
+    if (bus_pub_send(self->pub, m, NULL) == BASE_OK)
+        self->st.node_fits++;
+    bus_msg_destroy(&m);
+}
+
+static void solve_window(node_master_t *self, int64_t k)
+{
+    struct pending *p = NULL;
+    for (int i = 0; i < PENDING_WINDOWS; i++)
+        if (self->pend[i].used && self->pend[i].k == k)
+            p = &self->pend[i];
+    int64_t w = self->cfg.window_ns;
+    clock_solve_opts_t so;
+    clock_solve_opts_default(&so);
+    so.ref = self->ref;
+    so.from_ns = k * w;
+    so.to_ns = so.from_ns + w;
+    so.at_ns = so.from_ns + w / 2;
+    so.history = self->history;
+    clock_node_fit_t *fits = NULL;
+    size_t nfits = 0;
+    clock_solve_stats_t st;
+    memset(&st, 0, sizeof st);
+    char err[BASE_ERRLEN];
+    /* Only edges between live nodes count. */
+    size_t n = 0;
+    if (p) {
+        for (size_t i = 0; i < p->n; i++) {
+            struct mnode *a = find_node(self, p->e[i].src), *b = find_node(self, p->e[i].dst);
+            if (a && b && a->up && b->up)
+                p->e[n++] = p->e[i];
+        }
+    }
+    if (n > 0) {
+        if (clock_solve(p->e, n, &so, &fits, &nfits, &st, err) != BASE_OK) {
+            self->st.solve_errors++;
+            base_log(BASE_LOG_WARN, "master", "window %" PRId64 ": solve failed: %s", k, err);
+            fits = NULL;
+            nfits = 0;
+        } else {
+            self->st.solves++;
+            clock_history_add(self->history, fits, nfits, &st);
+        }
+    }
+    bool changed = false;
+    json_object *unaligned = json_object_new_array();
+    for (size_t i = 0; i < self->nnodes; i++) {
+        struct mnode *m = &self->nodes[i];
+        if (!m->up)
+            continue;
+        const clock_node_fit_t *f = NULL;
+        for (size_t j = 0; j < nfits; j++)
+            if (fits[j].node == m->id)
+                f = &fits[j];
+        clock_node_fit_t own;
+        if (f == NULL) {
+            /* Not seen by the solve: the reference maps onto itself, anyone
+             * else is cut off this window. */
+            memset(&own, 0, sizeof own);
+            own.window = k;
+            own.node = m->id;
+            own.ref = self->ref;
+            own.anchor_ns = so.at_ns;
+            own.from_ns = so.from_ns;
+            own.to_ns = so.to_ns;
+            own.aligned = m->id == self->ref;
+            own.drift_unc_ppb = NAN;
+            own.model_ns = NAN;
+            f = &own;
+        }
+        if (self->pub)
+            publish_node_fit(self, f);
+        if (!f->aligned)
+            json_object_array_add(unaligned, json_object_new_int64(m->id));
+        if (m->aligned != f->aligned) {
+            m->aligned = f->aligned;
+            changed = true;
+        }
+    }
+    if (self->pub) {
+        bus_msg_t *m = bus_msg_new(BUS_K_SOLVE);
+        json_object *h = bus_msg_header(m);
+        json_object_object_add(h, "window", json_object_new_int64(k));
+        json_object_object_add(h, "ref", json_object_new_int64(self->ref));
+        json_object *res = json_object_new_array();
+        for (size_t i = 0; i < n && fits; i++) {
+            if (!isfinite(p->e[i].residual_ns))
+                continue;
+            json_object *o = json_object_new_object();
+            json_object_object_add(o, "src", json_object_new_int64(p->e[i].src));
+            json_object_object_add(o, "dst", json_object_new_int64(p->e[i].dst));
+            json_object_object_add(
+                o, "residual_ns", json_object_new_double(round(p->e[i].residual_ns * 1000) / 1000));
+            json_object_array_add(res, o);
+        }
+        json_object_object_add(h, "residuals", res);
+        json_object_object_add(h, "unaligned", unaligned);
+        json_object_object_add(h, "edges_used", json_object_new_int64(st.edges_used));
+        json_object_object_add(h, "edges_skipped", json_object_new_int64(st.edges_skipped));
+        json_object_object_add(h, "dof", json_object_new_int64(st.dof));
+        if (isfinite(st.chi2))
+            json_object_object_add(h, "chi2", json_object_new_double(st.chi2));
+        if (isfinite(st.extra_sigma_ns))
+            json_object_object_add(h, "extra_sigma_ns", json_object_new_double(st.extra_sigma_ns));
+        bus_pub_send(self->pub, m, NULL);
+        bus_msg_destroy(&m);
+    } else {
+        json_object_put(unaligned);
+    }
+    free(fits);
+    if (p) {
+        p->used = false;
+        p->n = 0;
+    }
+    if (changed)
+        self->table_dirty = true;
+}
+
+/* Solve every window whose fits are all in, or whose time is up. */
+static void solve_due(node_master_t *self)
+{
+    int64_t w = self->cfg.window_ns;
+    int64_t now = probe_now(self);
+    if (!self->started) {
+        self->next_k = node_window_of(now, w);
+        self->started = true;
+    }
+    /* After a long stall, do not solve a backlog of empty windows. */
+    int64_t cur = node_window_of(now, w);
+    if (cur - self->next_k > PENDING_WINDOWS)
+        self->next_k = cur - PENDING_WINDOWS;
+    int64_t wait = w / 2 > 300000000 ? w / 2 : 300000000;
+    for (;;) {
+        int64_t k = self->next_k;
+        int64_t deadline = (k + 1) * w + self->cfg.grace_ns + wait;
+        struct pending *p = NULL;
+        for (int i = 0; i < PENDING_WINDOWS; i++)
+            if (self->pend[i].used && self->pend[i].k == k)
+                p = &self->pend[i];
+        bool complete = p != NULL && window_complete(self, p);
+        if (!complete && now < deadline)
+            break;
+        solve_window(self, k);
+        self->next_k++;
+    }
+    /* Pending windows older than the solve point are stale now. */
+    for (int i = 0; i < PENDING_WINDOWS; i++) {
+        struct pending *p = &self->pend[i];
+        if (p->used && p->k < self->next_k) {
+            self->st.edge_fits_late += p->n;
+            p->used = false;
+            p->n = 0;
+        }
+    }
+}
+
+/* ---- the tick ------------------------------------------------------------ */
+
+static void check_liveness(node_master_t *self)
+{
+    int64_t now = base_monotonic_ns();
+    /* Three heartbeats missed, with a quarter period of grace for a loaded host. */
+    int64_t limit = self->cfg.hb_ns * 13 / 4;
+    for (size_t i = 0; i < self->nnodes; i++) {
+        struct mnode *n = &self->nodes[i];
+        if (n->self) {
+            n->last_mono = now;
+            n->last_probe = probe_now(self);
+            continue;
+        }
+        if (n->up && now - n->last_mono > limit) {
+            char why[64];
+            snprintf(why, sizeof why, "silent for %.1f s", (double)(now - n->last_mono) / 1e9);
+            mark_down(self, n, why);
+        }
+    }
+    for (size_t i = 0; i < self->nnodes;) {
+        struct mnode *n = &self->nodes[i];
+        if (!n->up && !n->self && now - n->down_mono > self->cfg.forget_ns) {
+            base_log(BASE_LOG_INFO, "master", "node %u forgotten", n->id);
+            self->nodes[i] = self->nodes[--self->nnodes];
+            self->st.forgotten++;
+            self->table_dirty = true;
+            continue;
+        }
+        i++;
+    }
+}
+
+int node_master_tick(node_master_t *self, int wait_ms, char *err)
+{
+    assert(self);
+    for (int i = 0; i < MAX_REG_PER_TICK; i++) {
+        bus_peer_t peer;
+        bus_msg_t *msg = NULL;
+        int rc = bus_hub_recv(self->hub, &peer, &msg, i == 0 ? wait_ms : 0, err);
+        if (rc < 0)
+            return BASE_ERR;
+        if (rc == 0)
+            break;
+        switch (bus_msg_kind(msg)) {
+        case BUS_K_HELLO:
+            on_hello(self, &peer, msg);
+            break;
+        case BUS_K_HB:
+            on_hb(self, &peer, msg);
+            break;
+        case BUS_K_BYE:
+            on_bye(self, msg);
+            break;
+        default:
+            base_decstats_add(&self->st.dec, BASE_DEC_BAD_TYPE);
+            break;
+        }
+        bus_msg_destroy(&msg);
+    }
+    for (int i = 0; i < MAX_FIT_PER_TICK; i++) {
+        bus_msg_t *msg = NULL;
+        int rc = bus_sub_recv(self->sub, &msg, 0, err);
+        if (rc < 0)
+            return BASE_ERR;
+        if (rc == 0)
+            break;
+        if (bus_msg_kind(msg) == BUS_K_EDGE_FIT)
+            on_edge_fit(self, msg);
+        bus_msg_destroy(&msg);
+    }
+    check_liveness(self);
+    if (self->plan_dirty)
+        replan(self);
+    solve_due(self);
+    /* The table is republished on change and every heartbeat period
+     * (last_seen moves). */
+    if (self->pub && (!self->announced || self->table_dirty ||
+                      base_monotonic_ns() - self->last_nodes_pub >= self->cfg.hb_ns)) {
+        if (!self->announced && bus_pub_subscribed(self->pub, BUS_K_PLAN)) {
+            /* The hub's cache now listens: what was published before it did is lost. */
+            bus_msg_t *pm = plan_msg(self);
+            bus_pub_send(self->pub, pm, NULL);
+            bus_msg_destroy(&pm);
+            self->announced = true;
+        }
+        publish_nodes(self);
+    }
+    return BASE_OK;
+}

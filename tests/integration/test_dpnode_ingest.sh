@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# timeout: 120
+# libdptrace -> dpnode -> bus: hip_app (fake HIP runtime, LD_PRELOAD
+# libdptrace.so) sends its events to the agent's trace endpoint; the agent
+# republishes every event batch, name table, scope tree and GPU snapshot
+# pair under its node id, turns the process hello into a log line, and puts
+# the application's CLOCK_MONOTONIC stamps on its simulated trace clock
+# (here 5 s ahead), like its own snapshot pairs.  Device metrics come from a
+# fake amdgpu sysfs tree (--sysfs-root), in the units of the bus.
+. "$(dirname "$0")/lib.sh"
+APP=$B/tests/fake_hip/hip_app
+LIB=$B/libdptrace.so
+for f in "$B/dpnode" "$APP" "$LIB"; do
+    [ -e "$f" ] || it_skip "$f not built (make tests-build)"
+done
+"$IT_PY" -c 'import zmq' 2>/dev/null || it_skip "python3-zmq is not installed"
+CHECK="$IT_PY $IT_ROOT/tests/integration/dpnode_check.py"
+REC=$IT_TMP/rec.jsonl
+EP="ipc://$IT_TMP/trace.sock"
+OFFSET=5000000000
+
+SYS=$IT_TMP/sys
+mkdir -p "$SYS/card0/device/hwmon/hwmon1" "$SYS/card0-DP-1"
+echo 37 >"$SYS/card0/device/gpu_busy_percent"
+echo 1073741824 >"$SYS/card0/device/mem_info_vram_used"
+echo 17179869184 >"$SYS/card0/device/mem_info_vram_total"
+echo 123450000 >"$SYS/card0/device/hwmon/hwmon1/power1_average"
+echo 54500 >"$SYS/card0/device/hwmon/hwmon1/temp1_input"
+
+port=$(it_ports 3) || it_fail "no free ports"
+H=tcp://127.0.0.1:$port
+it_spawn watch "$IT_PY" "$IT_ROOT/tests/integration/dpnode_watch.py" "$H" "$REC" \
+    nodes hello ev names scope snap log status
+it_spawn master "$B/dpnode" --master --listen "$H" --trace-endpoint "$EP" \
+    --sim-clock "$OFFSET,25" --status-period-ms 300 --sysfs-root "$SYS"
+it_wait 20 grep -q "trace endpoint $EP" "$IT_TMP/master.log" || it_fail "the agent did not bind $EP"
+it_wait 20 $CHECK up "$REC" 1 || it_fail "the master's node table never came"
+
+STEPS=5
+DPTOP_TRACE_ENDPOINT=$EP LD_PRELOAD=$LIB "$APP" --steps $STEPS --kernel-us 20000 \
+    >"$IT_TMP/app.log" 2>&1 || it_fail "hip_app failed under libdptrace"
+grep -q "hip_app: ok" "$IT_TMP/app.log" || it_fail "hip_app did not finish"
+line=$(grep "dptrace: .* events captured" "$IT_TMP/app.log")
+echo "app: $line"
+captured=$(echo "$line" | sed -n 's/.*dptrace: \([0-9]*\) events captured.*/\1/p')
+apppid=$(echo "$line" | sed -n 's/^hip_app\[\([0-9]*\)\].*/\1/p')
+[ -n "$captured" ] && [ -n "$apppid" ] || it_fail "cannot read the app's summary line"
+sleep 1
+"$IT_PY" - "$REC" "$apppid" "$captured" "$OFFSET" <<'PY' || it_fail "republished trace check failed"
+import base64, json, struct, sys
+path, pid, captured, offset = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+recs = [json.loads(l) for l in open(path)]
+def of(kind):
+    return [r for r in recs if r["h"].get("type") == kind and r["h"].get("pid") == pid]
+def check(cond, what):
+    if not cond:
+        print("FAIL:", what)
+        sys.exit(1)
+ev = of("ev")
+check(ev, "no event batch of the app")
+check(all(r["topic"] == "dp1.ev.0" and r["h"]["node"] == 0 for r in ev), "node id on batches")
+total = sum(r["h"]["count"] for r in ev)
+check(total == captured, f"{total} events on the bus, the app captured {captured}")
+check(ev[-1]["h"]["dropped"] == 0, "drops reported")
+names = {i: n for r in of("names") for i, n in r["h"]["names"]}
+check("fwd_gemm" in names.values() and "hipLaunchKernel" in names.values(), "name table")
+tree = [p for r in of("scope") for p in r["h"]["tree"]]
+check(tree, "scope tree")
+snaps = [r for r in of("snap") if r["h"]["a"] == "gpu0" and r["h"]["b"] == "trace"]
+check(snaps, "gpu0/trace snapshot pairs")
+logs = [r for r in recs if r["h"].get("type") == "log" and r["h"].get("component") == "dptrace"]
+check(any(r["h"].get("pid") == pid and r["h"].get("exe") == "hip_app" and
+          r["h"].get("backend") == "hip" for r in logs), "process hello as a log line")
+# Every time is on the agent's trace clock: the real CLOCK_MONOTONIC + 5 s.
+ids = set()
+for r in ev:
+    p = base64.b64decode(r["p"])
+    _, _, _, count, _ = struct.unpack_from("<IHHII", p, 0)
+    for i in range(count):
+        k, fl, dev, epid, tid, stream, name, corr, scope, start, end = struct.unpack_from(
+            "<BBHIIIIIQqq", p, 16 + 64 * i)
+        check(epid == pid and end >= start, "record pid/times")
+        ahead = start - r["m"]
+        check(abs(ahead - offset) < 2e9, f"event {start} is {ahead} ns from the real clock")
+        if name:
+            ids.add(name)
+check(ids <= set(names), "events use names never published")
+for r in snaps:
+    for a, b in r["h"]["pairs"]:
+        check(abs(b - r["m"] - offset) < 2e9, "snapshot pair's trace side not on the agent's clock")
+print(f"{total} events in {len(ev)} batches, {len(names)} names, {len(tree)} scope pairs, "
+      f"{len(snaps)} snapshot messages")
+PY
+it_wait 5 $CHECK status "$REC" 0 ingest_msgs 5 >/dev/null || it_fail "status does not count ingested messages"
+"$IT_PY" - "$REC" <<'PY' || it_fail "device metrics"
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1])]
+hello = [r["h"] for r in recs if r["h"].get("type") == "hello"][-1]
+status = [r["h"] for r in recs if r["h"].get("type") == "status"][-1]
+assert hello["gpus"] == [{"index": 0, "name": "amdgpu card0", "vram_bytes": 17179869184}], hello
+g = status["gpus"][0]
+assert g["index"] == 0 and g["busy_pct"] == 37 and g["vram_used_bytes"] == 1073741824, g
+assert abs(g["power_w"] - 123.45) < 1e-9 and abs(g["temp_c"] - 54.5) < 1e-9, g
+print("device metrics:", g)
+PY
+it_pass "libdptrace events republished on the bus under node 0, on its trace clock; metrics in W and C"

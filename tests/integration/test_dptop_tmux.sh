@@ -1,0 +1,199 @@
+#!/usr/bin/env bash
+# timeout: 300
+# dptop --demo end to end, in a tmux session of fixed size:
+#   - the node table lists 4 nodes whose offsets are within 10 µs of the
+#     simulated truth (the demo's sim_truth, logged with --demo-log);
+#   - the timeline shows named blocks; a, +, -, arrows, ?, resizes (down to
+#     a tiny window) all keep the console alive and sane;
+#   - `r` records the bus into a self-contained recording (it exports);
+#   - `s` writes a Chrome trace in which every step's collective starts
+#     within 10 µs on all nodes;
+#   - `q` exits and leaves no child behind (checked by pid and process group).
+# A private tmux server (-L) is used, so no other tmux session is touched.
+source "$(dirname "$0")/lib.sh"
+
+command -v tmux >/dev/null || it_skip "tmux is not installed"
+[ -x "$B/dptop" ] && [ -x "$B/dpnode" ] || it_skip "dptop or dpnode not built in $B"
+
+SOCK="dptop-it-$$"
+TM=(tmux -L "$SOCK" -f /dev/null)
+OUT="$IT_TMP/out"
+LOG="$IT_TMP/demo.log"
+mkdir -p "$OUT"
+
+cleanup_tmux() {
+    # dptop's own pid and its children, whatever state the test ended in.
+    if [ -f "$LOG" ]; then
+        for p in $(sed -n 's/.*"\(dptop_pid\|pid\)":\([0-9]*\).*/\2/p' "$LOG"); do
+            kill -KILL "$p" 2>/dev/null
+        done
+    fi
+    "${TM[@]}" kill-server 2>/dev/null
+}
+trap 'cleanup_tmux; it_cleanup' EXIT
+
+pane() { "${TM[@]}" capture-pane -p -t t; }
+
+"${TM[@]}" new-session -d -s t -x 160 -y 50 \
+    "env LANG=C.UTF-8 LC_ALL=C.UTF-8 $B/dptop --demo --demo-log $LOG --output-dir $OUT \
+     2>$IT_TMP/dptop.err; echo \$? >$IT_TMP/exit"
+
+# The demo log names the children; the node table needs fits for all four.
+it_wait 30 grep -q '"role":"agent"' "$LOG" 2>/dev/null || it_fail "the demo did not start its nodes"
+DPTOP_PID=$(sed -n 's/.*"dptop_pid":\([0-9]*\).*/\1/p' "$LOG")
+CHILDREN=$(sed -n 's/.*"type":"child".*"pid":\([0-9]*\).*/\1/p' "$LOG")
+[ "$(echo "$CHILDREN" | wc -w)" -eq 4 ] || it_fail "expected 4 children, log: $(cat "$LOG")"
+
+fits_ready() {
+    pane >"$IT_TMP/pane.txt"
+    # Four rows n0..n3 with a numeric offset (n0 is the reference: +0ns).
+    [ "$(grep -cE '^n[0-3]\*? +[^ ]+ +up +[+-][0-9.]+(ns|µs|ms)' "$IT_TMP/pane.txt")" -eq 4 ] &&
+        [ "$(grep -c '"type":"sim_truth"' "$LOG")" -ge 4 ]
+}
+it_wait 90 fits_ready || { cat "$IT_TMP/pane.txt"; it_fail "the node table never showed 4 aligned nodes"; }
+sleep 3 # a few more windows: the fits settle
+
+check_offsets() {
+    pane >"$IT_TMP/pane.txt"
+    $IT_PY - "$IT_TMP/pane.txt" "$LOG" <<'EOF'
+import datetime, json, re, sys, time
+text = open(sys.argv[1], encoding="utf-8").read()
+truth = {}
+for line in open(sys.argv[2]):
+    o = json.loads(line)
+    if o["type"] == "sim_truth":
+        truth[o["node"]] = o
+m = re.search(r"offsets to n(\d+) at (\d\d):(\d\d):(\d\d)\.(\d{6})", text)
+if not m:
+    sys.exit("no evaluation time in the node table title")
+ref = int(m.group(1))
+# The time of day is local; pick the date that puts it nearest to now.
+now = time.time()
+best = None
+for days in (-1, 0, 1):
+    d = datetime.date.fromtimestamp(now) + datetime.timedelta(days=days)
+    t = datetime.datetime(d.year, d.month, d.day, int(m.group(2)), int(m.group(3)),
+                          int(m.group(4)), int(m.group(5))).timestamp()
+    if best is None or abs(t - now) < abs(best - now):
+        best = t
+E = best * 1e9  # global ns (the reference's simulated probe clock)
+def sim(o, t):  # the node's simulated probe clock at real time t (no wander in the demo)
+    return t + o["offset_ns"] + o["drift_ppm"] * 1e-6 * (t - o["t0_ns"])
+r = truth[ref]
+# Real time at which the reference read E.
+t = (E - r["offset_ns"] + r["drift_ppm"] * 1e-6 * r["t0_ns"]) / (1 + r["drift_ppm"] * 1e-6)
+units = {"ns": 1, "µs": 1e3, "ms": 1e6, "s": 1e9}
+rows = re.findall(r"^n(\d+)\*? +\S+ +up +([+-][0-9.]+)(ns|µs|ms|s) ", text, re.M)
+if len(rows) != 4:
+    sys.exit("expected 4 node rows, got %d" % len(rows))
+worst = 0
+for node, val, unit in rows:
+    shown = float(val) * units[unit]
+    want = sim(r, t) - sim(truth[int(node)], t)
+    err = shown - want
+    print("n%s shown %+.0f ns truth %+.0f ns error %+.0f ns" % (node, shown, want, err))
+    worst = max(worst, abs(err))
+print("worst offset error %.0f ns" % worst)
+sys.exit(0 if worst <= 10000 else 1)
+EOF
+}
+check_offsets || { cat "$IT_TMP/pane.txt"; it_fail "offsets are not within 10 µs of the truth"; }
+
+# The timeline draws named blocks for every node.
+for n in 0 1 2 3; do
+    grep -qE "^n$n .*│.*(fwd_g|bwd_g|allred|sgd_|batc|kernel#)" "$IT_TMP/pane.txt" ||
+        { cat "$IT_TMP/pane.txt"; it_fail "no blocks in node $n's lane"; }
+done
+
+# Keys.
+"${TM[@]}" send-keys -t t a
+it_wait 5 sh -c "tmux -L $SOCK capture-pane -p -t t | grep -q 'RAW: each node'" || it_fail "'a' did not switch to raw clocks"
+"${TM[@]}" send-keys -t t a
+it_wait 5 sh -c "tmux -L $SOCK capture-pane -p -t t | grep -q 'ALIGNED: global'" || it_fail "'a' did not switch back"
+"${TM[@]}" send-keys -t t +
+it_wait 5 sh -c "tmux -L $SOCK capture-pane -p -t t | grep -q 'span 100ms'" || it_fail "'+' did not zoom in"
+"${TM[@]}" send-keys -t t - -
+it_wait 5 sh -c "tmux -L $SOCK capture-pane -p -t t | grep -q 'span 400ms'" || it_fail "'-' did not zoom out"
+"${TM[@]}" send-keys -t t Left
+it_wait 5 sh -c "tmux -L $SOCK capture-pane -p -t t | grep -q 'paused'" || it_fail "Left did not pan back"
+"${TM[@]}" send-keys -t t Right Right
+it_wait 5 sh -c "tmux -L $SOCK capture-pane -p -t t | grep -q '▶ live'" || it_fail "Right did not return to the live edge"
+"${TM[@]}" send-keys -t t '?'
+it_wait 5 sh -c "tmux -L $SOCK capture-pane -p -t t | grep -q 'dptop keys'" || it_fail "'?' did not show the help"
+"${TM[@]}" send-keys -t t x
+it_wait 5 sh -c "! tmux -L $SOCK capture-pane -p -t t | grep -q 'dptop keys'" || it_fail "a key did not close the help"
+
+# Resizes, down to a window too small to use, and back.
+for size in "80 24" "100 30" "40 10" "20 5" "1 1" "160 50"; do
+    set -- $size
+    "${TM[@]}" resize-window -t t -x "$1" -y "$2" 2>/dev/null || "${TM[@]}" resize-pane -t t -x "$1" -y "$2"
+    sleep 0.6
+    kill -0 "$DPTOP_PID" 2>/dev/null || it_fail "dptop died at ${1}x${2}: $(cat "$IT_TMP/dptop.err")"
+done
+"${TM[@]}" resize-window -t t -x 20 -y 5 2>/dev/null
+it_wait 5 sh -c "tmux -L $SOCK capture-pane -p -t t | grep -q 'small'" || it_fail "no 'too small' notice at 20x5"
+"${TM[@]}" resize-window -t t -x 160 -y 50 2>/dev/null
+it_wait 10 fits_ready || { cat "$IT_TMP/pane.txt"; it_fail "the console did not recover after resizing"; }
+
+# r records the bus from the console; r again stops; the file replays.
+"${TM[@]}" send-keys -t t r
+it_wait 10 sh -c "tmux -L $SOCK capture-pane -p -t t | grep -q 'REC '" || it_fail "'r' did not start recording"
+sleep 2
+"${TM[@]}" send-keys -t t r
+it_wait 10 sh -c "tmux -L $SOCK capture-pane -p -t t | grep -q 'recorded [0-9]* messages'" ||
+    it_fail "'r' did not stop recording"
+REC=$(ls "$OUT"/dptop-*.dprec | head -1)
+"$B/dptop" --replay "$REC" --export "$IT_TMP/rec.json" >"$IT_TMP/rec.out" 2>&1 ||
+    it_fail "the console's recording does not export: $(cat "$IT_TMP/rec.out")"
+$IT_PY -c "
+import json, sys
+d = json.load(open('$IT_TMP/rec.json'))
+n = sum(1 for e in d['traceEvents'] if e.get('ph') == 'X')
+assert n > 500 and {a['node'] for a in d['metadata']['alignment']} == {0, 1, 2, 3}, n
+" || it_fail "the console's recording is not self-contained"
+
+# Snapshot: valid Chrome trace JSON, collectives line up across nodes.
+"${TM[@]}" send-keys -t t s
+it_wait 20 sh -c "ls $OUT/dptop-*.json >/dev/null 2>&1" || it_fail "'s' wrote no snapshot"
+it_wait 10 sh -c "tmux -L $SOCK capture-pane -p -t t | grep -q 'snapshot: '" || it_fail "no snapshot path on the status line"
+SNAP=$(ls "$OUT"/dptop-*.json | head -1)
+$IT_PY - "$SNAP" <<'EOF' || it_fail "the snapshot's collectives do not line up"
+import json, sys
+d = json.load(open(sys.argv[1]))
+ev = d["traceEvents"]
+names = {e["pid"]: e["args"]["name"] for e in ev if e.get("ph") == "M" and e["name"] == "process_name"}
+assert len(names) == 4, names
+al = d["metadata"]["alignment"]
+assert len(al) == 4 and all(a["aligned"] for a in al), al
+assert all("offset_ns" in a and "uncertainty_ns" in a for a in al), al
+coll = {}
+for e in ev:
+    if e.get("ph") == "X" and e.get("args", {}).get("collective"):
+        coll.setdefault(e["pid"], []).append(e["ts"])
+assert sorted(coll) == [0, 1, 2, 3], sorted(coll)
+ref = sorted(coll[0])
+steps = worst = 0
+for t in ref:
+    near = [min(coll[p], key=lambda x: abs(x - t)) for p in (1, 2, 3)]
+    if any(abs(x - t) > 50000 for x in near):  # that step is not in every node's buffer
+        continue
+    steps += 1
+    worst = max(worst, max(abs(x - t) for x in near))
+print("steps compared %d, worst collective start spread %.3f us" % (steps, worst))
+assert steps >= 20, steps
+assert worst <= 10.0, worst
+flows = sum(1 for e in ev if e.get("ph") == "s")
+assert flows > 0
+EOF
+
+# q: dptop exits, every child is gone.
+"${TM[@]}" send-keys -t t q
+it_wait 20 test -f "$IT_TMP/exit" || it_fail "dptop did not exit on q"
+[ "$(cat "$IT_TMP/exit")" = 0 ] || it_fail "dptop exited with $(cat "$IT_TMP/exit"): $(cat "$IT_TMP/dptop.err")"
+for p in $DPTOP_PID $CHILDREN; do
+    it_wait 10 sh -c "! kill -0 $p 2>/dev/null" || it_fail "process $p outlived dptop"
+done
+PG=$(echo "$CHILDREN" | head -1)
+pgrep -g "$PG" >/dev/null && it_fail "processes left in the demo's group $PG: $(pgrep -g "$PG" -a)"
+grep -q '"all_reaped":true' "$LOG" || it_fail "dptop did not reap every child"
+it_pass "4 nodes within 10 µs of the truth, keys and resizes, aligned snapshot, clean exit"

@@ -1,0 +1,410 @@
+/*
+ * Chrome Trace Event output (JSON Object Format), for the snapshot key and
+ * for --export.  Written with stdio, not json-c: a snapshot holds up to the
+ * whole event budget (millions of events) and must not need a DOM.
+ *
+ * Layout: pid = node id, one tid per track (host threads first, then GPU
+ * queues), named by metadata events; "X" complete events with ts/dur in µs
+ * (3 decimals: ns resolution) relative to origin_ns on the global time base;
+ * "s"/"f" flow events from an API call to the GPU work of the same
+ * correlation id; the alignment of every node in "metadata".
+ */
+#include "tui/tui.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+void tui_json_str(FILE *out, const char *s)
+{
+    const unsigned char *p = (const unsigned char *)(s ? s : "");
+    putc('"', out);
+    while (*p) {
+        unsigned char c = *p;
+        if (c == '"' || c == '\\') {
+            putc('\\', out);
+            putc(c, out);
+            p++;
+        } else if (c < 0x20) {
+            fprintf(out, "\\u%04x", c);
+            p++;
+        } else if (c < 0x80) {
+            putc(c, out);
+            p++;
+        } else {
+            /* A whole, shortest-form UTF-8 sequence passes; anything else is U+FFFD. */
+            int len = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
+            bool ok = len > 0;
+            for (int i = 1; ok && i < len; i++)
+                ok = (p[i] & 0xc0) == 0x80;
+            if (ok && len == 3 && ((c == 0xe0 && p[1] < 0xa0) || (c == 0xed && p[1] >= 0xa0)))
+                ok = false; /* overlong or surrogate */
+            if (ok && len == 4 && ((c == 0xf0 && p[1] < 0x90) || (c == 0xf4 && p[1] >= 0x90)))
+                ok = false;
+            if (ok) {
+                fwrite(p, 1, (size_t)len, out);
+                p += len;
+            } else {
+                fputs("\\ufffd", out);
+                p++;
+            }
+        }
+    }
+    putc('"', out);
+}
+
+/* ns as µs with 3 decimals, exactly. */
+static void put_us(FILE *out, int64_t ns)
+{
+    if (ns < 0) {
+        putc('-', out);
+        ns = ns == INT64_MIN ? INT64_MAX : -ns;
+    }
+    fprintf(out, "%" PRId64 ".%03d", ns / 1000, (int)(ns % 1000));
+}
+
+static const char *kind_cat(uint8_t kind)
+{
+    switch (kind) {
+    case GPU_EV_KERNEL:
+        return "kernel";
+    case GPU_EV_MEMCPY:
+        return "memcpy";
+    case GPU_EV_MEMSET:
+        return "memset";
+    case GPU_EV_API:
+        return "api";
+    case GPU_EV_SYNC:
+        return "sync";
+    case GPU_EV_RANGE:
+        return "range";
+    case GPU_EV_STEP:
+        return "step";
+    case GPU_EV_INSTANT:
+        return "mark";
+    default:
+        return "event";
+    }
+}
+
+struct flow_end {
+    uint16_t node;
+    bool api;
+    uint32_t pid, corr, tid;
+    int64_t rel; /* ns from origin */
+};
+
+static int cmp_flow(const void *pa, const void *pb)
+{
+    const struct flow_end *a = pa, *b = pb;
+    if (a->node != b->node)
+        return a->node < b->node ? -1 : 1;
+    if (a->pid != b->pid)
+        return a->pid < b->pid ? -1 : 1;
+    if (a->corr != b->corr)
+        return a->corr < b->corr ? -1 : 1;
+    if (a->api != b->api)
+        return a->api ? -1 : 1; /* the API call first */
+    return (a->rel > b->rel) - (a->rel < b->rel);
+}
+
+/* Chrome tids: host threads first, then GPU queues, each in key order. */
+static int cmp_track(const void *pa, const void *pb, void *arg)
+{
+    const tui_store_t *s = arg;
+    const struct tui_track_key *a = &tui_store_track(s, *(const size_t *)pa)->key;
+    const struct tui_track_key *b = &tui_store_track(s, *(const size_t *)pb)->key;
+    if (a->node != b->node)
+        return a->node < b->node ? -1 : 1;
+    if (a->host != b->host)
+        return a->host ? -1 : 1;
+    if (a->pid != b->pid)
+        return a->pid < b->pid ? -1 : 1;
+    if (a->device != b->device)
+        return a->device < b->device ? -1 : 1;
+    return (a->id > b->id) - (a->id < b->id);
+}
+
+static void write_args(FILE *out, const tui_ev_t *e, const struct tui_track_key *k, bool raw)
+{
+    fprintf(out, ",\"args\":{\"trace_ns\":%" PRId64, e->start);
+    if (e->corr_id)
+        fprintf(out, ",\"corr\":%" PRIu32, e->corr_id);
+    if (e->scope)
+        fprintf(out, ",\"scope\":%" PRIu64, e->scope);
+    if (!k->host)
+        fprintf(out, ",\"device\":%u,\"stream\":%" PRIu32, k->device, k->id);
+    else
+        fprintf(out, ",\"pid\":%" PRIu32, k->pid);
+    if (e->kind == GPU_EV_KERNEL)
+        fprintf(out, ",\"grid\":[%" PRIu32 ",%" PRIu32 ",%u],\"block\":[%u,%u,%u]", e->u.k.grid_x,
+                e->u.k.grid_y, e->u.k.grid_z, e->u.k.block_x, e->u.k.block_y, e->u.k.block_z);
+    else if (e->kind == GPU_EV_MEMCPY || e->kind == GPU_EV_MEMSET)
+        fprintf(out, ",\"bytes\":%" PRIu64, e->u.x.bytes);
+    if (e->kind == GPU_EV_MEMCPY)
+        fprintf(out, ",\"copy\":\"%s\"", gpu_copy_kind_name((enum gpu_copy_kind)e->copy_kind));
+    if (e->kind == GPU_EV_STEP)
+        fprintf(out, ",\"step\":%" PRIu64, e->u.x.step);
+    if (e->flags & GPU_EVF_COLLECTIVE)
+        fputs(",\"collective\":true", out);
+    if (raw)
+        fputs(",\"clock\":\"raw\"", out);
+    fputs("}}", out);
+}
+
+static void write_alignment(FILE *out, tui_model_t *m)
+{
+    fputs("\"alignment\":[", out);
+    for (size_t i = 0; i < tui_model_nnodes(m); i++) {
+        const struct tui_node *n = tui_model_node(m, i);
+        bool al = tui_model_aligned(m, n->id);
+        fprintf(out, "%s{\"node\":%u,\"host\":", i ? "," : "", n->id);
+        tui_json_str(out, n->host);
+        fprintf(out, ",\"state\":\"%s\",\"aligned\":%s,\"reference\":%s",
+                tui_node_state_name(n->state), al ? "true" : "false", n->is_ref ? "true" : "false");
+        if (n->have_fit && n->fit.aligned && isfinite(n->fit.offset_ns)) {
+            fprintf(out,
+                    ",\"window\":%" PRId64 ",\"anchor_ns\":%" PRId64
+                    ",\"offset_ns\":%.3f,\"drift_ppb\":%.3f,\"uncertainty_ns\":%.3f,"
+                    "\"from_ns\":%" PRId64 ",\"to_ns\":%" PRId64,
+                    n->fit.window, n->fit.anchor_ns, n->fit.offset_ns, n->fit.drift_ppb,
+                    isfinite(n->fit.uncertainty_ns) ? n->fit.uncertainty_ns : -1.0, n->fit.from_ns,
+                    n->fit.to_ns);
+        } else if (n->is_ref) {
+            fputs(",\"offset_ns\":0,\"drift_ppb\":0,\"uncertainty_ns\":0", out);
+        }
+        fputs("}", out);
+    }
+    fputs("]", out);
+}
+
+int tui_chrome_write(tui_model_t *model, FILE *out, const struct tui_chrome_opts *opts,
+                     struct tui_chrome_stats *st, char *err)
+{
+    assert(model && out);
+    struct tui_chrome_opts o = {0};
+    if (opts)
+        o = *opts;
+    struct tui_chrome_stats s = {0};
+    tui_store_t *store = tui_model_store(model);
+    size_t nt = tui_store_ntracks(store);
+    size_t *order = xcalloc(nt ? nt : 1, sizeof *order);
+    for (size_t i = 0; i < nt; i++)
+        order[i] = i;
+    qsort_r(order, nt, sizeof *order, cmp_track, store);
+
+    /* Origin: the earliest start (tracks are sorted, conversion is monotonic). */
+    int64_t origin = INT64_MAX;
+    for (size_t i = 0; i < nt; i++) {
+        const struct tui_track_info *ti = tui_store_track(store, i);
+        if (ti->count == 0)
+            continue;
+        int64_t g;
+        unsigned fl;
+        if (tui_model_to_axis(model, ti->key.node, tui_store_ev(store, i, 0)->start,
+                              TUI_CLOCK_ALIGNED, &g, &fl) == BASE_OK &&
+            g < origin)
+            origin = g;
+    }
+    if (origin == INT64_MAX)
+        origin = 0;
+    origin -= origin % 1000000; /* a whole millisecond: readable timestamps */
+    s.origin_ns = origin;
+
+    struct flow_end *fe = NULL;
+    size_t nfe = 0, capfe = 0;
+    fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", out);
+    bool first = true;
+    int last_node = -1;
+    uint32_t ctid = 0;
+    for (size_t oi = 0; oi < nt; oi++) {
+        size_t ti = order[oi];
+        const struct tui_track_info *info = tui_store_track(store, ti);
+        const struct tui_track_key *k = &info->key;
+        if (info->count == 0)
+            continue;
+        bool aligned = tui_model_aligned(model, k->node);
+        if ((int)k->node != last_node) {
+            last_node = k->node;
+            ctid = 0;
+            const struct tui_node *n = tui_model_find(model, k->node);
+            char pname[160];
+            snprintf(pname, sizeof pname, "n%u %s%s", k->node, n && n->host[0] ? n->host : "?",
+                     aligned ? "" : " [UNALIGNED: raw clock]");
+            fprintf(out, "%s{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%u,\"args\":{\"name\":",
+                    first ? "" : ",\n", k->node);
+            tui_json_str(out, pname);
+            fprintf(out,
+                    "}},\n{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":%u,"
+                    "\"args\":{\"sort_index\":%u}}",
+                    k->node, k->node);
+            first = false;
+        }
+        ctid++;
+        char tname[96];
+        if (k->host)
+            snprintf(tname, sizeof tname, "pid %" PRIu32 " host thread %" PRIu32, k->pid, k->id);
+        else
+            snprintf(tname, sizeof tname, "pid %" PRIu32 " gpu%u stream %" PRIu32, k->pid,
+                     k->device, k->id);
+        fprintf(out,
+                ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%u,\"tid\":%" PRIu32
+                ",\"args\":{\"name\":",
+                k->node, ctid);
+        tui_json_str(out, tname);
+        fprintf(out,
+                "}},\n{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":%u,\"tid\":%" PRIu32
+                ",\"args\":{\"sort_index\":%" PRIu32 "}}",
+                k->node, ctid, ctid);
+        for (size_t j = 0; j < info->count; j++) {
+            const tui_ev_t *e = tui_store_ev(store, ti, j);
+            int64_t g0, g1;
+            unsigned f0, f1;
+            if (tui_model_to_axis(model, k->node, e->start, TUI_CLOCK_ALIGNED, &g0, &f0) !=
+                    BASE_OK ||
+                tui_model_to_axis(model, k->node, e->end, TUI_CLOCK_ALIGNED, &g1, &f1) != BASE_OK) {
+                s.skipped++;
+                continue;
+            }
+            if (g1 < g0)
+                g1 = g0;
+            if ((o.from_global && g1 < o.from_global) || (o.to_global && g0 > o.to_global))
+                continue;
+            bool raw = (f0 | f1) & TUI_T_RAW;
+            const char *name = tui_model_name(model, k->node, k->pid, e->name_id);
+            char fallback[48];
+            if (name == NULL) {
+                snprintf(fallback, sizeof fallback, "%s#%" PRIu32, kind_cat(e->kind), e->name_id);
+                name = fallback;
+            }
+            fputs(",\n{\"name\":", out);
+            tui_json_str(out, name);
+            fprintf(out,
+                    ",\"cat\":\"%s\",\"pid\":%u,\"tid\":%" PRIu32 ",\"ts\":", kind_cat(e->kind),
+                    k->node, ctid);
+            put_us(out, g0 - origin);
+            if (e->kind == GPU_EV_INSTANT) {
+                fputs(",\"ph\":\"i\",\"s\":\"t\"", out);
+            } else {
+                fputs(",\"ph\":\"X\",\"dur\":", out);
+                put_us(out, g1 - g0);
+            }
+            write_args(out, e, k, raw);
+            s.events++;
+            if (raw)
+                s.raw_events++;
+            if (o.flows && e->corr_id && (e->kind == GPU_EV_API || tui_kind_on_device(e->kind))) {
+                if (nfe == capfe) {
+                    capfe = capfe ? 2 * capfe : 4096;
+                    fe = xreallocarray(fe, capfe, sizeof *fe);
+                }
+                fe[nfe++] = (struct flow_end){
+                    k->node, e->kind == GPU_EV_API, k->pid, e->corr_id, ctid, g0 - origin};
+            }
+        }
+    }
+    if (nfe) {
+        qsort(fe, nfe, sizeof *fe, cmp_flow);
+        uint64_t id = 0;
+        for (size_t i = 0; i < nfe;) {
+            size_t j = i + 1;
+            while (j < nfe && fe[j].node == fe[i].node && fe[j].pid == fe[i].pid &&
+                   fe[j].corr == fe[i].corr)
+                j++;
+            if (fe[i].api)
+                for (size_t k = i + 1; k < j; k++) {
+                    if (fe[k].api)
+                        continue;
+                    id++;
+                    fprintf(out,
+                            ",\n{\"ph\":\"s\",\"id\":%" PRIu64 ",\"name\":\"launch\",\"cat\":"
+                            "\"flow\",\"pid\":%u,\"tid\":%" PRIu32 ",\"ts\":",
+                            id, fe[i].node, fe[i].tid);
+                    put_us(out, fe[i].rel);
+                    fprintf(out,
+                            "},\n{\"ph\":\"f\",\"bp\":\"e\",\"id\":%" PRIu64
+                            ",\"name\":\"launch\",\"cat\":\"flow\",\"pid\":%u,\"tid\":%" PRIu32
+                            ",\"ts\":",
+                            id, fe[k].node, fe[k].tid);
+                    put_us(out, fe[k].rel);
+                    fputs("}", out);
+                    s.flows++;
+                }
+            i = j;
+        }
+    }
+    free(fe);
+    free(order);
+
+    struct tui_summary sum;
+    tui_model_summary(model, &sum);
+    fprintf(out, "\n],\n\"metadata\":{\"producer\":\"dptop %s\",\"source\":\"%s\",", DP_VERSION,
+            o.source ? o.source : "snapshot");
+    if (o.hub) {
+        fputs("\"hub\":", out);
+        tui_json_str(out, o.hub);
+        fputs(",", out);
+    }
+    fprintf(out,
+            "\"time_base\":\"global: the reference node's probe clock (CLOCK_REALTIME)\","
+            "\"reference\":%d,\"origin_ns\":%" PRId64 ",\"events\":%" PRIu64
+            ",\"raw_events\":%" PRIu64 ",\"flows\":%" PRIu64 ",\"evicted\":%" PRIu64
+            ",\"ev_drops\":%" PRIu64 ",",
+            sum.ref, origin, s.events, s.raw_events, s.flows, sum.evicted, sum.ev_drops);
+    write_alignment(out, model);
+    fputs("}}\n", out);
+    if (st)
+        *st = s;
+    if (fflush(out) != 0 || ferror(out))
+        return base_err(err, "write failed: %s", strerror(errno ? errno : EIO));
+    return BASE_OK;
+}
+
+int tui_chrome_write_file(tui_model_t *model, const char *path, const struct tui_chrome_opts *opts,
+                          struct tui_chrome_stats *st, char *err)
+{
+    assert(model && path);
+    char tmp[4096];
+    if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp)
+        return base_err(err, "%s: path too long", path);
+    FILE *f = fopen(tmp, "w");
+    if (f == NULL)
+        return base_err(err, "%s: %s", tmp, strerror(errno));
+    char werr[BASE_ERRLEN];
+    int rc = tui_chrome_write(model, f, opts, st, werr);
+    errno = 0;
+    if (fclose(f) != 0 && rc == BASE_OK)
+        rc = base_err(werr, "write failed: %s", strerror(errno ? errno : EIO));
+    if (rc != BASE_OK) {
+        unlink(tmp);
+        return base_err(err, "%s: %s", path, werr);
+    }
+    if (rename(tmp, path) != 0) {
+        int e = errno;
+        unlink(tmp);
+        return base_err(err, "%s: %s", path, strerror(e));
+    }
+    return BASE_OK;
+}
+
+int tui_snapshot_path(char *buf, size_t len, const char *dir, int64_t when_s, const char *ext,
+                      char *err)
+{
+    time_t t = (time_t)when_s;
+    struct tm tm;
+    if (localtime_r(&t, &tm) == NULL)
+        return base_err(err, "cannot convert the time %" PRId64, when_s);
+    char stamp[32];
+    strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+    const char *d = dir && dir[0] ? dir : ".";
+    int n = snprintf(buf, len, "%s%sdptop-%s.%s", d, d[strlen(d) - 1] == '/' ? "" : "/", stamp,
+                     ext ? ext : "json");
+    if (n < 0 || (size_t)n >= len)
+        return base_err(err, "output path too long in %s", d);
+    return BASE_OK;
+}

@@ -1,0 +1,705 @@
+/*
+ * The panels of the console (SPEC §7): header, node table, window table,
+ * timeline (timeline.c), status line and the help overlay.  Each is a const
+ * vtable registered in tui_panels[]; app.c gives each a window and calls
+ * its hooks.  Panels only read the model and the view; actions that change
+ * the view go through app.c.
+ */
+#include "tui/tui_int.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <wchar.h>
+
+/* ---- text helpers ------------------------------------------------------- */
+
+/* Decode s into wide characters of at most `cols` display columns. */
+static size_t widen(const char *s, int cols, wchar_t *out, size_t max, int *used)
+{
+    mbstate_t st;
+    memset(&st, 0, sizeof st);
+    size_t n = 0, len = strlen(s);
+    int w = 0;
+    while (len > 0 && n + 1 < max) {
+        wchar_t wc;
+        size_t k = mbrtowc(&wc, s, len, &st);
+        if (k == (size_t)-1 || k == (size_t)-2) {
+            memset(&st, 0, sizeof st);
+            wc = L'?';
+            k = 1;
+        } else if (k == 0) {
+            break;
+        }
+        int cw = wcwidth(wc);
+        if (cw < 0) {
+            wc = L'?';
+            cw = 1;
+        }
+        if (w + cw > cols)
+            break;
+        out[n++] = wc;
+        w += cw;
+        s += k;
+        len -= k;
+    }
+    out[n] = L'\0';
+    if (used)
+        *used = w;
+    return n;
+}
+
+int tui_strwidth(const char *s)
+{
+    wchar_t buf[512];
+    int w;
+    widen(s, 1 << 20, buf, BASE_ARRAY_LEN(buf), &w);
+    return w;
+}
+
+int tui_put(WINDOW *win, int y, int x, const char *s, int cols, chtype attr)
+{
+    int h, w;
+    getmaxyx(win, h, w);
+    if (y < 0 || y >= h || x < 0 || x >= w || cols <= 0)
+        return 0;
+    if (cols > w - x)
+        cols = w - x;
+    wchar_t buf[512];
+    int used;
+    size_t n = widen(s, cols, buf, BASE_ARRAY_LEN(buf), &used);
+    wattrset(win, attr);
+    mvwaddnwstr(win, y, x, buf, (int)n);
+    wattrset(win, A_NORMAL);
+    return used;
+}
+
+/* Fill columns [x, x+n) of row y with spaces in attr. */
+static void fill(WINDOW *win, int y, int x, int n, chtype attr)
+{
+    int h, w;
+    getmaxyx(win, h, w);
+    if (y < 0 || y >= h || x >= w || n <= 0)
+        return;
+    if (x < 0) {
+        n += x;
+        x = 0;
+    }
+    if (n > w - x)
+        n = w - x;
+    if (n > 0)
+        mvwhline(win, y, x, ' ' | attr, n);
+}
+
+void tui_draw_title(struct tui_app *app, struct tui_pane *pane, const char *title)
+{
+    bool focus = app->focus == (int)(pane - app->pane);
+    chtype a = focus ? app->role[R_TITLE_FOCUS] : app->role[R_TITLE];
+    fill(pane->win, 0, 0, pane->w, focus ? a : A_NORMAL);
+    tui_put(pane->win, 0, 0, title, pane->w, a);
+}
+
+static void fmt_or_dash(char *buf, size_t len, double v, size_t (*fmt)(char *, size_t, double))
+{
+    if (isfinite(v))
+        fmt(buf, len, v);
+    else
+        snprintf(buf, len, "-");
+}
+
+/* Right-align s in a field of width w at x. */
+static void put_right(WINDOW *win, int y, int x, int w, const char *s, chtype attr)
+{
+    int sw = tui_strwidth(s);
+    if (sw > w)
+        sw = w;
+    tui_put(win, y, x + w - sw, s, w, attr);
+}
+
+/* ---- header -------------------------------------------------------------- */
+
+static void header_draw(struct tui_app *app, struct tui_pane *p)
+{
+    struct tui_summary s;
+    tui_model_summary(app->model, &s);
+    chtype hd = app->role[R_HEADER];
+    char buf[512], unc[32], eps[32], a[32], b[32];
+    fill(p->win, 0, 0, p->w, hd);
+    fmt_or_dash(unc, sizeof unc, s.worst_unc_ns, tui_fmt_dur);
+    tui_fmt_count(eps, sizeof eps, s.events_per_s);
+    char ref[16] = "-";
+    if (s.ref >= 0)
+        snprintf(ref, sizeof ref, "n%d", s.ref);
+    char worst[48] = "-";
+    if (s.worst_unc_node >= 0)
+        snprintf(worst, sizeof worst, "±%s (n%d)", unc, s.worst_unc_node);
+    char src[300];
+    if (app->replay) {
+        char d[128];
+        tui_replay_describe(app, d, sizeof d);
+        snprintf(src, sizeof src, "REPLAY %s", d);
+    } else {
+        snprintf(src, sizeof src, "%s %s", app->paused ? "PAUSED" : "LIVE", app->hub);
+    }
+    snprintf(buf, sizeof buf,
+             " dptop %s │ %s │ nodes %zu/%zu up │ ref %s │ worst %s │ %s ev/s │ drops %llu ",
+             DP_VERSION, src, s.nodes_up, s.nodes_total, ref, worst, eps,
+             (unsigned long long)(s.ev_drops + s.evicted));
+    int x = tui_put(p->win, 0, 0, buf, p->w, hd | A_BOLD);
+    if (app->rec) {
+        snprintf(buf, sizeof buf, " ● REC %llu msgs ", (unsigned long long)app->rec_msgs);
+        tui_put(p->win, 0, x, buf, p->w - x, app->role[R_REC]);
+    } else {
+        tui_put(p->win, 0, x, "│ not recording", p->w - x, hd);
+    }
+    if (p->h < 2)
+        return;
+    tui_fmt_count(a, sizeof a, (double)tui_store_count(tui_model_store(app->model)));
+    tui_fmt_count(b, sizeof b, (double)tui_store_budget(tui_model_store(app->model)));
+    snprintf(buf, sizeof buf,
+             " clock: %s │ events %s/%s buffered, %llu evicted │ agent drops %llu │ "
+             "rejected %llu │ %s",
+             app->clock == TUI_CLOCK_ALIGNED ? "ALIGNED (global)" : "RAW (per node)", a, b,
+             (unsigned long long)s.evicted, (unsigned long long)s.ev_drops,
+             (unsigned long long)(s.dec_errors + s.refused),
+             s.nodes_unaligned ? "⚠ unaligned nodes on raw clocks" : "");
+    tui_put(p->win, 1, 0, buf, p->w,
+            s.nodes_unaligned || s.dec_errors ? app->role[R_WARN] : A_NORMAL);
+}
+
+/* ---- node table ------------------------------------------------------------ */
+
+enum ncol {
+    C_ID,
+    C_HOST,
+    C_STATE,
+    C_OFF,
+    C_DRIFT,
+    C_UNC,
+    C_RTTMIN,
+    C_RTTMED,
+    C_PRB,
+    C_PURE,
+    C_LOSS,
+    C_GPU,
+    C_EVS,
+    C_N
+};
+static const struct {
+    const char *name;
+    int width, prio; /* lower prio is dropped last */
+    enum tui_sort sort;
+} ncols[C_N] = {
+    [C_ID] = {"ID", 5, 0, TUI_SORT_ID},           [C_HOST] = {"HOST", 12, 1, TUI_SORT_HOST},
+    [C_STATE] = {"STATE", 9, 0, TUI_SORT_STATE},  [C_OFF] = {"OFFSET", 13, 0, TUI_SORT_OFFSET},
+    [C_DRIFT] = {"DRIFT", 11, 1, TUI_SORT_DRIFT}, [C_UNC] = {"±UNC", 9, 0, TUI_SORT_UNC},
+    [C_RTTMIN] = {"RTTmin", 8, 3, TUI_SORT_RTT},  [C_RTTMED] = {"RTTmed", 8, 2, TUI_SORT_RTT},
+    [C_PRB] = {"PRB/s", 6, 4, TUI_SORT_ID},       [C_PURE] = {"PURE%", 6, 3, TUI_SORT_PURE},
+    [C_LOSS] = {"LOSS%", 6, 3, TUI_SORT_LOSS},    [C_GPU] = {"GPU%", 5, 5, TUI_SORT_ID},
+    [C_EVS] = {"EV/s", 7, 2, TUI_SORT_EVENTS},
+};
+
+/* Which columns fit in w, and their x positions. */
+static int node_columns(int w, int xs[C_N])
+{
+    bool on[C_N] = {0};
+    int used = 0;
+    for (int prio = 0; prio <= 5; prio++)
+        for (int c = 0; c < C_N; c++)
+            if (ncols[c].prio == prio && used + ncols[c].width + 1 <= w) {
+                on[c] = true;
+                used += ncols[c].width + 1;
+            }
+    int x = 0, n = 0;
+    for (int c = 0; c < C_N; c++) {
+        xs[c] = on[c] ? x : -1;
+        if (on[c]) {
+            x += ncols[c].width + 1;
+            n++;
+        }
+    }
+    return n;
+}
+
+static void node_cell(struct tui_app *app, const struct tui_node *n, int c, char *buf, size_t len,
+                      chtype *attr)
+{
+    buf[0] = '\0';
+    bool fit = n->have_fit && n->fit.aligned;
+    switch (c) {
+    case C_ID:
+        snprintf(buf, len, "n%u%s", n->id, n->is_ref ? "*" : "");
+        break;
+    case C_HOST:
+        snprintf(buf, len, "%s", n->host[0] ? n->host : "?");
+        break;
+    case C_STATE:
+        snprintf(buf, len, "%s", tui_node_state_name(n->state));
+        *attr = n->state == TUI_NODE_UP     ? app->role[R_UP]
+                : n->state == TUI_NODE_DOWN ? app->role[R_DOWN]
+                                            : app->role[R_UNALIGNED];
+        break;
+    case C_OFF:
+        fmt_or_dash(buf, len, tui_model_offset_at(app->model, n->id, app->eval_global),
+                    tui_fmt_offset);
+        break;
+    case C_DRIFT:
+        if (fit)
+            snprintf(buf, len, "%+.3fppm", n->fit.drift_ppb / 1000.0);
+        else
+            snprintf(buf, len, n->is_ref ? "0" : "-");
+        break;
+    case C_UNC:
+        if (fit && isfinite(n->fit.uncertainty_ns)) {
+            char d[24];
+            tui_fmt_dur(d, sizeof d, n->fit.uncertainty_ns);
+            snprintf(buf, len, "±%s", d);
+        } else {
+            snprintf(buf, len, n->is_ref ? "ref" : "-");
+        }
+        break;
+    case C_RTTMIN:
+        fmt_or_dash(buf, len, n->rtt_min_ns, tui_fmt_dur);
+        break;
+    case C_RTTMED:
+        fmt_or_dash(buf, len, n->rtt_med_ns, tui_fmt_dur);
+        break;
+    case C_PRB:
+        fmt_or_dash(buf, len, n->have_status ? n->probes_per_s : NAN, tui_fmt_count);
+        break;
+    case C_PURE:
+        if (isfinite(n->pure_pct))
+            snprintf(buf, len, "%.1f", n->pure_pct);
+        else
+            snprintf(buf, len, "-");
+        break;
+    case C_LOSS:
+        if (isfinite(n->loss_pct))
+            snprintf(buf, len, "%.1f", n->loss_pct);
+        else
+            snprintf(buf, len, "-");
+        break;
+    case C_GPU:
+        if (isfinite(n->gpu_busy_pct))
+            snprintf(buf, len, "%.0f", n->gpu_busy_pct);
+        else
+            snprintf(buf, len, "-");
+        break;
+    case C_EVS:
+        tui_fmt_count(buf, len, n->events_per_s);
+        break;
+    default:
+        break;
+    }
+}
+
+static size_t *node_order(struct tui_app *app)
+{
+    size_t n = tui_model_nnodes(app->model);
+    if (n >= app->caporder) {
+        app->caporder = n * 2 + 16;
+        app->order = xreallocarray(app->order, app->caporder, sizeof *app->order);
+    }
+    tui_sort_nodes(app->model, app->sort, app->sort_desc, app->order);
+    return app->order;
+}
+
+static void nodes_draw(struct tui_app *app, struct tui_pane *p)
+{
+    size_t n = tui_model_nnodes(app->model);
+    size_t *order = node_order(app);
+    char title[256], at[48] = "-";
+    if (app->eval_global > 0) {
+        time_t secs = (time_t)(app->eval_global / 1000000000LL);
+        struct tm tm;
+        localtime_r(&secs, &tm);
+        char hms[16];
+        strftime(hms, sizeof hms, "%H:%M:%S", &tm);
+        snprintf(at, sizeof at, "%s.%06lld", hms,
+                 (long long)(app->eval_global % 1000000000LL / 1000));
+    }
+    int ref = tui_model_ref(app->model);
+    snprintf(title, sizeof title, " Nodes (%zu)  sort %s%s   offsets to n%d at %s   (* reference) ",
+             n, tui_sort_name(app->sort), app->sort_desc ? "▼" : "▲", ref < 0 ? 0 : ref, at);
+    tui_draw_title(app, p, title);
+    if (p->h < 2)
+        return;
+    int xs[C_N];
+    node_columns(p->w, xs);
+    for (int c = 0; c < C_N; c++) {
+        if (xs[c] < 0)
+            continue;
+        chtype a = app->role[R_COLHDR] |
+                   (ncols[c].sort == app->sort && c != C_PRB && c != C_GPU && !(c == C_RTTMIN)
+                        ? A_BOLD | A_REVERSE
+                        : 0);
+        if (c == C_ID || c == C_HOST || c == C_STATE)
+            tui_put(p->win, 1, xs[c], ncols[c].name, ncols[c].width, a);
+        else
+            put_right(p->win, 1, xs[c], ncols[c].width, ncols[c].name, a);
+    }
+    int rows = p->h - 2;
+    /* Keep the selection on its node across re-sorts. */
+    p->sel = -1;
+    for (size_t i = 0; i < n; i++)
+        if ((int)tui_model_node(app->model, order[i])->id == app->sel_node)
+            p->sel = (int)i;
+    if (p->sel >= 0) {
+        if (p->sel < p->scroll)
+            p->scroll = p->sel;
+        if (p->sel >= p->scroll + rows)
+            p->scroll = p->sel - rows + 1;
+    }
+    if (p->scroll > (int)n - rows)
+        p->scroll = (int)n - rows;
+    if (p->scroll < 0)
+        p->scroll = 0;
+    bool focus = app->focus == TUI_P_NODES;
+    for (int r = 0; r < rows && p->scroll + r < (int)n; r++) {
+        const struct tui_node *node = tui_model_node(app->model, order[p->scroll + r]);
+        bool sel = p->scroll + r == p->sel;
+        chtype base = sel                            ? (focus ? app->role[R_SELECTED] : A_BOLD)
+                      : node->state == TUI_NODE_DOWN ? app->role[R_DIM]
+                                                     : A_NORMAL;
+        if (sel)
+            fill(p->win, 2 + r, 0, p->w, base);
+        for (int c = 0; c < C_N; c++) {
+            if (xs[c] < 0)
+                continue;
+            char buf[64];
+            chtype a = base;
+            node_cell(app, node, c, buf, sizeof buf, &a);
+            if (sel)
+                a = base | (a & A_BOLD);
+            if (c == C_ID || c == C_HOST || c == C_STATE)
+                tui_put(p->win, 2 + r, xs[c], buf, ncols[c].width, a);
+            else
+                put_right(p->win, 2 + r, xs[c], ncols[c].width, buf, a);
+        }
+    }
+}
+
+static void select_row(struct tui_app *app, int row)
+{
+    size_t n = tui_model_nnodes(app->model);
+    if (n == 0)
+        return;
+    if (row < 0)
+        row = 0;
+    if (row >= (int)n)
+        row = (int)n - 1;
+    size_t *order = node_order(app);
+    app->sel_node = tui_model_node(app->model, order[row])->id;
+    app->pane[TUI_P_TIMELINE].dirty = true;
+}
+
+static bool nodes_key(struct tui_app *app, struct tui_pane *p, int key)
+{
+    int page = p->h > 3 ? p->h - 2 : 1;
+    switch (key) {
+    case KEY_UP:
+    case 'k':
+        select_row(app, p->sel < 0 ? 0 : p->sel - 1);
+        return true;
+    case KEY_DOWN:
+    case 'j':
+        select_row(app, p->sel + 1);
+        return true;
+    case KEY_PPAGE:
+        select_row(app, p->sel - page);
+        return true;
+    case KEY_NPAGE:
+        select_row(app, p->sel + page);
+        return true;
+    case KEY_HOME:
+        select_row(app, 0);
+        return true;
+    case '<':
+    case ',':
+        app->sort = (enum tui_sort)((app->sort + TUI_SORT_NKEYS - 1) % TUI_SORT_NKEYS);
+        tui_app_status(app, TUI_MSG_INFO, "nodes sorted by %s", tui_sort_name(app->sort));
+        return true;
+    case '>':
+    case '.':
+        app->sort = (enum tui_sort)((app->sort + 1) % TUI_SORT_NKEYS);
+        tui_app_status(app, TUI_MSG_INFO, "nodes sorted by %s", tui_sort_name(app->sort));
+        return true;
+    case 'I':
+        app->sort_desc = !app->sort_desc;
+        return true;
+    case '\n':
+    case '\r':
+    case KEY_ENTER:
+        if (app->pane[TUI_P_TIMELINE].win) {
+            app->focus = TUI_P_TIMELINE;
+            tui_app_mark_all_dirty(app);
+        }
+        return true;
+    default:
+        return false;
+    }
+}
+
+static bool nodes_mouse(struct tui_app *app, struct tui_pane *p, int y, int x, mmask_t b)
+{
+    if (b & BUTTON4_PRESSED) {
+        select_row(app, p->sel - 1);
+        return true;
+    }
+    if (b & BUTTON5_PRESSED) {
+        select_row(app, p->sel + 1);
+        return true;
+    }
+    if (y == 1) { /* a column header: sort by it, again to invert */
+        int xs[C_N];
+        node_columns(p->w, xs);
+        for (int c = 0; c < C_N; c++)
+            if (xs[c] >= 0 && x >= xs[c] && x < xs[c] + ncols[c].width) {
+                if (app->sort == ncols[c].sort)
+                    app->sort_desc = !app->sort_desc;
+                app->sort = ncols[c].sort;
+                tui_app_status(app, TUI_MSG_INFO, "nodes sorted by %s", tui_sort_name(app->sort));
+            }
+        return true;
+    }
+    if (y >= 2)
+        select_row(app, p->scroll + y - 2);
+    return true;
+}
+
+/* ---- window table ---------------------------------------------------------- */
+
+static void windows_draw(struct tui_app *app, struct tui_pane *p)
+{
+    size_t ne = tui_model_nedges(app->model);
+    char title[128];
+    snprintf(title, sizeof title, " Windows: %zu edges, latest windows first ", ne);
+    tui_draw_title(app, p, title);
+    if (p->h < 2)
+        return;
+    static const struct {
+        const char *name;
+        int w;
+    } cols[] = {{"EDGE", 11},   {"WIN", 8},    {"SAMPLES", 10}, {"PURE%", 6},  {"EST", 6},
+                {"OFFSET", 13}, {"DRIFT", 11}, {"±UNC", 9},     {"MARGIN", 9}, {"LOOP", 9}};
+    int xs[BASE_ARRAY_LEN(cols)], x = 0;
+    for (size_t c = 0; c < BASE_ARRAY_LEN(cols); c++) {
+        xs[c] = x + cols[c].w <= p->w ? x : -1;
+        if (xs[c] >= 0) {
+            if (c < 1)
+                tui_put(p->win, 1, x, cols[c].name, cols[c].w, app->role[R_COLHDR]);
+            else
+                put_right(p->win, 1, x, cols[c].w, cols[c].name, app->role[R_COLHDR]);
+        }
+        x += cols[c].w + 1;
+    }
+    int rows = p->h - 2;
+    /* As many windows per edge as the rows allow, newest first. */
+    int per = ne ? rows / (int)ne : 1;
+    per = per < 1 ? 1 : per > TUI_WIN_HIST ? TUI_WIN_HIST : per;
+    int total = 0;
+    for (size_t i = 0; i < ne; i++) {
+        int k = (int)tui_model_edge(app->model, i)->nwin;
+        total += k < per ? (k ? k : 1) : per;
+    }
+    if (p->scroll > total - rows)
+        p->scroll = total - rows;
+    if (p->scroll < 0)
+        p->scroll = 0;
+    int line = 0;
+    for (size_t i = 0; i < ne; i++) {
+        const struct tui_edge *e = tui_model_edge(app->model, i);
+        int k = (int)e->nwin < per ? (int)e->nwin : per;
+        for (int j = 0; j < (k ? k : 1); j++, line++) {
+            int y = 2 + line - p->scroll;
+            if (y < 2 || y >= p->h)
+                continue;
+            bool sel = app->sel_node >= 0 && (e->src == app->sel_node || e->dst == app->sel_node);
+            chtype base = j > 0 ? app->role[R_DIM] : sel ? A_BOLD : A_NORMAL;
+            char v[BASE_ARRAY_LEN(cols)][40];
+            memset(v, 0, sizeof v);
+            if (j == 0)
+                snprintf(v[0], sizeof v[0], "n%u→n%u", e->src, e->dst);
+            if (e->nwin == 0) {
+                snprintf(v[1], sizeof v[1], "-");
+            } else {
+                const struct tui_win *w = &e->win[j];
+                if (w->window >= 1000000) /* time-based window numbers: the last digits */
+                    snprintf(v[1], sizeof v[1], "#…%06lld", (long long)(w->window % 1000000));
+                else
+                    snprintf(v[1], sizeof v[1], "#%lld", (long long)w->window);
+                if (w->have_fit)
+                    snprintf(v[2], sizeof v[2], "%u/%u", w->n_fwd, w->n_rev);
+                else if (w->have_stats)
+                    snprintf(v[2], sizeof v[2], "%llu", (unsigned long long)w->received);
+                if (isfinite(w->pure_pct))
+                    snprintf(v[3], sizeof v[3], "%.1f", w->pure_pct);
+                snprintf(v[4], sizeof v[4], "%s", w->estimator);
+                fmt_or_dash(v[5], sizeof v[5], w->offset_ns, tui_fmt_offset);
+                if (isfinite(w->drift_ppb))
+                    snprintf(v[6], sizeof v[6], "%+.3fppm", w->drift_ppb / 1000.0);
+                if (isfinite(w->uncertainty_ns)) {
+                    char d[24];
+                    tui_fmt_dur(d, sizeof d, w->uncertainty_ns);
+                    snprintf(v[7], sizeof v[7], "±%s", d);
+                }
+                fmt_or_dash(v[8], sizeof v[8], w->margin_ns, tui_fmt_dur);
+                fmt_or_dash(v[9], sizeof v[9], w->residual_ns, tui_fmt_dur);
+            }
+            for (size_t c = 0; c < BASE_ARRAY_LEN(cols); c++) {
+                if (xs[c] < 0)
+                    continue;
+                if (c == 0)
+                    tui_put(p->win, y, xs[c], v[c], cols[c].w, base);
+                else
+                    put_right(p->win, y, xs[c], cols[c].w, v[c][0] ? v[c] : "-", base);
+            }
+        }
+    }
+}
+
+static bool windows_key(struct tui_app *app, struct tui_pane *p, int key)
+{
+    int page = p->h > 3 ? p->h - 2 : 1;
+    switch (key) {
+    case KEY_UP:
+    case 'k':
+        p->scroll--;
+        return true;
+    case KEY_DOWN:
+    case 'j':
+        p->scroll++;
+        return true;
+    case KEY_PPAGE:
+        p->scroll -= page;
+        return true;
+    case KEY_NPAGE:
+        p->scroll += page;
+        return true;
+    case KEY_HOME:
+        p->scroll = 0;
+        return true;
+    default:
+        return false;
+    }
+}
+
+static bool windows_mouse(struct tui_app *app, struct tui_pane *p, int y, int x, mmask_t b)
+{
+    if (b & BUTTON4_PRESSED)
+        p->scroll -= 3;
+    else if (b & BUTTON5_PRESSED)
+        p->scroll += 3;
+    return true;
+}
+
+/* ---- status line -------------------------------------------------------------- */
+
+static void status_draw(struct tui_app *app, struct tui_pane *p)
+{
+    if (app->tiny) {
+        /* As much of the notice as the window holds, most important first. */
+        char size[48];
+        snprintf(size, sizeof size, "%dx%d, need 30x8", app->cols, app->rows);
+        const char *lines[] = {"dptop: too small", size, "q quits"};
+        for (int y = 0; y < p->h && y < 3; y++)
+            tui_put(p->win, y, 0, lines[y], p->w, A_BOLD);
+        return;
+    }
+    const char *hint = " ? help  q quit ";
+    int hw = tui_strwidth(hint);
+    int room = p->w - (p->w > hw + 20 ? hw : 0);
+    if (app->filter_edit) {
+        char buf[128];
+        snprintf(buf, sizeof buf, "filter by name: %s█   (Enter applies, Esc cancels)",
+                 app->filter_buf);
+        tui_put(p->win, 0, 0, buf, room, A_BOLD);
+    } else if (app->status[0]) {
+        chtype a = app->status_level == TUI_MSG_ERROR  ? app->role[R_ERROR]
+                   : app->status_level == TUI_MSG_WARN ? app->role[R_WARN]
+                                                       : A_NORMAL;
+        tui_put(p->win, 0, 0, app->status, room, a);
+    } else {
+        int64_t at;
+        const char *log = tui_model_last_log(app->model, &at);
+        if (log[0] && base_realtime_ns() - at < 30000000000LL)
+            tui_put(p->win, 0, 0, log, room, app->role[R_DIM]);
+        else if (app->filter[0]) {
+            char buf[96];
+            snprintf(buf, sizeof buf, "filter: \"%s\" (Esc clears)", app->filter);
+            tui_put(p->win, 0, 0, buf, room, app->role[R_DIM]);
+        }
+    }
+    if (room < p->w)
+        tui_put(p->win, 0, p->w - hw, hint, hw, app->role[R_HEADER]);
+}
+
+/* ---- help overlay ---------------------------------------------------------------- */
+
+static const char *const help_lines[] = {
+    "q            quit (children of --demo stop too)",
+    "?  F1        this help (any key closes it)",
+    "space        pause / resume (the timeline stops following)",
+    "+  -         zoom the timeline in / out (mouse wheel too)",
+    "←  →  h  l   pan a quarter of the view; End: back to live",
+    "a            aligned (global time base) / raw (each node's clock)",
+    "e            expand lanes: one per GPU queue and host thread",
+    "/            filter events by name (Enter applies, Esc clears)",
+    "Tab  S-Tab   cycle the focus: nodes, windows, timeline",
+    "↑  ↓  j  k   select a node / scroll the focused table",
+    "<  >  I      node table: previous / next sort column, invert",
+    "click        select a row or lane; click a column head: sort",
+    "Enter        nodes: jump to the timeline",
+    "s            snapshot: Chrome trace of what is buffered",
+    "r            start / stop recording the bus (live only)",
+    "[  ]  PgUp/PgDn  replay: seek -10 s / +10 s",
+    "^L           redraw the screen",
+    "",
+    "Timeline: one lane per node (device work), blocks named by kernel;",
+    "magenta blocks are collectives.  Aligned, every step's collective",
+    "lines up across lanes; raw, they are staggered by the clock offsets.",
+    "Lanes marked ⚠ belong to unaligned nodes: drawn on their raw clock.",
+    "Node table: OFFSET is global − node clock at the time in the title,",
+    "±UNC the 95 % bound of the time base, * marks the reference node.",
+};
+
+int tui_help_lines(void)
+{
+    return (int)BASE_ARRAY_LEN(help_lines);
+}
+
+static void help_draw(struct tui_app *app, struct tui_pane *p)
+{
+    wattrset(p->win, app->role[R_TITLE]);
+    wborder_set(p->win, WACS_VLINE, WACS_VLINE, WACS_HLINE, WACS_HLINE, WACS_ULCORNER,
+                WACS_URCORNER, WACS_LLCORNER, WACS_LRCORNER);
+    wattrset(p->win, A_NORMAL);
+    tui_put(p->win, 0, 2, " dptop keys ", p->w - 4, app->role[R_TITLE]);
+    for (size_t i = 0; i < BASE_ARRAY_LEN(help_lines) && (int)i + 1 < p->h - 1; i++)
+        tui_put(p->win, (int)i + 1, 2, help_lines[i], p->w - 4, A_NORMAL);
+}
+
+/* ---- the table ----------------------------------------------------------------------- */
+
+static const struct tui_panel panel_header = {.name = "header", .draw = header_draw};
+static const struct tui_panel panel_nodes = {
+    .name = "nodes", .focusable = true, .draw = nodes_draw, .key = nodes_key, .mouse = nodes_mouse};
+static const struct tui_panel panel_windows = {.name = "windows",
+                                               .focusable = true,
+                                               .draw = windows_draw,
+                                               .key = windows_key,
+                                               .mouse = windows_mouse};
+static const struct tui_panel panel_timeline = {.name = "timeline",
+                                                .focusable = true,
+                                                .draw = tui_timeline_draw,
+                                                .key = tui_timeline_key,
+                                                .mouse = tui_timeline_mouse};
+static const struct tui_panel panel_status = {.name = "status", .draw = status_draw};
+static const struct tui_panel panel_help = {.name = "help", .draw = help_draw};
+
+const struct tui_panel *const tui_panels[TUI_P_NPANES] = {
+    [TUI_P_HEADER] = &panel_header,   [TUI_P_NODES] = &panel_nodes,
+    [TUI_P_WINDOWS] = &panel_windows, [TUI_P_TIMELINE] = &panel_timeline,
+    [TUI_P_STATUS] = &panel_status,   [TUI_P_HELP] = &panel_help,
+};

@@ -1,0 +1,270 @@
+/*
+ * Replay and export of a recording (docs/RECORDING.md).
+ *
+ * Replay feeds the same model as the live console, by the recorded arrival
+ * times: a replay clock runs at `speed` (space stops it) and every frame
+ * that arrived before it is applied.  Seeking forward applies frames at
+ * once; seeking backward rebuilds the model from the start of the file up
+ * to the new position, because the model is a fold over the messages and
+ * has no undo.  Export folds the whole file as fast as it reads, then
+ * writes one Chrome trace with the final time base.
+ *
+ * Damage in the file is reported with its offset (the reader resynchronises
+ * on the next frame that verifies) and the rest is still used.
+ */
+#include "tui/tui_int.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct tui_replay {
+    char path[4096];
+    struct bus_limits lim;
+    bus_recreader_t *rd;
+    double speed; /* 0: as fast as possible */
+    bool paused, have, eof;
+    struct bus_rec_frame next; /* read, not yet applied (views valid until the next read) */
+    int64_t first_arrival, cursor, last_mono;
+    uint64_t applied, problems;
+    char last_problem[BASE_ERRLEN];
+};
+
+/* Read the next frame that verifies into rp->next; damage is counted. */
+static void read_next(struct tui_replay *rp)
+{
+    rp->have = false;
+    while (!rp->eof) {
+        enum base_dec dec = BASE_DEC_OK;
+        char err[BASE_ERRLEN];
+        int r = bus_recreader_next(rp->rd, &rp->next, &dec, err);
+        if (r == 1) {
+            rp->have = true;
+            return;
+        }
+        if (r == 0) {
+            rp->eof = true;
+            return;
+        }
+        rp->problems++;
+        snprintf(rp->last_problem, sizeof rp->last_problem, "%s", err);
+        if (dec == BASE_DEC_TRUNCATED)
+            rp->eof = true;
+    }
+}
+
+static int reopen(struct tui_replay *rp, char *err)
+{
+    bus_recreader_destroy(&rp->rd);
+    rp->rd = bus_recreader_open(rp->path, &rp->lim, err);
+    if (rp->rd == NULL)
+        return BASE_ERR;
+    rp->eof = false;
+    rp->applied = 0;
+    read_next(rp);
+    return BASE_OK;
+}
+
+struct tui_replay *tui_replay_open(const char *path, double speed, const struct bus_limits *lim,
+                                   char *err)
+{
+    struct tui_replay *rp = xcalloc(1, sizeof *rp);
+    snprintf(rp->path, sizeof rp->path, "%s", path);
+    rp->lim = lim ? *lim : bus_limits_default();
+    rp->speed = speed < 0 ? 1 : speed;
+    if (reopen(rp, err) != BASE_OK) {
+        free(rp);
+        return NULL;
+    }
+    rp->first_arrival = rp->have ? rp->next.arrival_ns : bus_recreader_created_ns(rp->rd);
+    rp->cursor = rp->first_arrival;
+    return rp;
+}
+
+void tui_replay_close(struct tui_replay **self)
+{
+    if (self == NULL || *self == NULL)
+        return;
+    bus_recreader_destroy(&(*self)->rd);
+    free(*self);
+    *self = NULL;
+}
+
+static void apply_next(struct tui_app *app, struct tui_replay *rp)
+{
+    char err[BASE_ERRLEN];
+    struct bus_frame f[BUS_REC_MAX_FRAMES];
+    size_t n = rp->next.nframes;
+    for (size_t i = 0; i < n; i++)
+        f[i] = rp->next.frames[i];
+    /* Rejections are counted by the model and shown in the header. */
+    tui_model_apply_frames(app->model, f, n, &rp->lim, rp->next.arrival_ns, err);
+    rp->applied++;
+    read_next(rp);
+}
+
+static void report(struct tui_app *app, struct tui_replay *rp, uint64_t problems_before)
+{
+    if (rp->problems != problems_before)
+        tui_app_status(app, TUI_MSG_WARN, "recording: %s (%llu problems so far; skipped)",
+                       rp->last_problem, (unsigned long long)rp->problems);
+}
+
+void tui_replay_pump(struct tui_app *app, int64_t now_mono, int64_t budget_ns)
+{
+    struct tui_replay *rp = app->replay;
+    if (rp->last_mono == 0)
+        rp->last_mono = now_mono;
+    if (!rp->paused) {
+        int64_t el = now_mono - rp->last_mono;
+        rp->cursor = rp->speed <= 0 ? INT64_MAX : rp->cursor + (int64_t)((double)el * rp->speed);
+    }
+    rp->last_mono = now_mono;
+    uint64_t before = rp->problems;
+    bool was_eof = rp->eof && !rp->have;
+    int64_t deadline = now_mono + budget_ns;
+    for (int i = 0; rp->have && rp->next.arrival_ns <= rp->cursor; i++) {
+        apply_next(app, rp);
+        if ((i & 255) == 255 && base_monotonic_ns() > deadline)
+            break;
+    }
+    report(app, rp, before);
+    if (!was_eof && rp->eof && !rp->have) {
+        tui_app_status(app, TUI_MSG_INFO, "end of the recording (%llu messages)",
+                       (unsigned long long)rp->applied);
+        app->pane[TUI_P_HEADER].dirty = true;
+    }
+}
+
+void tui_replay_seek(struct tui_app *app, int64_t delta)
+{
+    struct tui_replay *rp = app->replay;
+    char err[BASE_ERRLEN];
+    int64_t target = rp->cursor + delta;
+    uint64_t before = rp->problems;
+    if (delta < 0) {
+        if (target < rp->first_arrival)
+            target = rp->first_arrival;
+        if (reopen(rp, err) != BASE_OK) {
+            tui_app_status(app, TUI_MSG_ERROR, "cannot seek: %s", err);
+            return;
+        }
+        tui_model_reset(app->model);
+        before = rp->problems = 0;
+    }
+    while (rp->have && rp->next.arrival_ns <= target)
+        apply_next(app, rp);
+    rp->cursor = target;
+    /* The view jumps with the data. */
+    app->edge_ns = app->edge_latest = 0;
+    if (app->paused) {
+        struct tui_summary s;
+        tui_model_summary(app->model, &s);
+        app->right_ns =
+            app->clock == TUI_CLOCK_ALIGNED && s.latest_global ? s.latest_global : s.latest_raw;
+    }
+    report(app, rp, before);
+    if (rp->problems == before)
+        tui_app_status(app, TUI_MSG_INFO, "replay at %+.1f s",
+                       (double)(target - rp->first_arrival) / 1e9);
+    tui_app_mark_all_dirty(app);
+}
+
+void tui_replay_pause(struct tui_app *app, bool paused)
+{
+    app->replay->paused = paused;
+    app->replay->last_mono = base_monotonic_ns();
+}
+
+void tui_replay_describe(const struct tui_app *app, char *buf, size_t len)
+{
+    const struct tui_replay *rp = app->replay;
+    uint64_t size = bus_recreader_size(rp->rd);
+    double pct = rp->have && size ? 100.0 * (double)rp->next.offset / (double)size : 100.0;
+    int64_t at = (rp->cursor == INT64_MAX ? rp->first_arrival : rp->cursor) - rp->first_arrival;
+    char sp[16];
+    if (rp->speed > 0)
+        snprintf(sp, sizeof sp, "×%g", rp->speed);
+    else
+        snprintf(sp, sizeof sp, "max");
+    snprintf(buf, len, "%s +%.1fs %.0f%% %s%s%s", rp->path, (double)at / 1e9, pct, sp,
+             rp->paused ? " paused" : "", !rp->have && rp->eof ? " end" : "");
+}
+
+/* ---- export --------------------------------------------------------------- */
+
+int tui_export_run(const base_config_t *cfg, const char *path, const char *out,
+                   volatile sig_atomic_t *stop)
+{
+    char err[BASE_ERRLEN];
+    struct bus_limits lim = {
+        .max_header = (size_t)base_config_int(cfg, "max_header_bytes"),
+        .max_payload = (size_t)base_config_int(cfg, "max_payload_bytes"),
+    };
+    bus_recreader_t *rd = bus_recreader_open(path, &lim, err);
+    if (rd == NULL) {
+        fprintf(stderr, "dptop: %s\n", err);
+        return 1;
+    }
+    tui_model_t *model = tui_model_from_cfg(cfg);
+    uint64_t msgs = 0, rejected = 0;
+    int64_t t0 = base_monotonic_ns();
+    for (;;) {
+        if (*stop) {
+            fprintf(stderr, "dptop: export interrupted; nothing written\n");
+            bus_recreader_destroy(&rd);
+            tui_model_destroy(&model);
+            return 1;
+        }
+        struct bus_rec_frame f;
+        enum base_dec dec = BASE_DEC_OK;
+        int r = bus_recreader_next(rd, &f, &dec, err);
+        if (r == 0)
+            break;
+        if (r < 0) {
+            /* Report and go on: the reader resumes at the next frame that verifies. */
+            fprintf(stderr, "dptop: %s: %s (%s)\n", path, err, base_dec_name(dec));
+            if (dec == BASE_DEC_TRUNCATED)
+                break;
+            continue;
+        }
+        struct bus_frame fr[BUS_REC_MAX_FRAMES];
+        for (size_t i = 0; i < f.nframes; i++)
+            fr[i] = f.frames[i];
+        char merr[BASE_ERRLEN];
+        if (tui_model_apply_frames(model, fr, f.nframes, &lim, f.arrival_ns, merr) != BASE_DEC_OK) {
+            if (rejected++ < 10)
+                fprintf(stderr, "dptop: %s: message at offset %" PRIu64 " rejected: %s\n", path,
+                        f.offset, merr);
+        }
+        msgs++;
+    }
+    struct bus_recreader_stats rs;
+    bus_recreader_stats(rd, &rs);
+    bus_recreader_destroy(&rd);
+    struct tui_chrome_opts o = {.flows = true, .source = "export", .hub = path};
+    struct tui_chrome_stats cs;
+    int rc = 0;
+    if (tui_chrome_write_file(model, out, &o, &cs, err) != BASE_OK) {
+        fprintf(stderr, "dptop: %s\n", err);
+        rc = 1;
+    } else {
+        struct tui_summary s;
+        tui_model_summary(model, &s);
+        printf("dptop: exported %" PRIu64 " events and %" PRIu64 " flows from %" PRIu64
+               " messages to %s in %.2f s\n",
+               cs.events, cs.flows, msgs, out, (double)(base_monotonic_ns() - t0) / 1e9);
+        printf("dptop: recording: %" PRIu64 " corrupt regions (%" PRIu64 " bytes skipped), %" PRIu64
+               " bytes of truncated tail; %" PRIu64 " messages rejected\n",
+               rs.corrupt, rs.skipped_bytes, rs.truncated_bytes, rejected);
+        if (cs.raw_events)
+            printf("dptop: %" PRIu64 " events of unaligned nodes are on their raw clocks\n",
+                   cs.raw_events);
+        if (s.evicted)
+            printf("dptop: %" PRIu64 " events did not fit the event budget of %zu "
+                   "(raise --event-budget)\n",
+                   s.evicted, tui_store_budget(tui_model_store(model)));
+    }
+    tui_model_destroy(&model);
+    return rc;
+}

@@ -1,0 +1,411 @@
+/*
+ * tui — dptop, the console.  The module has three layers:
+ *
+ *   - the model (tui_model_t): cluster state fed by bus messages — node
+ *     table, fits, window statistics, names per (node, pid), scope trees,
+ *     snapshot pairs and a bounded event store.  No terminal: the live bus,
+ *     a recording (replay, export) and the unit tests feed the same model;
+ *   - pure helpers used by the panels and the tests: time <-> column
+ *     mapping, tick placement and labels in human units, lane packing,
+ *     sorting of the node table, the Chrome Trace writer;
+ *   - the console (tui_app_t, ncursesw): panels are const vtables
+ *     registered in one table (tui/tui_int.h), drawn into their own curses
+ *     windows with wnoutrefresh + doupdate.
+ *
+ * Time domains: events carry their node's trace clock.  Aligned time (the
+ * global time base) is trace -> probe clock by the node's snapshot pairs,
+ * then probe -> reference probe clock by the node fits (clock_conv_t).  Raw
+ * time stops after the first stage: each node's own probe clock, so nodes
+ * are comparable on one axis but keep their clock errors.  docs/CONSOLE.md
+ * explains the console.
+ */
+#ifndef DP_TUI_H
+#define DP_TUI_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "base/base.h"
+#include "bus/bus.h"
+#include "clock/clock.h"
+#include "gpu/gpu.h"
+
+/* ------------------------------------------------------------------------
+ * Formatting in human units.
+ */
+
+/* A duration or signed offset with 3-4 significant digits and its unit:
+ * "12ns", "1.25µs", "-3.40ms", "2.50s", "1m05s".  Returns the length. */
+size_t tui_fmt_dur(char *buf, size_t len, double ns);
+/* A signed offset with a fixed 1 ns resolution below 1 s: "+4.012345ms",
+ * "-812.003µs", "+37ns"; beyond 1 s "+1.234567890s".  NAN: "?". */
+size_t tui_fmt_offset(char *buf, size_t len, double ns);
+/* A count with k/M/G suffixes: "950", "12.3k", "4.10M". */
+size_t tui_fmt_count(char *buf, size_t len, double v);
+
+/* ------------------------------------------------------------------------
+ * Time axis: a view of `span_ns` starting at `t0` drawn over `cols` columns.
+ * Column c covers [t0 + c·span/cols, t0 + (c+1)·span/cols).
+ */
+typedef struct tui_axis {
+    int64_t t0;
+    int64_t span_ns; /* > 0 */
+    int cols;        /* > 0 */
+} tui_axis_t;
+
+/* The column of time t (floor); may lie outside [0, cols), clamped to ±2^30. */
+int tui_axis_col(const tui_axis_t *ax, int64_t t);
+/* The first time in column c (tui_axis_col of it is c). */
+int64_t tui_axis_time(const tui_axis_t *ax, int c);
+
+/* A tick step from the 1-2-5 series (1 ns .. 1000 s) so that ticks are at
+ * least min_gap_cols apart. */
+int64_t tui_tick_step(int64_t span_ns, int cols, int min_gap_cols);
+/* The label of a tick at t_ns (relative to the axis origin) for ticks
+ * step_ns apart, with just the precision the step needs: "0", "250ms",
+ * "1.25s", "1.2500005s", "40µs", "2m30s".  Returns the length. */
+size_t tui_tick_label(char *buf, size_t len, int64_t t_ns, int64_t step_ns);
+
+struct tui_tick {
+    int col;
+    int64_t t; /* absolute */
+    char label[32];
+};
+/* Ticks of an axis whose labels count from `origin`: the multiples of the
+ * step (tui_tick_step) inside the view.  Returns how many (at most max). */
+size_t tui_axis_ticks(const tui_axis_t *ax, int64_t origin, int min_gap_cols, struct tui_tick *out,
+                      size_t max);
+
+/* ------------------------------------------------------------------------
+ * Lane packing: intervals sorted by start go to the first row whose last
+ * interval ended at or before their start (greedy interval partitioning;
+ * nested ranges fall into increasing rows).  row[i] receives the row, or
+ * TUI_PACK_NONE when all max_rows rows are busy.  Returns the rows used.
+ */
+#define TUI_PACK_NONE 0xffu
+#define TUI_PACK_MAX  16
+struct tui_span {
+    int64_t start, end;
+};
+size_t tui_pack(const struct tui_span *spans, size_t n, uint8_t *row, size_t max_rows);
+
+/* ------------------------------------------------------------------------
+ * The event store: every event the console holds, within a budget.  Events
+ * live in tracks — a GPU queue (node, pid, device, stream) for kernels and
+ * copies, a host thread (node, pid, tid) for API calls, waits, ranges,
+ * steps and marks — each kept sorted by start time.  When the budget is
+ * full the event that arrived first goes (FIFO over arrivals), counted per
+ * node and in total.
+ */
+typedef struct tui_ev {
+    int64_t start, end; /* trace clock, ns */
+    uint64_t scope;
+    union {
+        struct {
+            uint64_t bytes, step;
+        } x;
+        struct {
+            uint32_t grid_x, grid_y;
+            uint16_t grid_z, block_x, block_y, block_z;
+        } k; /* kernels */
+    } u;
+    uint32_t name_id, corr_id, tid;
+    uint8_t kind, flags, copy_kind, pad;
+} tui_ev_t;
+
+struct tui_track_key {
+    uint16_t node;
+    uint16_t device; /* device tracks */
+    uint32_t pid;
+    uint32_t id; /* stream (device track) or tid (host track) */
+    bool host;
+};
+
+struct tui_track_info {
+    struct tui_track_key key;
+    size_t count;
+    int64_t max_dur;    /* longest event seen in the track */
+    int64_t last_start; /* latest start held */
+    int64_t last_end;   /* latest end held */
+};
+
+#define TUI_DEFAULT_BUDGET 2097152 /* events */
+#define TUI_MAX_TRACKS     65536
+
+typedef struct tui_store tui_store_t;
+
+/* budget >= 1 events, at most max_tracks tracks (events of further tracks are
+ * refused and counted). */
+tui_store_t *tui_store_new(size_t budget, size_t max_tracks);
+void tui_store_destroy(tui_store_t **self);
+void tui_store_clear(tui_store_t *self);
+/* BASE_OK, or BASE_ERR when the track table is full or the event is
+ * malformed (end before start, unknown kind): refused and counted. */
+int tui_store_add(tui_store_t *self, const gpu_event_t *ev, char *err);
+size_t tui_store_budget(const tui_store_t *self);
+size_t tui_store_count(const tui_store_t *self);
+uint64_t tui_store_added(const tui_store_t *self);
+uint64_t tui_store_evicted(const tui_store_t *self);
+uint64_t tui_store_refused(const tui_store_t *self);
+uint64_t tui_store_node_evicted(const tui_store_t *self, uint16_t node);
+size_t tui_store_ntracks(const tui_store_t *self);
+const struct tui_track_info *tui_store_track(const tui_store_t *self, size_t track);
+/* The k-th event of a track in start order (k < count). */
+const tui_ev_t *tui_store_ev(const tui_store_t *self, size_t track, size_t k);
+/* The first k whose event starts at or after t (count when none). */
+size_t tui_store_lower_bound(const tui_store_t *self, size_t track, int64_t t);
+/* Whether a kind goes to a device (GPU queue) track. */
+bool tui_kind_on_device(uint8_t kind);
+
+/* ------------------------------------------------------------------------
+ * The model.
+ */
+enum tui_node_state { TUI_NODE_UNKNOWN, TUI_NODE_UP, TUI_NODE_DOWN, TUI_NODE_UNALIGNED };
+const char *tui_node_state_name(enum tui_node_state s);
+
+enum tui_clock { TUI_CLOCK_ALIGNED, TUI_CLOCK_RAW };
+
+#define TUI_HOST_LEN 64
+#define TUI_MAX_GPUS 16
+
+struct tui_node {
+    uint16_t id;
+    char host[TUI_HOST_LEN];
+    char version[16];
+    uint32_t pid;
+    enum tui_node_state state; /* from the master's node table (or hello / bye) */
+    bool is_ref;
+    int64_t last_arrival_ns; /* console clock, any message of the node */
+    /* Time base: the latest node fit (fit.window < 0: none yet). */
+    clock_node_fit_t fit;
+    bool have_fit;
+    /* status */
+    bool have_status;
+    uint64_t probes_sent, probes_recv, ev_drops;
+    double probes_per_s; /* from consecutive status messages */
+    double agent_events_per_s, cpu_pct;
+    double gpu_busy_pct; /* mean over GPUs; NAN: unknown */
+    int64_t status_t_ns;
+    /* probe statistics over the node's outgoing edges (latest windows) */
+    double rtt_min_ns, rtt_med_ns, pure_pct, loss_pct; /* NAN: unknown */
+    /* events received by this console */
+    uint64_t events;
+    double events_per_s;
+    uint64_t proc_dropped; /* sum over processes of their latest `dropped` */
+    /* simulation truth (sim_truth), when the node announced one */
+    bool have_truth;
+    clock_sim_params_t truth;
+    uint32_t ngpus;
+    char gpu_name[32];
+};
+
+#define TUI_WIN_HIST 8
+struct tui_win {
+    int64_t window;
+    int64_t from_ns, to_ns;
+    uint64_t sent, received, lost;
+    double pure_pct, rtt_min_ns, rtt_med_ns;
+    char estimator[CLOCK_NAME_LEN];
+    double offset_ns, drift_ppb, uncertainty_ns, margin_ns; /* NAN when no fit */
+    uint32_t n_fwd, n_rev;
+    double residual_ns; /* loop residual of the solve (NAN: none yet) */
+    bool have_stats, have_fit;
+};
+struct tui_edge {
+    uint16_t src, dst;
+    size_t nwin;
+    struct tui_win win[TUI_WIN_HIST]; /* newest first */
+};
+
+struct tui_summary {
+    size_t nodes_total, nodes_up, nodes_down, nodes_unaligned;
+    int ref; /* -1: unknown */
+    double worst_unc_ns;
+    int worst_unc_node;
+    double events_per_s;
+    uint64_t events, ev_drops; /* agents' and processes' drops, before the bus */
+    uint64_t evicted, refused; /* the console's event store */
+    uint64_t dec_errors;       /* messages the model rejected */
+    uint64_t conv_rejected;    /* snapshot pairs / fits the converter refused */
+    int64_t latest_global;     /* latest event end on the global time base (0: none) */
+    int64_t latest_raw;        /* latest event end on raw clocks */
+};
+
+struct tui_model_opts {
+    size_t event_budget; /* 0: TUI_DEFAULT_BUDGET */
+    size_t max_nodes;    /* 0: 4096 */
+    size_t max_names;    /* 0: 1 << 20 */
+    size_t max_edges;    /* 0: 16384 */
+    size_t max_batch;    /* events per ev message; 0: 1 << 20 */
+};
+
+typedef struct tui_model tui_model_t;
+
+tui_model_t *tui_model_new(const struct tui_model_opts *opts);
+void tui_model_destroy(tui_model_t **self);
+/* Forget everything (replay seeks backwards by replaying from the start). */
+void tui_model_reset(tui_model_t *self);
+/*
+ * Apply one bus message that arrived at arrival_ns (CLOCK_REALTIME of the
+ * console, or of the recorder).  Messages the model does not use are
+ * accepted and ignored.  Every rejection is counted (tui_model_decstats).
+ */
+enum base_dec tui_model_apply(tui_model_t *self, const bus_msg_t *msg, int64_t arrival_ns,
+                              char *err);
+/* Decode wire frames (bus_msg_decode) and apply them. */
+enum base_dec tui_model_apply_frames(tui_model_t *self, const struct bus_frame *frames,
+                                     size_t nframes, const struct bus_limits *lim,
+                                     int64_t arrival_ns, char *err);
+/* Recompute rates (events/s); call about once per second with the console clock. */
+void tui_model_tick(tui_model_t *self, int64_t now_ns);
+const base_decstats_t *tui_model_decstats(const tui_model_t *self);
+const char *tui_model_last_error(const tui_model_t *self);
+/* Increments whenever the node table, fits or windows change. */
+uint64_t tui_model_generation(const tui_model_t *self);
+
+size_t tui_model_nnodes(const tui_model_t *self);
+const struct tui_node *tui_model_node(const tui_model_t *self, size_t i); /* by id order */
+const struct tui_node *tui_model_find(const tui_model_t *self, uint16_t id);
+int tui_model_ref(const tui_model_t *self); /* -1: unknown */
+size_t tui_model_nedges(const tui_model_t *self);
+const struct tui_edge *tui_model_edge(const tui_model_t *self, size_t i); /* (src, dst) order */
+/* Name of (node, pid, id); NULL when unknown. */
+const char *tui_model_name(const tui_model_t *self, uint16_t node, uint32_t pid, uint32_t id);
+/* Parent of a scope range id of (node, pid): BASE_OK, or BASE_ERR when unknown. */
+int tui_model_scope_parent(const tui_model_t *self, uint16_t node, uint32_t pid, uint64_t id,
+                           uint64_t *parent);
+tui_store_t *tui_model_store(const tui_model_t *self);
+void tui_model_summary(const tui_model_t *self, struct tui_summary *out);
+/* The last log line or alert published on the bus ("" when none). */
+const char *tui_model_last_log(const tui_model_t *self, int64_t *arrival_ns);
+
+/* Whether a node's events can be put on the global time base: its latest
+ * fit is aligned (or it is the reference) and it has snapshot pairs. */
+bool tui_model_aligned(const tui_model_t *self, uint16_t node);
+
+/* Flags of a converted time. */
+#define TUI_T_RAW    0x01u /* asked for aligned, node unaligned: raw clock instead */
+#define TUI_T_NOSNAP 0x02u /* no snapshot pairs: trace clock shifted by arrival times */
+#define TUI_T_EXTRAP 0x04u /* extrapolated beyond the pairs or fits */
+#define TUI_T_GAP    0x08u /* across windows where the node was unaligned */
+/*
+ * A trace-clock time of a node on the chosen axis.  Aligned: the global time
+ * base; when the node cannot be aligned, its raw time with TUI_T_RAW set
+ * (never silently mixed: callers show the flag).  Raw: the node's own probe
+ * clock through its snapshot pairs.  BASE_ERR when nothing is known of the
+ * node (no pairs and no events).
+ */
+int tui_model_to_axis(tui_model_t *self, uint16_t node, int64_t trace_ns, enum tui_clock clock,
+                      int64_t *out, unsigned *flags);
+/*
+ * Node offset to the reference right now: global − node probe clock at the
+ * global instant `at_global` (with the latest fit's drift).  NAN when the
+ * node has no aligned fit.
+ */
+double tui_model_offset_at(tui_model_t *self, uint16_t node, int64_t at_global);
+
+/* ------------------------------------------------------------------------
+ * Sorting the node table.
+ */
+enum tui_sort {
+    TUI_SORT_ID,
+    TUI_SORT_HOST,
+    TUI_SORT_STATE,
+    TUI_SORT_OFFSET,
+    TUI_SORT_DRIFT,
+    TUI_SORT_UNC,
+    TUI_SORT_RTT,
+    TUI_SORT_PURE,
+    TUI_SORT_LOSS,
+    TUI_SORT_EVENTS,
+    TUI_SORT_NKEYS
+};
+const char *tui_sort_name(enum tui_sort key);
+/* Fill order[] (room for tui_model_nnodes) with node indices sorted by key;
+ * ties by id; unknown values (NAN) last either way. */
+void tui_sort_nodes(const tui_model_t *self, enum tui_sort key, bool descending, size_t *order);
+
+/* ------------------------------------------------------------------------
+ * Chrome Trace Event output (snapshot and export).  One process per node,
+ * one thread per GPU queue and per host thread, times in µs on the global
+ * time base relative to `origin_ns` (in the metadata), and the alignment
+ * used per node (offset, drift, uncertainty) in the metadata.  Nodes that
+ * cannot be aligned are written on their raw clock and say so (process
+ * name and metadata).
+ */
+struct tui_chrome_opts {
+    bool flows;          /* flow arrows from API calls to their GPU work */
+    const char *source;  /* "snapshot", "export": written in the metadata */
+    const char *hub;     /* written in the metadata when not NULL */
+    int64_t from_global; /* only events ending after (0: no bound) */
+    int64_t to_global;   /* only events starting before (0: no bound) */
+};
+struct tui_chrome_stats {
+    uint64_t events, flows, raw_events, skipped;
+    int64_t origin_ns;
+};
+int tui_chrome_write(tui_model_t *model, FILE *out, const struct tui_chrome_opts *opts,
+                     struct tui_chrome_stats *st, char *err);
+/* Write to path (through path.tmp and rename, so a reader never sees half a
+ * file); BASE_ERR with the reason on any I/O error. */
+int tui_chrome_write_file(tui_model_t *model, const char *path, const struct tui_chrome_opts *opts,
+                          struct tui_chrome_stats *st, char *err);
+/* "DIR/dptop-YYYYmmdd-HHMMSS.EXT" for local time `when` (seconds). */
+int tui_snapshot_path(char *buf, size_t len, const char *dir, int64_t when_s, const char *ext,
+                      char *err);
+/* Write s as a JSON string (quotes included): control characters escaped,
+ * invalid UTF-8 replaced by U+FFFD. */
+void tui_json_str(FILE *out, const char *s);
+
+/* ------------------------------------------------------------------------
+ * The console on a terminal.  tui_app_new() starts curses with newterm on
+ * the given streams (NULL: the controlling terminal), so that a benchmark or
+ * a test can render into a pseudo-terminal or /dev/null.
+ */
+typedef struct tui_app tui_app_t;
+
+struct tui_app_opts {
+    const char *hub;    /* shown in the header and written in snapshots */
+    const char *outdir; /* snapshots and recordings (NULL: ".") */
+    int fps;            /* frames per second (0: 10) */
+    bool color;         /* false, NO_COLOR or a terminal without colours: monochrome */
+    FILE *in, *out;     /* NULL: /dev/tty */
+    const char *term;   /* NULL: $TERM */
+    int rows, cols;     /* a fixed size (0: the terminal's) */
+};
+
+tui_app_t *tui_app_new(tui_model_t *model, const struct tui_app_opts *opts, char *err);
+void tui_app_destroy(tui_app_t **self);
+/* Draw one frame at monotonic time now_ns (panels that changed, then doupdate). */
+void tui_app_frame(tui_app_t *self, int64_t now_ns);
+/* Redraw every panel at the next frame (^L does the same). */
+void tui_app_redraw(tui_app_t *self);
+/* Act on one key (a curses key code). */
+void tui_app_key(tui_app_t *self, int key);
+/* The terminal is now rows x cols (0, 0: ask the terminal). */
+void tui_app_resize(tui_app_t *self, int rows, int cols);
+
+/* A model sized by the configuration (event_budget, max_payload_bytes). */
+tui_model_t *tui_model_from_cfg(const base_config_t *cfg);
+
+/* ------------------------------------------------------------------------
+ * Programs (tui/main.c dispatches; each returns the process exit code).
+ */
+/* Headless recording (docs/RECORDING.md). */
+int tui_record_run(const base_config_t *cfg, const char *path, volatile sig_atomic_t *stop);
+/* The console on a live hub. */
+int tui_live_run(const base_config_t *cfg, volatile sig_atomic_t *stop);
+/* The console on a recording. */
+int tui_replay_run(const base_config_t *cfg, const char *path, volatile sig_atomic_t *stop);
+/* A recording to one merged, aligned Chrome trace, without a terminal. */
+int tui_export_run(const base_config_t *cfg, const char *path, const char *out,
+                   volatile sig_atomic_t *stop);
+/* A local cluster (master and agents with simulated clocks and workload)
+ * and the console on it; every child stops with dptop. */
+int tui_demo_run(const base_config_t *cfg, int nodes, const char *argv0,
+                 volatile sig_atomic_t *stop);
+
+#endif /* DP_TUI_H */
