@@ -67,6 +67,7 @@ enum bus_kind {
     BUS_K_SCOPE,
     BUS_K_LOG,
     BUS_K_SIM_TRUTH,
+    BUS_K_PROC,
     BUS_K_STATE_REQ,
     BUS_K_STATE_END,
     BUS_K_SYNC,

@@ -351,6 +351,22 @@ static const struct bus_field sim_truth_fields[] = {
     {.name = "seed", .type = BUS_T_U64, .doc = "wander random-walk seed"},
 };
 
+static const char *const proc_backends[] = {"hip", "cupti", "sim", "none", NULL};
+
+static const struct bus_field proc_fields[] = {
+    {.name = "node", .type = BUS_T_INT, .required = true, .key = true, NODE_R, .doc = "sender"},
+    {.name = "pid", .type = BUS_T_INT, .required = true, .key = true, PID_R, .doc = "process"},
+    {.name = "exe", .type = BUS_T_STR, .required = true, .doc = "executable name"},
+    {.name = "backend",
+     .type = BUS_T_STR,
+     .required = true,
+     .enums = proc_backends,
+     .doc = "GPU runtime captured (none: annotations only)"},
+    {.name = "devices", .type = BUS_T_INT, .required = true, U32_R, .doc = "GPUs it sees"},
+    {.name = "t0_ns", .type = BUS_T_NS, .unit = "ns", .doc = "trace clock when it started"},
+    {.name = "version", .type = BUS_T_STR, .doc = "libdptrace version"},
+};
+
 static const struct bus_field state_req_fields[] = {
     {.name = "token", .type = BUS_T_STR, .required = true, .doc = "echoed by sync and state_end"},
     {.name = "prefixes",
@@ -413,6 +429,9 @@ static const struct bus_kind_def kinds[BUS_K_NKINDS] = {
     [BUS_K_SIM_TRUTH] = {BUS_K_SIM_TRUTH, "sim_truth", "node -> bus",
                          "simulated clock parameters (SPEC 4.6); simulation only",
                          ROWS(sim_truth_fields), BUS_CACHE_LATEST, BUS_KF_SIM | BUS_KF_SENDER_NODE},
+    [BUS_K_PROC] = {BUS_K_PROC, "proc", "node -> bus",
+                    "a traced process on a node (its libdptrace hello)", ROWS(proc_fields),
+                    BUS_CACHE_LATEST, BUS_KF_SENDER_NODE},
     [BUS_K_STATE_REQ] = {BUS_K_STATE_REQ, "state_req", "client -> hub (registration socket)",
                          "late joiner asks for the cached state", ROWS(state_req_fields),
                          BUS_CACHE_NONE, 0},

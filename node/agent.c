@@ -636,21 +636,13 @@ static void publish_gpu(node_agent_t *self, const gpu_msg_t *msg, bool from_app)
         break;
     }
     case GPU_MSG_PROC: {
-        /* The bus has no process kind: the hello becomes an info line that
-         * carries its fields (consoles list processes from ev/names). */
         struct proc *p = proc_of(self, msg->pid);
         snprintf(p->exe, sizeof p->exe, "%s", msg->exe ? msg->exe : "?");
-        snprintf(p->backend, sizeof p->backend, "%s", msg->backend ? msg->backend : "?");
-        m = bus_msg_new(BUS_K_LOG);
-        char line[256];
-        snprintf(line, sizeof line, "process %u (%s) traces with %s, %u device(s)", msg->pid,
+        snprintf(p->backend, sizeof p->backend, "%s", msg->backend ? msg->backend : "none");
+        base_log(BASE_LOG_INFO, "node", "process %u (%s) traces with %s, %u device(s)", msg->pid,
                  p->exe, p->backend, msg->devices);
-        base_log(BASE_LOG_INFO, "node", "%s", line);
+        m = bus_msg_new(BUS_K_PROC);
         bus_msg_set_i64(m, "node", self->id);
-        bus_msg_set_str(m, "level", "info");
-        bus_msg_set_str(m, "component", "dptrace");
-        bus_msg_set_str(m, "msg", line);
-        bus_msg_set_i64(m, "t_ns", probe_now(self));
         bus_msg_set_i64(m, "pid", msg->pid);
         bus_msg_set_str(m, "exe", p->exe);
         bus_msg_set_str(m, "backend", p->backend);
@@ -1703,9 +1695,12 @@ int node_agent_run(node_agent_t *self, volatile sig_atomic_t *stop, char *err)
             if (self->next_snap <= now)
                 self->next_snap = now + self->snapshot_ns;
         }
-        /* The workload starts once announced: its name table must not go
-         * out before the bus listens. */
-        if (self->wl && now >= self->next_wl && self->last_announce != 0) {
+        /* The workload starts once announced and once the hub's cache listens
+         * to names and scope trees: each kind's subscription reaches the
+         * publisher on its own, and a name table sent before would be lost. */
+        if (self->wl && now >= self->next_wl && self->last_announce != 0 &&
+            bus_pub_subscribed(self->pub, BUS_K_NAMES) &&
+            bus_pub_subscribed(self->pub, BUS_K_SCOPE)) {
             if (ok && gpu_sim_poll(self->wl, base_realtime_ns(), on_sim, self, err) < 0)
                 base_log(BASE_LOG_WARN, "node", "simulated workload: %s", err);
             self->next_wl = now + SIM_TICK_NS;

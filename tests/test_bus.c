@@ -69,6 +69,8 @@ static const char *const samples[BUS_K_NKINDS] = {
                   "lost 50%\",\"t_ns\":1790000000000000000}",
     [BUS_K_SIM_TRUTH] = "{\"node\":7,\"t0_ns\":1790000000000000000,\"offset_ns\":250000,"
                         "\"drift_ppm\":-35.5,\"wander_ppb\":0,\"seed\":42}",
+    [BUS_K_PROC] = "{\"node\":7,\"pid\":4242,\"exe\":\"train\",\"backend\":\"hip\","
+                   "\"devices\":8,\"t0_ns\":123456789,\"version\":\"0.1.0\"}",
     [BUS_K_STATE_REQ] = "{\"token\":\"t-1\",\"prefixes\":[\"dp1.\"]}",
     [BUS_K_STATE_END] = "{\"token\":\"t-1\",\"count\":12,\"complete\":true,\"synced\":true,"
                         "\"evicted\":0}",

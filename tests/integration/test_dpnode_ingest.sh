@@ -3,7 +3,7 @@
 # libdptrace -> dpnode -> bus: hip_app (fake HIP runtime, LD_PRELOAD
 # libdptrace.so) sends its events to the agent's trace endpoint; the agent
 # republishes every event batch, name table, scope tree and GPU snapshot
-# pair under its node id, turns the process hello into a log line, and puts
+# pair under its node id, republishes the process hello as `proc`, and puts
 # the application's CLOCK_MONOTONIC stamps on its simulated trace clock
 # (here 5 s ahead), like its own snapshot pairs.  Device metrics come from a
 # fake amdgpu sysfs tree (--sysfs-root), in the units of the bus.
@@ -30,7 +30,7 @@ echo 54500 >"$SYS/card0/device/hwmon/hwmon1/temp1_input"
 port=$(it_ports 3) || it_fail "no free ports"
 H=tcp://127.0.0.1:$port
 it_spawn watch "$IT_PY" "$IT_ROOT/tests/integration/dpnode_watch.py" "$H" "$REC" \
-    nodes hello ev names scope snap log status
+    nodes hello ev names scope snap log status proc
 it_spawn master "$B/dpnode" --master --listen "$H" --trace-endpoint "$EP" \
     --sim-clock "$OFFSET,25" --status-period-ms 300 --sysfs-root "$SYS"
 it_wait 20 grep -q "trace endpoint $EP" "$IT_TMP/master.log" || it_fail "the agent did not bind $EP"
@@ -68,9 +68,9 @@ tree = [p for r in of("scope") for p in r["h"]["tree"]]
 check(tree, "scope tree")
 snaps = [r for r in of("snap") if r["h"]["a"] == "gpu0" and r["h"]["b"] == "trace"]
 check(snaps, "gpu0/trace snapshot pairs")
-logs = [r for r in recs if r["h"].get("type") == "log" and r["h"].get("component") == "dptrace"]
-check(any(r["h"].get("pid") == pid and r["h"].get("exe") == "hip_app" and
-          r["h"].get("backend") == "hip" for r in logs), "process hello as a log line")
+procs = of("proc")
+check(any(r["h"].get("exe") == "hip_app" and r["h"].get("backend") == "hip" and
+          r["h"].get("devices", 0) >= 1 for r in procs), "process hello as a proc message")
 # Every time is on the agent's trace clock: the real CLOCK_MONOTONIC + 5 s.
 ids = set()
 for r in ev:
