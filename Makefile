@@ -105,7 +105,9 @@ $(BUILD)/fuzz/fuzz_%: $(BUILD)/obj/tests/fuzz/fuzz_%.o $(MODLIBS)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $< $(LINKMODS) $(LDLIBS)
 
-$(BUILD)/obj/%.o: %.c
+# Order-only: the packages are checked (quickly; nothing is installed twice)
+# before anything compiles, without making every object out of date.
+$(BUILD)/obj/%.o: %.c | deps
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $($(notdir $(basename $<))_CFLAGS) -c -o $@ $<
 
@@ -157,6 +159,8 @@ screenshots: deps
 
 LINT_FILES = $(shell git ls-files '*.c' '*.h' 2>/dev/null)
 lint:
+	@bash scripts/deps.sh clang-format cppcheck
+	@[ -n "$(LINT_FILES)" ] || { echo "lint: no files (not a git checkout?)"; exit 1; }
 	clang-format --dry-run -Werror $(LINT_FILES)
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability,performance \
 	  --std=c11 --inline-suppr --suppress=missingIncludeSystem -D__GNUC__ -I. \

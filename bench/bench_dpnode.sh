@@ -55,7 +55,8 @@ run_cluster() {
     for p in "${pids[@]}"; do c1+=("$(cpu_ticks "$p")"); done
     : >"$IT_TMP/$name.cpu"
     for i in "${!pids[@]}"; do
-        echo "$i ${pids[$i]} $(echo "scale=3; 100 * (${c1[$i]} - ${c0[$i]}) / $HZ / (($w1 - $w0) / 1000000000)" | bc)" \
+        echo "$i ${pids[$i]} $(awk -v c0="${c0[$i]}" -v c1="${c1[$i]}" -v hz="$HZ" -v w0="$w0" -v w1="$w1" \
+            'BEGIN { printf "%.3f", 100 * (c1 - c0) / hz / ((w1 - w0) / 1e9) }')" \
             >>"$IT_TMP/$name.cpu"
     done
     for p in "${pids[@]}"; do it_stop "$p"; done
@@ -107,25 +108,25 @@ printf '%-46s %14s\n' "agent CPU, 4 neighbours, defaults (max)" "$c4a %"
 printf '%-46s %14s\n' "  same, mean of the 4 agents" "$(awk '$1 > 0 { s += $3; n++ } END { printf "%.2f", s / n }' "$IT_TMP/cpu4.cpu") %"
 printf '%-46s %14s\n' "  master (hub + solve + its own probing)" "$(awk '$1 == 0 { printf "%.2f", $3 }' "$IT_TMP/cpu4.cpu") %"
 printf '%-46s %14s\n' "agent CPU, 4 neighbours, seed 800 us / 4 s" "$cs %"
-printf '%-46s %14s\n' "  seed / defaults" "$(echo "scale=1; $cs / $c4a" | bc)x"
+printf '%-46s %14s\n' "  seed / defaults" "$(awk -v a="$cs" -v b="$c4a" 'BEGIN { printf "%.1f", a / b }')x"
 printf '%-46s %14s\n' "live error p50, 8 nodes, $SECS s" "$p50 ns"
 printf '%-46s %14s\n' "live error p99" "$p99 ns"
 printf '%-46s %14s\n' "live error max" "$mx ns"
 printf '%-46s %14s\n' "node fits compared / within uncertainty" "$fits / $cov %"
 printf '%-46s %14s\n' "raw clock spread (baseline)" "$raw ns"
-printf '%-46s %14s\n' "  raw spread / aligned p99" "$(echo "scale=0; $raw / $p99" | bc)x"
+printf '%-46s %14s\n' "  raw spread / aligned p99" "$(awk -v a="$raw" -v b="$p99" 'BEGIN { printf "%.0f", a / b }')x"
 printf '%-46s %14s\n' "agent CPU, 8 nodes (7 neighbours), max" "$c8 %"
 printf '%-46s %14s\n' "master CPU, 8 nodes" "$c8m %"
 echo
 echo "BENCH dpnode_cpu_pct_4nb_max $c4a %"
 echo "BENCH dpnode_cpu_pct_seed_4nb_max $cs %"
-echo "BENCH dpnode_cpu_seed_over_default $(echo "scale=2; $cs / $c4a" | bc) x"
+echo "BENCH dpnode_cpu_seed_over_default $(awk -v a="$cs" -v b="$c4a" 'BEGIN { printf "%.2f", a / b }') x"
 echo "BENCH dpnode_live_p50_ns $p50 ns"
 echo "BENCH dpnode_live_p99_ns $p99 ns"
 echo "BENCH dpnode_live_max_ns $mx ns"
 echo "BENCH dpnode_live_coverage_pct $cov %"
 echo "BENCH dpnode_raw_spread_ns $raw ns"
-echo "BENCH dpnode_raw_over_p99 $(echo "scale=0; $raw / $p99" | bc) x"
+echo "BENCH dpnode_raw_over_p99 $(awk -v a="$raw" -v b="$p99" 'BEGIN { printf "%.0f", a / b }') x"
 echo "BENCH dpnode_cpu_pct_max $c8 %"
 echo "BENCH dpnode_master_cpu_pct $c8m %"
 trap - EXIT

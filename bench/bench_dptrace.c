@@ -87,7 +87,7 @@ static void *receive(void *arg)
             if (base_json_parse(zmq_msg_data(&part[1]), zmq_msg_size(&part[1]), &h, NULL) ==
                     BASE_DEC_OK &&
                 base_json_get_i64(h, "count", &count, NULL) == BASE_DEC_OK &&
-                base_json_get_i64(h, "dropped_total", &dropped, NULL) == BASE_DEC_OK) {
+                base_json_get_i64(h, "dropped", &dropped, NULL) == BASE_DEC_OK) {
                 r->events += (uint64_t)count;
                 r->dropped = (uint64_t)dropped;
             }
@@ -229,7 +229,7 @@ int main(void)
            "<= 100");
     printf("  %-34s %10s %10.1f %10.1f %8s\n", "  per annotation call", "0", pair / 2, pair / 2,
            "<= 50");
-    printf("  receiver: %" PRIu64 " events, dropped_total %" PRIu64 "\n", rx.events, rx.dropped);
+    printf("  receiver: %" PRIu64 " events, sender dropped %" PRIu64 "\n", rx.events, rx.dropped);
     printf("BENCH dptrace_launch_direct_ns %.1f ns\n", d);
     printf("BENCH dptrace_launch_traced_ns %.1f ns\n", t);
     printf("BENCH dptrace_launch_overhead_ns %.1f ns\n", added);

@@ -37,8 +37,9 @@
 #define OPEN_MAX      1048576 /* open ranges the background thread tracks */
 #define FINISH_NS     300000000
 #define CONNECT_GRACE 500000000 /* batches wait this long for a first connection */
-/* At exit, with a receiver's socket present, wait this long for the
- * connection: a loaded machine can take well over CONNECT_GRACE. */
+/* At exit, with a receiver's socket present, wait up to this long (from
+ * the exit) for the connection: a loaded machine can take well over
+ * CONNECT_GRACE, and a process may exit soon after a slow start. */
 #define EXIT_CONNECT_WAIT 2000000000
 #define JOIN_S            3
 
@@ -923,14 +924,18 @@ static void wait_connected(void)
     if (dpt.link == NULL || dpt.connected || (dpt.nout == 0 && dpt.npairs == 0) ||
         !receiver_possible())
         return;
-    int64_t end = dpt.link_created + EXIT_CONNECT_WAIT;
-    while (dpt_now() < end) {
-        if (gpu_link_take_reconnect(dpt.link)) {
-            dpt.connected = true;
-            dpt.state_dirty = true;
-            return;
-        }
+    int64_t end = dpt_now() + EXIT_CONNECT_WAIT;
+    bool connected = gpu_link_take_reconnect(dpt.link);
+    uint64_t retries = gpu_link_retries(dpt.link);
+    /* A refused attempt during the wait means a stale socket with nobody
+     * listening: do not hold the exit for it. */
+    while (!connected && dpt_now() < end && gpu_link_retries(dpt.link) == retries) {
         base_sleep_ns(2000000);
+        connected = gpu_link_take_reconnect(dpt.link);
+    }
+    if (connected) {
+        dpt.connected = true;
+        dpt.state_dirty = true;
     }
 }
 

@@ -262,6 +262,8 @@ int gpu_link_send(gpu_link_t *self, const gpu_msg_t *msg, char *err);
  * send its state again (hello, names, recent scope pairs). */
 bool gpu_link_take_reconnect(gpu_link_t *self);
 uint64_t gpu_link_sent(const gpu_link_t *self);
+/* Failed connection attempts seen so far (counted by gpu_link_take_reconnect). */
+uint64_t gpu_link_retries(const gpu_link_t *self);
 uint64_t gpu_link_refused(const gpu_link_t *self);
 
 /*

@@ -568,15 +568,26 @@ int gpu_hip_poll(gpu_hip_t *self, int64_t now_ns, gpu_msg_fn fn, void *ctx, char
     return done;
 }
 
+static bool snaps_pending(const gpu_hip_t *self)
+{
+    for (int d = 0; d < MAX_DEVICES; d++)
+        if (self->devs[d].seen && self->devs[d].snap_pending != NULL)
+            return true;
+    return false;
+}
+
 void gpu_hip_finish(gpu_hip_t *self, int64_t timeout_ns, gpu_msg_fn fn, void *ctx)
 {
     assert(self);
     int64_t end = base_monotonic_ns() + timeout_ns;
-    while (self->pending > 0 && base_monotonic_ns() < end) {
+    /* A snapshot still in flight is waited for too: without a pair, the
+     * receiver cannot map this run's GPU times at all. */
+    while ((self->pending > 0 || snaps_pending(self)) && base_monotonic_ns() < end) {
         gpu_hip_poll(self, base_monotonic_ns(), fn, ctx, NULL);
-        if (self->pending > 0)
+        if (self->pending > 0 || snaps_pending(self))
             base_sleep_ns(1000000);
     }
+    gpu_hip_poll(self, base_monotonic_ns(), fn, ctx, NULL); /* hands the last pairs on */
     /* What never completed is dropped; its events are released. */
     for (size_t i = 0; i < self->nstreams; i++) {
         struct pstream *ps = &self->streams[i];

@@ -160,6 +160,7 @@ struct gpu_link {
     uint64_t seq;
     uint64_t sent;
     uint64_t refused;
+    uint64_t retries; /* connection attempts that failed (no receiver listening) */
     char *endpoint;
 };
 
@@ -186,7 +187,8 @@ gpu_link_t *gpu_link_new(const char *endpoint, int sndhwm, char *err)
     zmq_setsockopt(self->push, ZMQ_SNDHWM, &hwm, sizeof hwm);
     zmq_setsockopt(self->push, ZMQ_LINGER, &linger, sizeof linger);
     snprintf(monep, sizeof monep, "inproc://dptrace-link-mon-%p", (void *)self);
-    if (zmq_socket_monitor(self->push, monep, ZMQ_EVENT_CONNECTED) != 0) {
+    if (zmq_socket_monitor(self->push, monep, ZMQ_EVENT_CONNECTED | ZMQ_EVENT_CONNECT_RETRIED) !=
+        0) {
         base_err(err, "zmq_socket_monitor: %s", zmq_strerror(errno));
         goto err;
     }
@@ -245,6 +247,8 @@ bool gpu_link_take_reconnect(gpu_link_t *self)
             memcpy(&ev, zmq_msg_data(&part), 2);
             if (ev == ZMQ_EVENT_CONNECTED)
                 connected = true;
+            else if (ev == ZMQ_EVENT_CONNECT_RETRIED)
+                self->retries++;
         }
         int more = zmq_msg_more(&part);
         zmq_msg_close(&part);
@@ -299,6 +303,12 @@ out:
     free(hdr);
     free(payload);
     return rc;
+}
+
+uint64_t gpu_link_retries(const gpu_link_t *self)
+{
+    assert(self);
+    return self->retries;
 }
 
 uint64_t gpu_link_sent(const gpu_link_t *self)

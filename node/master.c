@@ -775,7 +775,7 @@ static void check_liveness(node_master_t *self)
         }
         if (n->up && now - n->last_mono > limit) {
             char why[64];
-            snprintf(why, sizeof why, "silent for %.1f s", (double)(now - n->last_mono) / 1e9);
+            snprintf(why, sizeof why, "silent for %.3f s", (double)(now - n->last_mono) / 1e9);
             mark_down(self, n, why);
         }
     }

@@ -35,7 +35,7 @@ trap 'cleanup_tmux; it_cleanup' EXIT
 pane() { "${TM[@]}" capture-pane -p -t t; }
 
 "${TM[@]}" new-session -d -s t -x 160 -y 50 \
-    "env LANG=C.UTF-8 LC_ALL=C.UTF-8 $B/dptop --demo --demo-log $LOG --output-dir $OUT \
+    "env LANG=C.UTF-8 LC_ALL=C.UTF-8 TMPDIR=$IT_TMP $B/dptop --demo --demo-log $LOG --output-dir $OUT \
      2>$IT_TMP/dptop.err; echo \$? >$IT_TMP/exit"
 
 # The demo log names the children; the node table needs fits for all four.
