@@ -319,6 +319,8 @@ static void cupti_close(void *state)
     free(s);
 }
 
+static void cupti_counters(void *state, struct gpu_source_counters *out);
+
 const struct gpu_source gpu_source_cupti = {
     .name = "cupti",
     .summary = "CUDA kernels, copies and memsets from CUPTI activity records "
@@ -327,6 +329,7 @@ const struct gpu_source gpu_source_cupti = {
     .probe = cupti_probe,
     .open = cupti_open,
     .poll = cupti_poll,
+    .counters = cupti_counters,
     .close = cupti_close,
 };
 
@@ -340,12 +343,12 @@ static void *cb_open(const struct dpt_env *env, char *err)
         .scope_now = dpt_scope_now,
         .host_event = dpt_host_event,
     };
-    return cupti_open(&o, err);
+    return gpu_source_find("cupti")->open(&o, err);
 }
 
 static int cb_poll(void *st, int64_t now, gpu_msg_fn fn, void *ctx)
 {
-    return cupti_poll(st, now, fn, ctx, NULL);
+    return gpu_source_find("cupti")->poll(st, now, fn, ctx, NULL);
 }
 
 static void cb_finish(void *st, int64_t timeout_ns, gpu_msg_fn fn, void *ctx)
@@ -355,13 +358,20 @@ static void cb_finish(void *st, int64_t timeout_ns, gpu_msg_fn fn, void *ctx)
     cupti_poll(st, dpt_now(), fn, ctx, NULL);
 }
 
+static void cupti_counters(void *state, struct gpu_source_counters *out)
+{
+    struct cupti_src *s = state;
+    memset(out, 0, sizeof *out);
+    pthread_mutex_lock(&s->mu);
+    out->dropped = s->dropped;
+    pthread_mutex_unlock(&s->mu);
+}
+
 static uint64_t cb_dropped(void *st)
 {
-    struct cupti_src *s = st;
-    pthread_mutex_lock(&s->mu);
-    uint64_t d = s->dropped;
-    pthread_mutex_unlock(&s->mu);
-    return d;
+    struct gpu_source_counters c;
+    gpu_source_find("cupti")->counters(st, &c);
+    return c.dropped;
 }
 
 const struct dpt_backend dpt_backend_impl = {

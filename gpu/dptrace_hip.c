@@ -39,17 +39,34 @@ static inline const struct gpu_hip_real *real(void)
 
 /* ---- the backend ---- */
 
+/* The capture engine is the registered "hip" GPU source; this backend adds
+ * what only an interposer has: the operations it records, thread hooks. */
 static void *hipb_open(const struct dpt_env *env, char *err)
 {
-    struct gpu_hip_opts o = {
-        .pid = env->pid,
-        .library = env->hip_library,
-        .snapshot_ns = env->snapshot_ns,
-        .max_pending = env->max_pending,
-        .events_per_dev = env->events_per_dev,
-        .names = env->names,
-    };
-    return gpu_hip_new(&o, err);
+    const struct gpu_source *src = gpu_source_find("hip");
+    if (src == NULL) {
+        base_err(err, "no hip GPU source in this build");
+        return NULL;
+    }
+    if (env->hip_library != NULL && strchr(env->hip_library, ',') != NULL) {
+        base_err(err, "HIP library path '%s' contains a comma", env->hip_library);
+        return NULL;
+    }
+    /* Only what is set: the source's own defaults apply to the rest. */
+    char opts[700] = "";
+    size_t n = 0;
+    if (env->snapshot_ns > 0)
+        n += (size_t)snprintf(opts + n, sizeof opts - n, ",snapshot_ms=%lld",
+                              (long long)((env->snapshot_ns + 999999) / 1000000));
+    if (env->max_pending > 0 && n < sizeof opts)
+        n += (size_t)snprintf(opts + n, sizeof opts - n, ",max_pending=%zu", env->max_pending);
+    if (env->events_per_dev > 0 && n < sizeof opts)
+        n +=
+            (size_t)snprintf(opts + n, sizeof opts - n, ",events_per_dev=%zu", env->events_per_dev);
+    if (env->hip_library != NULL && n < sizeof opts)
+        snprintf(opts + n, sizeof opts - n, ",library=%s", env->hip_library);
+    struct gpu_source_opts o = {.pid = env->pid, .options = opts, .names = env->names};
+    return src->open(&o, err);
 }
 
 static void hipb_thread_fini(void *st, struct dpt_thread *t)
@@ -93,7 +110,7 @@ static uint32_t hipb_stream_id(void *st, const void *stream, int device)
 
 static int hipb_poll(void *st, int64_t now, gpu_msg_fn fn, void *ctx)
 {
-    return gpu_hip_poll(st, now, fn, ctx, NULL);
+    return gpu_source_find("hip")->poll(st, now, fn, ctx, NULL);
 }
 
 static void hipb_finish(void *st, int64_t timeout_ns, gpu_msg_fn fn, void *ctx)
@@ -108,7 +125,9 @@ static uint32_t hipb_devices(void *st)
 
 static uint64_t hipb_dropped(void *st)
 {
-    return gpu_hip_dropped(st);
+    struct gpu_source_counters c;
+    gpu_source_find("hip")->counters(st, &c);
+    return c.dropped;
 }
 
 const struct dpt_backend dpt_backend_impl = {

@@ -366,6 +366,14 @@ struct gpu_source_opts {
     void *app;
 };
 
+/* What a source can say about its own work (zero where not applicable). */
+struct gpu_source_counters {
+    uint64_t dropped; /* operations it could not time or hand on */
+    uint64_t pending; /* operations waiting for their GPU times */
+    uint64_t steps;   /* sim: steps produced */
+    uint64_t skipped; /* sim: steps skipped after a pause */
+};
+
 struct gpu_source {
     const char *name;
     const char *summary;
@@ -375,6 +383,7 @@ struct gpu_source {
     void *(*open)(const struct gpu_source_opts *opts, char *err);
     /* now_ns: the trace clock (hip, cupti) or true time (sim). */
     int (*poll)(void *state, int64_t now_ns, gpu_msg_fn fn, void *ctx, char *err);
+    void (*counters)(void *state, struct gpu_source_counters *out);
     void (*close)(void *state);
 };
 

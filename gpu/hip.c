@@ -640,8 +640,10 @@ static void *hip_open(const struct gpu_source_opts *opts, char *err)
 {
     struct gpu_hip_opts ho = {.pid = opts->pid, .names = opts->names};
     char lib[512] = "";
-    if (gpu_opts_check(opts->options, (const char *const[]){"library", "snapshot_ms", NULL}, err) !=
-        BASE_OK)
+    if (gpu_opts_check(
+            opts->options,
+            (const char *const[]){"library", "snapshot_ms", "max_pending", "events_per_dev", NULL},
+            err) != BASE_OK)
         return NULL;
     if (gpu_opts_get(opts->options, "library", lib, sizeof lib))
         ho.library = lib;
@@ -655,12 +657,32 @@ static void *hip_open(const struct gpu_source_opts *opts, char *err)
         }
         ho.snapshot_ns = ms * 1000000LL;
     }
+    static const char *const sizes[] = {"max_pending", "events_per_dev"};
+    size_t *dst[] = {&ho.max_pending, &ho.events_per_dev};
+    for (int i = 0; i < 2; i++) {
+        if (!gpu_opts_get(opts->options, sizes[i], v, sizeof v))
+            continue;
+        char *end;
+        long long n = strtoll(v, &end, 10);
+        if (*end != '\0' || n < 1 || n > 10000000) {
+            base_err(err, "hip: %s '%s' is not in [1, 10000000]", sizes[i], v);
+            return NULL;
+        }
+        *dst[i] = (size_t)n;
+    }
     return gpu_hip_new(&ho, err);
 }
 
 static int hip_poll(void *state, int64_t now_ns, gpu_msg_fn fn, void *ctx, char *err)
 {
     return gpu_hip_poll(state, now_ns, fn, ctx, err);
+}
+
+static void hip_counters(void *state, struct gpu_source_counters *out)
+{
+    memset(out, 0, sizeof *out);
+    out->dropped = gpu_hip_dropped(state);
+    out->pending = gpu_hip_pending(state);
 }
 
 static void hip_close(void *state)
@@ -676,5 +698,6 @@ const struct gpu_source gpu_source_hip = {
     .probe = hip_probe,
     .open = hip_open,
     .poll = hip_poll,
+    .counters = hip_counters,
     .close = hip_close,
 };

@@ -97,23 +97,24 @@ static int sim_probe(char *err)
 
 static void *sim_open(const struct gpu_source_opts *o, char *err)
 {
-    static const char *const known[] = {"step_ms", "layers", "straggler", "late_us",
-                                        "seed",    "device", NULL};
+    static const char *const known[] = {"step_ms", "step_us", "layers", "straggler",
+                                        "late_us", "seed",    "device", NULL};
     struct gpu_sim_cfg cfg;
     gpu_sim_defaults(&cfg);
     cfg.node = o->node;
     cfg.pid = o->pid;
-    int64_t step_ms = cfg.step_period_ns / 1000000, layers = cfg.layers, straggler = -1,
-            late_us = 0, seed = 1, device = 0;
+    int64_t step_ms = cfg.step_period_ns / 1000000, step_us = 0, layers = cfg.layers,
+            straggler = -1, late_us = 0, seed = 1, device = 0;
     if (gpu_opts_check(o->options, known, err) != BASE_OK ||
         opt_i64(o->options, "step_ms", 1, 60000, &step_ms, err) != BASE_OK ||
+        opt_i64(o->options, "step_us", 0, 60000000, &step_us, err) != BASE_OK ||
         opt_i64(o->options, "layers", 1, 64, &layers, err) != BASE_OK ||
         opt_i64(o->options, "straggler", -1, 65535, &straggler, err) != BASE_OK ||
         opt_i64(o->options, "late_us", 0, 6000000, &late_us, err) != BASE_OK ||
         opt_i64(o->options, "seed", 0, INT64_MAX, &seed, err) != BASE_OK ||
         opt_i64(o->options, "device", 0, 65535, &device, err) != BASE_OK)
         return NULL;
-    cfg.step_period_ns = step_ms * 1000000;
+    cfg.step_period_ns = step_us > 0 ? step_us * 1000 : step_ms * 1000000;
     cfg.layers = (uint32_t)layers;
     cfg.straggler_node = (int32_t)straggler;
     cfg.straggler_late_ns = late_us * 1000;
@@ -127,6 +128,13 @@ static int sim_poll(void *state, int64_t now_ns, gpu_msg_fn fn, void *ctx, char 
     return gpu_sim_poll(state, now_ns, fn, ctx, err);
 }
 
+static void sim_counters(void *state, struct gpu_source_counters *out)
+{
+    memset(out, 0, sizeof *out);
+    out->steps = gpu_sim_steps(state);
+    out->skipped = gpu_sim_skipped(state);
+}
+
 static void sim_close(void *state)
 {
     gpu_sim_t *sim = state;
@@ -138,6 +146,7 @@ static const struct gpu_source gpu_source_sim = {
     .summary = "simulated training workload: steps, kernels, copies, one collective per step",
     .flags = GPU_SRC_IN_AGENT,
     .probe = sim_probe,
+    .counters = sim_counters,
     .open = sim_open,
     .poll = sim_poll,
     .close = sim_close,

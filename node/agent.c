@@ -127,8 +127,9 @@ struct node_agent {
     /* timers (CLOCK_MONOTONIC) */
     int64_t next_snap, next_status, next_wl;
 
-    /* GPU side */
-    gpu_sim_t *wl;
+    /* GPU side: the simulated workload is the registered "sim" GPU source. */
+    const struct gpu_source *wl_src;
+    void *wl;
     gpu_ingest_t *ingest;
     char trace_ep[256];
     struct proc procs[MAX_PROCS];
@@ -1161,8 +1162,10 @@ static void publish_status(node_agent_t *self, int64_t period_ns)
         bus_msg_set_u64(m, "ingest_errors", base_decstats_errors(is));
     }
     if (self->wl) {
-        bus_msg_set_u64(m, "sim_steps", gpu_sim_steps(self->wl));
-        bus_msg_set_u64(m, "sim_skipped", gpu_sim_skipped(self->wl));
+        struct gpu_source_counters c;
+        self->wl_src->counters(self->wl, &c);
+        bus_msg_set_u64(m, "sim_steps", c.steps);
+        bus_msg_set_u64(m, "sim_skipped", c.skipped);
     }
     if (self->probe_log)
         bus_msg_set_u64(m, "probe_log_lines", self->probe_log_lines);
@@ -1222,6 +1225,13 @@ static void publish_status(node_agent_t *self, int64_t period_ns)
 
 /* ---- registration (agents) ------------------------------------------------ */
 
+static void close_workload(node_agent_t *self)
+{
+    if (self->wl != NULL)
+        self->wl_src->close(self->wl);
+    self->wl = NULL;
+}
+
 static void set_identity(node_agent_t *self, int id)
 {
     if (id == self->id)
@@ -1235,14 +1245,25 @@ static void set_identity(node_agent_t *self, int id)
     make_windows(self);
     if (self->sim_workload) {
         /* The straggler is picked by node id: the workload starts now. */
-        gpu_sim_destroy(&self->wl);
-        self->wl_cfg.node = (uint16_t)id;
+        close_workload(self);
         if (self->wl_cfg.seed == 0)
             self->wl_cfg.seed = (uint64_t)id + 1;
-        char err[BASE_ERRLEN];
-        self->wl = gpu_sim_new(&self->wl_cfg, wl_clock, self, err);
+        const struct gpu_sim_cfg *c = &self->wl_cfg;
+        char opts[256], err[BASE_ERRLEN];
+        snprintf(opts, sizeof opts,
+                 "step_us=%lld,layers=%u,straggler=%d,late_us=%lld,seed=%llu,device=%u",
+                 (long long)(c->step_period_ns / 1000), c->layers, c->straggler_node,
+                 (long long)(c->straggler_late_ns / 1000), (unsigned long long)c->seed, c->device);
+        struct gpu_source_opts so = {.node = (uint16_t)id,
+                                     .pid = c->pid,
+                                     .options = opts,
+                                     .clock = wl_clock,
+                                     .clock_ctx = self};
+        self->wl_src = gpu_source_find("sim");
+        self->wl = self->wl_src ? self->wl_src->open(&so, err) : NULL;
         if (self->wl == NULL)
-            base_log(BASE_LOG_ERROR, "node", "simulated workload: %s", err);
+            base_log(BASE_LOG_ERROR, "node", "simulated workload: %s",
+                     self->wl_src ? err : "no sim GPU source");
     }
     if (!first)
         base_log(BASE_LOG_WARN, "node", "node id changed to %d", id);
@@ -1595,7 +1616,7 @@ void node_agent_destroy(node_agent_t **self_p)
         unlink(self->trace_ep + 6);
     }
     gpu_ingest_destroy(&self->ingest);
-    gpu_sim_destroy(&self->wl);
+    close_workload(self);
     bus_reg_destroy(&self->reg);
     bus_pub_destroy(&self->pub);
     node_master_destroy(&self->master);
@@ -1701,7 +1722,7 @@ int node_agent_run(node_agent_t *self, volatile sig_atomic_t *stop, char *err)
         if (self->wl && now >= self->next_wl && self->last_announce != 0 &&
             bus_pub_subscribed(self->pub, BUS_K_NAMES) &&
             bus_pub_subscribed(self->pub, BUS_K_SCOPE)) {
-            if (ok && gpu_sim_poll(self->wl, base_realtime_ns(), on_sim, self, err) < 0)
+            if (ok && self->wl_src->poll(self->wl, base_realtime_ns(), on_sim, self, err) < 0)
                 base_log(BASE_LOG_WARN, "node", "simulated workload: %s", err);
             self->next_wl = now + SIM_TICK_NS;
         }

@@ -1073,8 +1073,15 @@ static void test_sources(void **state)
     /* cupti lives in libdptrace_cupti.so only. */
     assert_null(gpu_source_find("cupti"));
     size_t n = 0;
-    for (const struct gpu_source *const *s = gpu_sources(); *s != NULL; s++)
+    for (const struct gpu_source *const *s = gpu_sources(); *s != NULL; s++) {
+        /* Every hook is there: callers use them without checking. */
+        assert_non_null((*s)->probe);
+        assert_non_null((*s)->open);
+        assert_non_null((*s)->poll);
+        assert_non_null((*s)->counters);
+        assert_non_null((*s)->close);
         n++;
+    }
     assert_int_equal(n, 2);
     /* No HIP runtime in this process. */
     assert_int_equal(gpu_source_find("hip")->probe(err), BASE_ERR);
@@ -1089,6 +1096,22 @@ static void test_sources(void **state)
     for (int i = 0; i < 20; i++, t += 5000000)
         assert_true(sim->poll(st, t, count_msgs, &events, err) >= 0);
     assert_true(events > 0);
+    struct gpu_source_counters c;
+    sim->counters(st, &c);
+    assert_true(c.steps > 0);
+    assert_int_equal(c.dropped, 0);
+    sim->close(st);
+    /* step_us overrides step_ms: sub-millisecond periods. */
+    o.options = "step_us=2500,step_ms=20,layers=1";
+    st = sim->open(&o, err);
+    assert_non_null(st);
+    events = 0;
+    for (int i = 0; i < 20; i++, t += 5000000)
+        assert_true(sim->poll(st, t, count_msgs, &events, err) >= 0);
+    struct gpu_source_counters c2;
+    sim->counters(st, &c2);
+    /* 100 ms of polls at 2.5 ms steps: about 40 steps, far more than at 20 ms. */
+    assert_true(c2.steps >= 20);
     sim->close(st);
     static const char *const bad[] = {"step_ms=abc", "foo=1",
                                       "layers",      "layers=65",
