@@ -619,6 +619,70 @@ static void test_config(void **state)
 
 /* ---- prober additions -------------------------------------------------------- */
 
+/* Packets crafted as peer 1 from a socket registered as its address. */
+static void send_probe(int fd, uint16_t port, uint64_t seq, int index, const struct node_probe_fu *fu,
+                       size_t nfu)
+{
+    struct node_probe_pkt p = {0};
+    p.index = (uint8_t)index;
+    p.src = 1;
+    p.dst = 2;
+    p.seq = seq;
+    p.tx_user = 1790000000000000000LL + (int64_t)seq * 1000000;
+    for (size_t i = 0; i < nfu; i++)
+        p.fu[i] = fu[i];
+    uint8_t buf[NODE_PROBE_MAX_SIZE];
+    size_t len = node_probe_encode(&p, key16, buf);
+    struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons(port)};
+    inet_pton(AF_INET, "127.0.0.1", &to.sin_addr);
+    assert_int_equal(sendto(fd, buf, len, 0, (struct sockaddr *)&to, sizeof to), (ssize_t)len);
+}
+
+static void test_prober_loss_and_duplicates(void **state)
+{
+    node_prober_t *b = make_prober(2, false, NULL, key16);
+    int fd = socket(AF_INET, SOCK_DGRAM, 0);
+    struct sockaddr_in me = {.sin_family = AF_INET};
+    inet_pton(AF_INET, "127.0.0.1", &me.sin_addr);
+    assert_int_equal(bind(fd, (struct sockaddr *)&me, sizeof me), 0);
+    socklen_t mlen = sizeof me;
+    getsockname(fd, (struct sockaddr *)&me, &mlen);
+    struct node_peer peer = {.id = 1, .addrlen = sizeof me};
+    memcpy(&peer.addr, &me, sizeof me);
+    node_prober_set_peers(b, &peer, 1);
+    assert_int_equal(node_prober_start(b, NULL), BASE_OK);
+    uint16_t port = node_prober_port(b);
+
+    struct node_probe_fu fu[2] = {{0}};
+    send_probe(fd, port, 1000, 0, NULL, 0);
+    send_probe(fd, port, 1000, 0, NULL, 0); /* a duplicate */
+    send_probe(fd, port, 1000, 1, NULL, 0);
+    send_probe(fd, port, 1001, 0, NULL, 0); /* its second packet is "lost" */
+    fu[0] = (struct node_probe_fu){.seq = 1001, .tx = {1, 2}};
+    fu[1] = (struct node_probe_fu){.seq = 1000, .tx = {3, 4}};
+    send_probe(fd, port, 1002, 0, fu, 2); /* follow-ups complete 1000 and 1001 */
+    send_probe(fd, port, 900, 0, NULL, 0); /* from the past: a replay */
+
+    struct node_prober_stats st = {0};
+    for (int i = 0; i < 200 && (st.samples_in < 2 || st.replayed < 2); i++) {
+        base_sleep_ns(10000000);
+        node_prober_stats(b, &st);
+    }
+    assert_int_equal(st.samples_in, 2);
+    assert_int_equal(st.replayed, 2);
+    assert_int_equal(st.lost_packets, 1);
+    assert_int_equal(st.forged, 0);
+    struct node_probe_sample s[8];
+    size_t n = node_prober_drain(b, s, 8);
+    assert_int_equal(n, 2);
+    /* Oldest first; the tx times are the follow-ups'. */
+    assert_true(s[0].seq == 1000 && s[0].tx[0] == 3 && s[0].rx[0] != NODE_TS_NONE &&
+                s[0].rx[1] != NODE_TS_NONE);
+    assert_true(s[1].seq == 1001 && s[1].rx[0] != NODE_TS_NONE && s[1].rx[1] == NODE_TS_NONE);
+    node_prober_destroy(&b);
+    close(fd);
+}
+
 static void test_prober_counts_and_timing(void **state)
 {
     node_prober_t *a = make_prober(1, false, NULL, NULL);
@@ -863,6 +927,7 @@ int main(void)
         cmocka_unit_test(test_user_timestamps_flagged),
         cmocka_unit_test(test_garbage_and_forgeries),
         cmocka_unit_test(test_graph_plan),
+        cmocka_unit_test(test_prober_loss_and_duplicates),
         cmocka_unit_test(test_window_fit),
         cmocka_unit_test(test_window_bounds),
         cmocka_unit_test(test_plan_json),

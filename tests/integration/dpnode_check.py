@@ -91,12 +91,12 @@ def fit_error(fit, tn, tr):
     return worst
 
 
-def windows(recs, since=0.0):
-    """window -> {node: fit} from node fits that arrived after since, in arrival order."""
+def windows(recs, since=0.0, until=float("inf")):
+    """window -> {node: fit} from node fits that arrived in [since, until), in arrival order."""
     w = {}
     order = []
     for r in recs:
-        if kind(r) != "node_fit" or r["state"] or r["t"] < since:
+        if kind(r) != "node_fit" or r["state"] or r["t"] < since or r["t"] >= until:
             continue
         h = r["h"]
         if h["window"] not in w:
@@ -254,8 +254,9 @@ def main():
         return 1
     if cmd == "errors":
         n, since, max_ns = int(a[0]), float(a[1]), float(a[2])
+        until = float(a[3]) if len(a) > 3 else float("inf")
         t = truths(recs)
-        w, order = windows(recs, since)
+        w, order = windows(recs, since, until)
         errs, cover, worst = [], 0, None
         for k in order:
             fits = w[k]

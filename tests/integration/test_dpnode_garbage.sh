@@ -23,6 +23,8 @@ VICTIM=$IT_PID
 it_spawn agent2 "$B/dpnode" --hub "$H" --node-id 2 --sim-clock -22000000,-150 "${COMMON[@]}"
 it_wait 30 $CHECK up "$REC" 3 || it_fail "3 nodes never came up"
 it_wait 30 $CHECK aligned "$REC" 3 "$(date +%s.%N)" || it_fail "not aligned before the attack"
+t_aligned=$(date +%s.%N)
+sleep 3 # a few windows to compare with
 target=$("$IT_PY" - "$REC" <<'PY'
 import json, sys
 for line in open(sys.argv[1]):
@@ -121,8 +123,13 @@ assert d["bad_version"] >= 10, d
 assert d["bad_magic"] + d["truncated"] + d["oversized"] + d["bad_value"] >= 40, d
 PY
 kill -0 "$VICTIM" 2>/dev/null || it_fail "the agent died"
-# The fits are as good as before.
+# The fits are as good as before: the windows during and after the attack
+# are within twice the worst error before it (plus 200 ns for noise).
 sleep 2.5
-out=$($CHECK errors "$REC" 3 "$t_attack" 10000) || it_fail "fits disturbed: $out"
-echo "$out"
-it_pass "garbage and forgeries counted, fits unaffected ($out)"
+before=$($CHECK errors "$REC" 3 "$t_aligned" 10000 "$t_attack") || it_fail "no fits before the attack: $before"
+bmax=$(echo "$before" | sed -n 's/.* max_ns=\([0-9.]*\).*/\1/p')
+limit=$(awk -v m="$bmax" 'BEGIN { printf "%.0f", 2 * m + 200 }')
+after=$($CHECK errors "$REC" 3 "$t_attack" "$limit") || it_fail "fits disturbed: before $before; after $after"
+echo "before: $before"
+echo "after:  $after"
+it_pass "garbage and forgeries counted; fits before the attack max ${bmax} ns, after: $after"

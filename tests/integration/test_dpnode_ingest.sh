@@ -45,7 +45,24 @@ echo "app: $line"
 captured=$(echo "$line" | sed -n 's/.*dptrace: \([0-9]*\) events captured.*/\1/p')
 apppid=$(echo "$line" | sed -n 's/^hip_app\[\([0-9]*\)\].*/\1/p')
 [ -n "$captured" ] && [ -n "$apppid" ] || it_fail "cannot read the app's summary line"
-sleep 1
+# Events of a pid on the bus so far, and the largest drop count its batches carried.
+bus_events() {
+    "$IT_PY" -c 'import json, sys
+n = d = 0
+for r in map(json.loads, open(sys.argv[1])):
+    h = r["h"]
+    if h.get("type") == "ev" and h.get("pid") == int(sys.argv[2]):
+        n += h["count"]
+        d = max(d, h["dropped"])
+print(n, d)' "$REC" "$1"
+}
+# Everything the app sent reaches the bus.
+for _ in $(seq 1 100); do
+    set -- $(bus_events "$apppid")
+    [ "$1" -ge "$captured" ] && break
+    sleep 0.2
+done
+[ "$1" -eq "$captured" ] || it_fail "$1 events of the app on the bus, it sent $captured"
 "$IT_PY" - "$REC" "$apppid" "$captured" "$OFFSET" <<'PY' || it_fail "republished trace check failed"
 import base64, json, struct, sys
 path, pid, captured, offset = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
@@ -92,6 +109,27 @@ print(f"{total} events in {len(ev)} batches, {len(names)} names, {len(tree)} sco
       f"{len(snaps)} snapshot messages")
 PY
 it_wait 5 $CHECK status "$REC" 0 ingest_msgs 5 >/dev/null || it_fail "status does not count ingested messages"
+
+# Drops travel end to end: 8 threads launching flat out into 256-record rings
+# overflow them; the count the app reports is what its batches carry on the
+# bus and what the agent's status adds up.
+DPTOP_TRACE_RING=256 DPTOP_TRACE_ENDPOINT=$EP LD_PRELOAD=$LIB "$APP" --threads 8 --steps 300 \
+    --kernel-us 0 >"$IT_TMP/app2.log" 2>&1 || it_fail "hip_app (8 threads) failed under libdptrace"
+line=$(grep "dptrace: .* events captured" "$IT_TMP/app2.log")
+echo "app: $line"
+dropped=$(echo "$line" | sed -n 's/.*, \([0-9]*\) dropped$/\1/p')
+pid2=$(echo "$line" | sed -n 's/^hip_app\[\([0-9]*\)\].*/\1/p')
+[ -n "$dropped" ] && [ -n "$pid2" ] || it_fail "cannot read the second app's summary line"
+[ "$dropped" -gt 0 ] || it_fail "8 threads into 256-record rings dropped nothing: the drop path is untested"
+for _ in $(seq 1 100); do
+    set -- $(bus_events "$pid2")
+    [ "$2" -ge "$dropped" ] && break
+    sleep 0.2
+done
+[ "$2" -eq "$dropped" ] || it_fail "the bus carries $2 dropped events of pid $pid2, the app counted $dropped"
+it_wait 5 $CHECK status "$REC" 0 ev_drops "$dropped" >/dev/null ||
+    it_fail "the agent's status does not count the app's $dropped drops"
+echo "drops: the app counted $dropped, its batches on the bus say $2"
 "$IT_PY" - "$REC" <<'PY' || it_fail "device metrics"
 import json, sys
 recs = [json.loads(l) for l in open(sys.argv[1])]
@@ -103,4 +141,4 @@ assert g["index"] == 0 and g["busy_pct"] == 37 and g["vram_used_bytes"] == 10737
 assert abs(g["power_w"] - 123.45) < 1e-9 and abs(g["temp_c"] - 54.5) < 1e-9, g
 print("device metrics:", g)
 PY
-it_pass "libdptrace events republished on the bus under node 0, on its trace clock; metrics in W and C"
+it_pass "libdptrace events republished on the bus under node 0, on its trace clock; $dropped app drops counted end to end; metrics in W and C"
