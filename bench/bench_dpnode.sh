@@ -5,8 +5,9 @@
 #      the same run;
 #   2. live alignment error of 8 nodes on loopback, each with its own
 #      simulated clock (offsets up to +-50 ms, drifts up to +-200 ppm),
-#      against the simulated truth, over 30 s; the raw clock disagreement
-#      is the baseline the alignment removes; and each agent's CPU share.
+#      against the simulated truth, over 30 s, beside a measured peer: the
+#      same run's probe logs fitted offline by an NTP-style estimator
+#      (minrtt) and by svm; and each agent's CPU share.
 # CPU share = (utime + stime) / wall, from /proc/PID/stat, over the
 # measurement interval only (start-up excluded).
 #
@@ -34,11 +35,14 @@ run_cluster() {
     H=tcp://127.0.0.1:$port
     it_spawn "$name-watch" "$IT_PY" "$IT_ROOT/tests/integration/dpnode_watch.py" "$H" "$rec"
     local wpid=$IT_PID
+    # With PROBE_LOGS set, every node also writes its probe log (SPEC 4.5).
+    plog() { [ -n "${PROBE_LOGS:-}" ] && echo "--probe-log=$IT_TMP/$name-$1.probes"; }
     it_spawn "$name-m" "$D" --master --listen "$H" --trace-endpoint none \
-        --sim-clock "$(sim_of 0)" "$@"
+        --sim-clock "$(sim_of 0)" $(plog 0) "$@"
     pids+=("$IT_PID")
     for i in $(seq 1 $((nodes - 1))); do
-        it_spawn "$name-$i" "$D" --hub "$H" --trace-endpoint none --sim-clock "$(sim_of "$i")" "$@"
+        it_spawn "$name-$i" "$D" --hub "$H" --trace-endpoint none --sim-clock "$(sim_of "$i")" \
+            $(plog "$i") "$@"
         pids+=("$IT_PID")
     done
     it_wait 60 $CHECK up "$rec" "$nodes" >/dev/null || { echo "$name: nodes did not come up" >&2; exit 1; }
@@ -79,7 +83,7 @@ echo "dpnode bench: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), defaul
 
 run_cluster cpu4 5 "$SECS" >/dev/null
 run_cluster seed4 5 "$((SECS * 2 / 3))" --probe-cadence-us 800 --probe-window-s 4 >/dev/null
-t8=$(run_cluster live8 8 "$SECS")
+t8=$(PROBE_LOGS=1 run_cluster live8 8 "$SECS")
 err=$($CHECK errors "$IT_TMP/live8.jsonl" 8 "$t8" 1e12) || { echo "no error figures: $err" >&2; exit 1; }
 # The baseline: how far apart the raw probe clocks are (what alignment removes).
 raw=$("$IT_PY" - "$IT_TMP/live8.jsonl" <<'PY'
@@ -92,6 +96,36 @@ for line in open(sys.argv[1]):
 print(f"{max(t.values()) - min(t.values()):.0f}")
 PY
 )
+# The measured peer: the same run's probes fitted offline by an NTP-style
+# estimator (minrtt: the smallest round trip per interval) and by svm, both
+# through the same network solve, against the same truth.  Each sample is in
+# the logs of both its endpoints: keep one.
+mkdir -p "$IT_TMP/off"
+"$IT_PY" - "$IT_TMP" "$IT_TMP/live8.jsonl" <<'EOF'
+import glob, json, sys
+tmp, rec = sys.argv[1], sys.argv[2]
+seen = set()
+with open(f"{tmp}/off/probes.jsonl", "w") as out:
+    for path in sorted(glob.glob(f"{tmp}/live8-*.probes")):
+        for line in open(path):
+            o = json.loads(line)
+            key = (o.get("src"), o.get("dst"), o.get("seq"))
+            if o.get("type") == "probe" and key not in seen:
+                seen.add(key)
+                out.write(line)
+with open(f"{tmp}/off/truth.jsonl", "w") as out:
+    for line in open(rec):
+        h = json.loads(line)["h"]
+        if h.get("type") == "sim_truth":
+            out.write(json.dumps(h) + "\n")
+EOF
+offline() { # estimator -> "p50 p99" of its node fits against the truth
+    "$B/dpclock" fit "$IT_TMP/off/probes.jsonl" --estimator "$1" --ref 0 >"$IT_TMP/off/$1.fits" 2>/dev/null &&
+        "$B/dpclock" eval "$IT_TMP/off" "$IT_TMP/off/$1.fits" |
+        sed -n 's/^offset error *p50 \([0-9.]*\) ns *p99 \([0-9.]*\) ns.*/\1 \2/p'
+}
+read -r svm50 svm99 <<<"$(offline svm)"
+read -r ntp50 ntp99 <<<"$(offline minrtt)"
 p50=$(echo "$err" | sed -n 's/.*p50_ns=\([0-9.]*\).*/\1/p')
 p99=$(echo "$err" | sed -n 's/.*p99_ns=\([0-9.]*\).*/\1/p')
 mx=$(echo "$err" | sed -n 's/.*max_ns=\([0-9.]*\).*/\1/p')
@@ -113,7 +147,10 @@ printf '%-46s %14s\n' "live error p50, 8 nodes, $SECS s" "$p50 ns"
 printf '%-46s %14s\n' "live error p99" "$p99 ns"
 printf '%-46s %14s\n' "live error max" "$mx ns"
 printf '%-46s %14s\n' "node fits compared / within uncertainty" "$fits / $cov %"
-printf '%-46s %14s\n' "raw clock spread (baseline)" "$raw ns"
+printf '%-46s %14s\n' "same probes offline, svm p50 / p99" "${svm50:-?} / ${svm99:-?} ns"
+printf '%-46s %14s\n' "same probes offline, minrtt (NTP-style)" "${ntp50:-?} / ${ntp99:-?} ns"
+printf '%-46s %14s\n' "  minrtt p99 / live p99" "$(awk -v a="${ntp99:-0}" -v b="$p99" 'BEGIN { printf "%.1f", a / b }')x"
+printf '%-46s %14s\n' "raw clock spread (simulated offsets)" "$raw ns"
 printf '%-46s %14s\n' "  raw spread / aligned p99" "$(awk -v a="$raw" -v b="$p99" 'BEGIN { printf "%.0f", a / b }')x"
 printf '%-46s %14s\n' "agent CPU, 8 nodes (7 neighbours), max" "$c8 %"
 printf '%-46s %14s\n' "master CPU, 8 nodes" "$c8m %"
@@ -125,6 +162,9 @@ echo "BENCH dpnode_live_p50_ns $p50 ns"
 echo "BENCH dpnode_live_p99_ns $p99 ns"
 echo "BENCH dpnode_live_max_ns $mx ns"
 echo "BENCH dpnode_live_coverage_pct $cov %"
+echo "BENCH dpnode_offline_svm_p99_ns ${svm99:-nan} ns"
+echo "BENCH dpnode_offline_minrtt_p99_ns ${ntp99:-nan} ns"
+echo "BENCH dpnode_minrtt_over_live_p99 $(awk -v a="${ntp99:-0}" -v b="$p99" 'BEGIN { printf "%.2f", a / b }') x"
 echo "BENCH dpnode_raw_spread_ns $raw ns"
 echo "BENCH dpnode_raw_over_p99 $(awk -v a="$raw" -v b="$p99" 'BEGIN { printf "%.0f", a / b }') x"
 echo "BENCH dpnode_cpu_pct_max $c8 %"
