@@ -44,6 +44,41 @@ char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
 int xasprintf(char **out, const char *fmt, ...) BASE_PRINTF(2, 3);
 
+/* Little-endian fields of the wire and file formats, at any alignment. */
+static inline void base_le_put16(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+}
+static inline void base_le_put32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+static inline void base_le_put64(uint8_t *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+static inline uint16_t base_le_get16(const uint8_t *p)
+{
+    return (uint16_t)(p[0] | (uint16_t)p[1] << 8);
+}
+static inline uint32_t base_le_get32(const uint8_t *p)
+{
+    uint32_t v = 0;
+    for (int i = 0; i < 4; i++)
+        v |= (uint32_t)p[i] << (8 * i);
+    return v;
+}
+static inline uint64_t base_le_get64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++)
+        v |= (uint64_t)p[i] << (8 * i);
+    return v;
+}
+
 /* Clock readings in integer nanoseconds. */
 int64_t base_time_ns(clockid_t clock);
 int64_t base_realtime_ns(void);

@@ -32,40 +32,6 @@
 
 #define WRITE_CHUNK (1u << 20) /* flush when this much is buffered */
 
-static void put16(uint8_t *p, uint16_t v)
-{
-    v = htole16(v);
-    memcpy(p, &v, 2);
-}
-static void put32(uint8_t *p, uint32_t v)
-{
-    v = htole32(v);
-    memcpy(p, &v, 4);
-}
-static void put64(uint8_t *p, uint64_t v)
-{
-    v = htole64(v);
-    memcpy(p, &v, 8);
-}
-static uint16_t get16(const uint8_t *p)
-{
-    uint16_t v;
-    memcpy(&v, p, 2);
-    return le16toh(v);
-}
-static uint32_t get32(const uint8_t *p)
-{
-    uint32_t v;
-    memcpy(&v, p, 4);
-    return le32toh(v);
-}
-static uint64_t get64(const uint8_t *p)
-{
-    uint64_t v;
-    memcpy(&v, p, 8);
-    return le64toh(v);
-}
-
 /* ---- writer ---- */
 
 struct bus_recwriter {
@@ -119,12 +85,12 @@ bus_recwriter_t *bus_recwriter_new(const char *path, int flush_ms, char *err)
     }
     uint8_t h[BUS_REC_FILE_HDR] = {0};
     memcpy(h, BUS_REC_MAGIC, 8);
-    put16(h + 8, BUS_REC_VERSION);
-    put16(h + 10, BUS_REC_FILE_HDR);
-    put32(h + 12, 0);
-    put64(h + 16, (uint64_t)base_realtime_ns());
-    put32(h + 24, 0);
-    put32(h + 28, bus_crc32c(0, h, 28));
+    base_le_put16(h + 8, BUS_REC_VERSION);
+    base_le_put16(h + 10, BUS_REC_FILE_HDR);
+    base_le_put32(h + 12, 0);
+    base_le_put64(h + 16, (uint64_t)base_realtime_ns());
+    base_le_put32(h + 24, 0);
+    base_le_put32(h + 28, bus_crc32c(0, h, 28));
     size_t done;
     if (write_all(self, h, sizeof h, &done, err) != BASE_OK)
         goto err;
@@ -178,19 +144,19 @@ int bus_recwriter_add(bus_recwriter_t *self, int64_t arrival_ns, const struct bu
         self->buf = xrealloc(self->buf, self->cap);
     }
     uint8_t *h = self->buf + self->len, *p = h + BUS_REC_FRAME_HDR;
-    put32(p, (uint32_t)nframes);
+    base_le_put32(p, (uint32_t)nframes);
     p += 4;
     for (size_t i = 0; i < nframes; i++) {
-        put32(p, (uint32_t)frames[i].len);
+        base_le_put32(p, (uint32_t)frames[i].len);
         if (frames[i].len)
             memcpy(p + 4, frames[i].data, frames[i].len);
         p += 4 + frames[i].len;
     }
-    put32(h, BUS_REC_MARKER);
-    put32(h + 4, (uint32_t)body);
-    put64(h + 8, (uint64_t)arrival_ns);
-    put32(h + 16, bus_crc32c(0, h + BUS_REC_FRAME_HDR, (size_t)body));
-    put32(h + 20, bus_crc32c(0, h, 20));
+    base_le_put32(h, BUS_REC_MARKER);
+    base_le_put32(h + 4, (uint32_t)body);
+    base_le_put64(h + 8, (uint64_t)arrival_ns);
+    base_le_put32(h + 16, bus_crc32c(0, h + BUS_REC_FRAME_HDR, (size_t)body));
+    base_le_put32(h + 20, bus_crc32c(0, h, 20));
     self->len += need;
     self->st.frames++;
     if (self->pending == self->ends_cap) {
@@ -285,21 +251,21 @@ bus_recreader_t *bus_recreader_open(const char *path, const struct bus_limits *l
         base_err(err, "%s is not a dptop recording (bad magic)", path);
         goto err;
     }
-    if (bus_crc32c(0, h, 28) != get32(h + 28)) {
+    if (bus_crc32c(0, h, 28) != base_le_get32(h + 28)) {
         base_err(err, "recording %s: file header checksum mismatch at offset 0", path);
         goto err;
     }
-    if (get16(h + 8) != BUS_REC_VERSION) {
+    if (base_le_get16(h + 8) != BUS_REC_VERSION) {
         base_err(err, "recording %s has format version %u, this reader reads %d", path,
-                 get16(h + 8), BUS_REC_VERSION);
+                 base_le_get16(h + 8), BUS_REC_VERSION);
         goto err;
     }
-    if (get16(h + 10) < BUS_REC_FILE_HDR || get16(h + 10) > self->size) {
-        base_err(err, "recording %s: file header size %u is invalid", path, get16(h + 10));
+    if (base_le_get16(h + 10) < BUS_REC_FILE_HDR || base_le_get16(h + 10) > self->size) {
+        base_err(err, "recording %s: file header size %u is invalid", path, base_le_get16(h + 10));
         goto err;
     }
-    self->created_ns = (int64_t)get64(h + 16);
-    self->off = get16(h + 10);
+    self->created_ns = (int64_t)base_le_get64(h + 16);
+    self->off = base_le_get16(h + 10);
     return self;
 err:
     bus_recreader_destroy(&self);
@@ -335,15 +301,15 @@ static enum base_dec check_frame(const bus_recreader_t *self, size_t off, struct
                  BUS_REC_FRAME_HDR);
         return BASE_DEC_TRUNCATED;
     }
-    if (get32(h) != BUS_REC_MARKER) {
+    if (base_le_get32(h) != BUS_REC_MARKER) {
         base_err(err, "no frame marker at offset %zu", off);
         return BASE_DEC_BAD_MAGIC;
     }
-    if (bus_crc32c(0, h, 20) != get32(h + 20)) {
+    if (bus_crc32c(0, h, 20) != base_le_get32(h + 20)) {
         base_err(err, "frame header checksum mismatch at offset %zu", off);
         return BASE_DEC_BAD_CHECKSUM;
     }
-    uint32_t body = get32(h + 4);
+    uint32_t body = base_le_get32(h + 4);
     if (body > self->max_body) {
         base_err(err, "frame at offset %zu claims %" PRIu32 " bytes, beyond the limit of %zu", off,
                  body, self->max_body);
@@ -355,21 +321,21 @@ static enum base_dec check_frame(const bus_recreader_t *self, size_t off, struct
         return BASE_DEC_TRUNCATED;
     }
     const uint8_t *b = h + BUS_REC_FRAME_HDR;
-    if (bus_crc32c(0, b, body) != get32(h + 16)) {
+    if (bus_crc32c(0, b, body) != base_le_get32(h + 16)) {
         base_err(err, "frame body checksum mismatch at offset %zu", off);
         return BASE_DEC_BAD_CHECKSUM;
     }
-    if (body < 4 || get32(b) == 0 || get32(b) > BUS_REC_MAX_FRAMES) {
+    if (body < 4 || base_le_get32(b) == 0 || base_le_get32(b) > BUS_REC_MAX_FRAMES) {
         base_err(err, "frame at offset %zu has an invalid frame count", off);
         return BASE_DEC_BAD_VALUE;
     }
-    size_t n = get32(b), pos = 4;
+    size_t n = base_le_get32(b), pos = 4;
     for (size_t i = 0; i < n; i++) {
-        if (body - pos < 4 || body - pos - 4 < get32(b + pos)) {
+        if (body - pos < 4 || body - pos - 4 < base_le_get32(b + pos)) {
             base_err(err, "frame at offset %zu: message frame %zu overruns the body", off, i);
             return BASE_DEC_BAD_VALUE;
         }
-        size_t len = get32(b + pos);
+        size_t len = base_le_get32(b + pos);
         if (f) {
             f->frames[i].data = b + pos + 4;
             f->frames[i].len = len;
@@ -383,7 +349,7 @@ static enum base_dec check_frame(const bus_recreader_t *self, size_t off, struct
     }
     if (f) {
         f->offset = off;
-        f->arrival_ns = (int64_t)get64(h + 8);
+        f->arrival_ns = (int64_t)base_le_get64(h + 8);
         f->nframes = n;
     }
     *next = off + BUS_REC_FRAME_HDR + body;

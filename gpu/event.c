@@ -13,40 +13,6 @@
 #include <inttypes.h>
 #include <string.h>
 
-static void put16(uint8_t *p, uint16_t v)
-{
-    v = htole16(v);
-    memcpy(p, &v, 2);
-}
-static void put32(uint8_t *p, uint32_t v)
-{
-    v = htole32(v);
-    memcpy(p, &v, 4);
-}
-static void put64(uint8_t *p, uint64_t v)
-{
-    v = htole64(v);
-    memcpy(p, &v, 8);
-}
-static uint16_t get16(const uint8_t *p)
-{
-    uint16_t v;
-    memcpy(&v, p, 2);
-    return le16toh(v);
-}
-static uint32_t get32(const uint8_t *p)
-{
-    uint32_t v;
-    memcpy(&v, p, 4);
-    return le32toh(v);
-}
-static uint64_t get64(const uint8_t *p)
-{
-    uint64_t v;
-    memcpy(&v, p, 8);
-    return le64toh(v);
-}
-
 size_t gpu_batch_size(size_t n)
 {
     return GPU_BATCH_HDR + n * GPU_RECORD_SIZE;
@@ -56,32 +22,32 @@ static void encode_one(const gpu_event_t *e, uint8_t *r)
 {
     uint8_t flags = e->flags;
     r[0] = e->kind;
-    put16(r + 2, e->device);
-    put32(r + 4, e->pid);
-    put32(r + 8, e->tid);
-    put32(r + 12, e->stream);
-    put32(r + 16, e->name_id);
-    put32(r + 20, e->corr_id);
-    put64(r + 24, e->scope_id);
-    put64(r + 32, (uint64_t)e->start_ns);
-    put64(r + 40, (uint64_t)e->end_ns);
+    base_le_put16(r + 2, e->device);
+    base_le_put32(r + 4, e->pid);
+    base_le_put32(r + 8, e->tid);
+    base_le_put32(r + 12, e->stream);
+    base_le_put32(r + 16, e->name_id);
+    base_le_put32(r + 20, e->corr_id);
+    base_le_put64(r + 24, e->scope_id);
+    base_le_put64(r + 32, (uint64_t)e->start_ns);
+    base_le_put64(r + 40, (uint64_t)e->end_ns);
     if (e->kind == GPU_EV_KERNEL) {
         uint32_t small[4] = {e->grid[2], e->block[0], e->block[1], e->block[2]};
-        put32(r + 48, e->grid[0]);
-        put32(r + 52, e->grid[1]);
+        base_le_put32(r + 48, e->grid[0]);
+        base_le_put32(r + 52, e->grid[1]);
         for (int i = 0; i < 4; i++) {
             if (small[i] > UINT16_MAX) {
                 small[i] = UINT16_MAX;
                 flags |= GPU_EVF_CLAMPED;
             }
-            put16(r + 56 + 2 * i, (uint16_t)small[i]);
+            base_le_put16(r + 56 + 2 * i, (uint16_t)small[i]);
         }
     } else {
         uint64_t aux = e->kind == GPU_EV_STEP     ? e->step
                        : e->kind == GPU_EV_MEMCPY ? e->copy_kind
                                                   : 0;
-        put64(r + 48, e->bytes);
-        put64(r + 56, aux);
+        base_le_put64(r + 48, e->bytes);
+        base_le_put64(r + 56, aux);
     }
     r[1] = flags;
 }
@@ -89,11 +55,11 @@ static void encode_one(const gpu_event_t *e, uint8_t *r)
 size_t gpu_batch_encode(const gpu_event_t *ev, size_t n, void *buf)
 {
     uint8_t *p = buf;
-    put32(p, GPU_BATCH_MAGIC);
-    put16(p + 4, GPU_BATCH_VERSION);
-    put16(p + 6, GPU_RECORD_SIZE);
-    put32(p + 8, (uint32_t)n);
-    put32(p + 12, 0);
+    base_le_put32(p, GPU_BATCH_MAGIC);
+    base_le_put16(p + 4, GPU_BATCH_VERSION);
+    base_le_put16(p + 6, GPU_RECORD_SIZE);
+    base_le_put32(p + 8, (uint32_t)n);
+    base_le_put32(p + 12, 0);
     p += GPU_BATCH_HDR;
     for (size_t i = 0; i < n; i++, p += GPU_RECORD_SIZE)
         encode_one(&ev[i], p);
@@ -109,19 +75,19 @@ enum base_dec gpu_batch_count(const void *buf, size_t len, size_t *n, char *err)
                  GPU_BATCH_HDR);
         return BASE_DEC_TRUNCATED;
     }
-    if (get32(p) != GPU_BATCH_MAGIC) {
-        base_err(err, "event batch has bad magic 0x%08x", get32(p));
+    if (base_le_get32(p) != GPU_BATCH_MAGIC) {
+        base_err(err, "event batch has bad magic 0x%08x", base_le_get32(p));
         return BASE_DEC_BAD_MAGIC;
     }
-    if (get16(p + 4) != GPU_BATCH_VERSION) {
-        base_err(err, "event batch version %u is not %d", get16(p + 4), GPU_BATCH_VERSION);
+    if (base_le_get16(p + 4) != GPU_BATCH_VERSION) {
+        base_err(err, "event batch version %u is not %d", base_le_get16(p + 4), GPU_BATCH_VERSION);
         return BASE_DEC_BAD_VERSION;
     }
-    if (get16(p + 6) != GPU_RECORD_SIZE) {
-        base_err(err, "event record size %u is not %d", get16(p + 6), GPU_RECORD_SIZE);
+    if (base_le_get16(p + 6) != GPU_RECORD_SIZE) {
+        base_err(err, "event record size %u is not %d", base_le_get16(p + 6), GPU_RECORD_SIZE);
         return BASE_DEC_BAD_VALUE;
     }
-    uint64_t count = get32(p + 8);
+    uint64_t count = base_le_get32(p + 8);
     uint64_t need = GPU_BATCH_HDR + count * GPU_RECORD_SIZE;
     if (len < need) {
         base_err(err, "event batch holds %zu bytes, its %" PRIu64 " records need %" PRIu64, len,
@@ -158,30 +124,30 @@ enum base_dec gpu_batch_decode(const void *buf, size_t len, uint16_t node, gpu_e
             base_err(err, "event record %zu has unknown kind %u", i, e->kind);
             return BASE_DEC_BAD_VALUE;
         }
-        e->device = get16(r + 2);
+        e->device = base_le_get16(r + 2);
         e->node = node;
-        e->pid = get32(r + 4);
-        e->tid = get32(r + 8);
-        e->stream = get32(r + 12);
-        e->name_id = get32(r + 16);
-        e->corr_id = get32(r + 20);
-        e->scope_id = get64(r + 24);
-        e->start_ns = (int64_t)get64(r + 32);
-        e->end_ns = (int64_t)get64(r + 40);
+        e->pid = base_le_get32(r + 4);
+        e->tid = base_le_get32(r + 8);
+        e->stream = base_le_get32(r + 12);
+        e->name_id = base_le_get32(r + 16);
+        e->corr_id = base_le_get32(r + 20);
+        e->scope_id = base_le_get64(r + 24);
+        e->start_ns = (int64_t)base_le_get64(r + 32);
+        e->end_ns = (int64_t)base_le_get64(r + 40);
         if (e->end_ns < e->start_ns) {
             base_err(err, "event record %zu ends before it starts", i);
             return BASE_DEC_BAD_VALUE;
         }
         if (e->kind == GPU_EV_KERNEL) {
-            e->grid[0] = get32(r + 48);
-            e->grid[1] = get32(r + 52);
-            e->grid[2] = get16(r + 56);
-            e->block[0] = get16(r + 58);
-            e->block[1] = get16(r + 60);
-            e->block[2] = get16(r + 62);
+            e->grid[0] = base_le_get32(r + 48);
+            e->grid[1] = base_le_get32(r + 52);
+            e->grid[2] = base_le_get16(r + 56);
+            e->block[0] = base_le_get16(r + 58);
+            e->block[1] = base_le_get16(r + 60);
+            e->block[2] = base_le_get16(r + 62);
         } else {
-            uint64_t aux = get64(r + 56);
-            e->bytes = get64(r + 48);
+            uint64_t aux = base_le_get64(r + 56);
+            e->bytes = base_le_get64(r + 48);
             if (e->kind == GPU_EV_STEP) {
                 e->step = aux;
             } else if (e->kind == GPU_EV_MEMCPY) {

@@ -107,29 +107,6 @@ struct node_prober {
 
 /* ---- wire codec ------------------------------------------------------ */
 
-static void put32(uint8_t *p, uint32_t v)
-{
-    v = htole32(v);
-    memcpy(p, &v, 4);
-}
-static void put64(uint8_t *p, uint64_t v)
-{
-    v = htole64(v);
-    memcpy(p, &v, 8);
-}
-static uint32_t get32(const uint8_t *p)
-{
-    uint32_t v;
-    memcpy(&v, p, 4);
-    return le32toh(v);
-}
-static uint64_t get64(const uint8_t *p)
-{
-    uint64_t v;
-    memcpy(&v, p, 8);
-    return le64toh(v);
-}
-
 #define ROTL(x, b) (uint64_t)(((x) << (b)) | ((x) >> (64 - (b))))
 #define SIPROUND                                                                                   \
     do {                                                                                           \
@@ -151,12 +128,12 @@ static uint64_t get64(const uint8_t *p)
 
 uint64_t node_siphash(const uint8_t key[NODE_PROBE_KEY_SIZE], const uint8_t *data, size_t len)
 {
-    uint64_t k0 = get64(key), k1 = get64(key + 8);
+    uint64_t k0 = base_le_get64(key), k1 = base_le_get64(key + 8);
     uint64_t v0 = 0x736f6d6570736575ULL ^ k0, v1 = 0x646f72616e646f6dULL ^ k1;
     uint64_t v2 = 0x6c7967656e657261ULL ^ k0, v3 = 0x7465646279746573ULL ^ k1;
     size_t full = len & ~(size_t)7;
     for (size_t i = 0; i < full; i += 8) {
-        uint64_t m = get64(data + i);
+        uint64_t m = base_le_get64(data + i);
         v3 ^= m;
         SIPROUND;
         SIPROUND;
@@ -181,33 +158,33 @@ size_t node_probe_encode(const struct node_probe_pkt *pkt, const uint8_t *key, u
 {
     uint8_t n_echo = pkt->n_echo > NODE_PROBE_MAX_ECHO ? NODE_PROBE_MAX_ECHO : pkt->n_echo;
     memset(buf, 0, NODE_PROBE_MAX_SIZE);
-    put32(buf, NODE_PROBE_MAGIC);
+    base_le_put32(buf, NODE_PROBE_MAGIC);
     buf[4] = NODE_PROBE_VERSION;
     buf[5] = pkt->index;
     buf[6] = key ? 1 : 0;
     buf[7] = n_echo;
-    put32(buf + 8, pkt->src);
-    put32(buf + 12, pkt->dst);
-    put64(buf + 16, pkt->seq);
-    put64(buf + 24, (uint64_t)pkt->tx_user);
+    base_le_put32(buf + 8, pkt->src);
+    base_le_put32(buf + 12, pkt->dst);
+    base_le_put64(buf + 16, pkt->seq);
+    base_le_put64(buf + 24, (uint64_t)pkt->tx_user);
     uint8_t *p = buf + NODE_PROBE_HDR;
     for (int i = 0; i < NODE_PROBE_FU; i++, p += NODE_PROBE_FU_SIZE) {
-        put64(p, pkt->fu[i].seq);
-        put64(p + 8, (uint64_t)pkt->fu[i].tx[0]);
-        put64(p + 16, (uint64_t)pkt->fu[i].tx[1]);
-        put32(p + 24, pkt->fu[i].flags);
+        base_le_put64(p, pkt->fu[i].seq);
+        base_le_put64(p + 8, (uint64_t)pkt->fu[i].tx[0]);
+        base_le_put64(p + 16, (uint64_t)pkt->fu[i].tx[1]);
+        base_le_put32(p + 24, pkt->fu[i].flags);
     }
     for (int i = 0; i < n_echo; i++, p += NODE_PROBE_ECHO_SZ) {
         const struct node_probe_sample *s = &pkt->echo[i];
-        put64(p, s->seq);
-        put64(p + 8, (uint64_t)s->tx[0]);
-        put64(p + 16, (uint64_t)s->tx[1]);
-        put64(p + 24, (uint64_t)s->rx[0]);
-        put64(p + 32, (uint64_t)s->rx[1]);
-        put32(p + 40, s->flags);
+        base_le_put64(p, s->seq);
+        base_le_put64(p + 8, (uint64_t)s->tx[0]);
+        base_le_put64(p + 16, (uint64_t)s->tx[1]);
+        base_le_put64(p + 24, (uint64_t)s->rx[0]);
+        base_le_put64(p + 32, (uint64_t)s->rx[1]);
+        base_le_put32(p + 40, s->flags);
     }
     if (key) {
-        put64(p, node_siphash(key, buf, (size_t)(p - buf)));
+        base_le_put64(p, node_siphash(key, buf, (size_t)(p - buf)));
         p += NODE_PROBE_MAC_SIZE;
     }
     return (size_t)(p - buf);
@@ -221,8 +198,8 @@ enum base_dec node_probe_decode(const uint8_t *buf, size_t len, const uint8_t *k
         base_err(err, "probe datagram of %zu bytes is too short", len);
         return BASE_DEC_TRUNCATED;
     }
-    if (get32(buf) != NODE_PROBE_MAGIC) {
-        base_err(err, "datagram is not a probe (magic 0x%08x)", get32(buf));
+    if (base_le_get32(buf) != NODE_PROBE_MAGIC) {
+        base_err(err, "datagram is not a probe (magic 0x%08x)", base_le_get32(buf));
         return BASE_DEC_BAD_MAGIC;
     }
     if (buf[4] != NODE_PROBE_VERSION) {
@@ -246,7 +223,7 @@ enum base_dec node_probe_decode(const uint8_t *buf, size_t len, const uint8_t *k
         return BASE_DEC_OVERSIZED;
     }
     if (key != NULL) {
-        if (!(flags & 1) || get64(buf + body) != node_siphash(key, buf, body)) {
+        if (!(flags & 1) || base_le_get64(buf + body) != node_siphash(key, buf, body)) {
             base_err(err, "probe MAC missing or wrong");
             return BASE_DEC_BAD_CHECKSUM;
         }
@@ -254,20 +231,20 @@ enum base_dec node_probe_decode(const uint8_t *buf, size_t len, const uint8_t *k
     out->index = index;
     out->n_echo = n_echo;
     out->has_mac = flags & 1;
-    out->src = get32(buf + 8);
-    out->dst = get32(buf + 12);
-    out->seq = get64(buf + 16);
-    out->tx_user = (int64_t)get64(buf + 24);
+    out->src = base_le_get32(buf + 8);
+    out->dst = base_le_get32(buf + 12);
+    out->seq = base_le_get64(buf + 16);
+    out->tx_user = (int64_t)base_le_get64(buf + 24);
     if (out->seq == 0) {
         base_err(err, "probe sequence number 0 is reserved");
         return BASE_DEC_BAD_VALUE;
     }
     const uint8_t *p = buf + NODE_PROBE_HDR;
     for (int i = 0; i < NODE_PROBE_FU; i++, p += NODE_PROBE_FU_SIZE) {
-        out->fu[i].seq = get64(p);
-        out->fu[i].tx[0] = (int64_t)get64(p + 8);
-        out->fu[i].tx[1] = (int64_t)get64(p + 16);
-        out->fu[i].flags = get32(p + 24);
+        out->fu[i].seq = base_le_get64(p);
+        out->fu[i].tx[0] = (int64_t)base_le_get64(p + 8);
+        out->fu[i].tx[1] = (int64_t)base_le_get64(p + 16);
+        out->fu[i].flags = base_le_get32(p + 24);
         if (out->fu[i].seq != 0 && out->fu[i].seq >= out->seq) {
             base_err(err, "probe follow-up for seq %" PRIu64 " is not older than seq %" PRIu64,
                      out->fu[i].seq, out->seq);
@@ -278,12 +255,12 @@ enum base_dec node_probe_decode(const uint8_t *buf, size_t len, const uint8_t *k
         struct node_probe_sample *s = &out->echo[i];
         s->src = out->dst;
         s->dst = out->src;
-        s->seq = get64(p);
-        s->tx[0] = (int64_t)get64(p + 8);
-        s->tx[1] = (int64_t)get64(p + 16);
-        s->rx[0] = (int64_t)get64(p + 24);
-        s->rx[1] = (int64_t)get64(p + 32);
-        s->flags = get32(p + 40);
+        s->seq = base_le_get64(p);
+        s->tx[0] = (int64_t)base_le_get64(p + 8);
+        s->tx[1] = (int64_t)base_le_get64(p + 16);
+        s->rx[0] = (int64_t)base_le_get64(p + 24);
+        s->rx[1] = (int64_t)base_le_get64(p + 32);
+        s->flags = base_le_get32(p + 40);
         if (s->seq == 0) {
             base_err(err, "probe echo %d has sequence number 0", i);
             return BASE_DEC_BAD_VALUE;

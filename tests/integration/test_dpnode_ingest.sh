@@ -33,6 +33,7 @@ it_spawn watch "$IT_PY" "$IT_ROOT/tests/integration/dpnode_watch.py" "$H" "$REC"
     nodes hello ev names scope snap log status proc
 it_spawn master "$B/dpnode" --master --listen "$H" --trace-endpoint "$EP" \
     --sim-clock "$OFFSET,25" --status-period-ms 300 --sysfs-root "$SYS"
+MASTER=$IT_PID
 it_wait 20 grep -q "trace endpoint $EP" "$IT_TMP/master.log" || it_fail "the agent did not bind $EP"
 it_wait 20 $CHECK up "$REC" 1 || it_fail "the master's node table never came"
 
@@ -110,17 +111,25 @@ print(f"{total} events in {len(ev)} batches, {len(names)} names, {len(tree)} sco
 PY
 it_wait 5 $CHECK status "$REC" 0 ingest_msgs 5 >/dev/null || it_fail "status does not count ingested messages"
 
-# Drops travel end to end: 8 threads launching flat out into 256-record rings
-# overflow them; the count the app reports is what its batches carry on the
-# bus and what the agent's status adds up.
-DPTOP_TRACE_RING=256 DPTOP_TRACE_ENDPOINT=$EP LD_PRELOAD=$LIB "$APP" --threads 8 --steps 300 \
-    --kernel-us 0 >"$IT_TMP/app2.log" 2>&1 || it_fail "hip_app (8 threads) failed under libdptrace"
+# Drops travel end to end: the agent stops reading for a second (SIGSTOP)
+# while the app sends through a 2-message link queue, so the app must drop;
+# the count it reports is what its later batches carry on the bus and what
+# the agent's status adds up.
+DPTOP_TRACE_HWM=2 DPTOP_TRACE_ENDPOINT=$EP LD_PRELOAD=$LIB "$APP" --threads 2 --steps 15000 \
+    --kernel-us 0 >"$IT_TMP/app2.log" 2>&1 &
+APP2=$!
+IT_PIDS+=("$APP2")
+sleep 0.5
+kill -STOP "$MASTER"
+sleep 1
+kill -CONT "$MASTER"
+wait "$APP2" || it_fail "hip_app (drops) failed under libdptrace"
 line=$(grep "dptrace: .* events captured" "$IT_TMP/app2.log")
 echo "app: $line"
 dropped=$(echo "$line" | sed -n 's/.*, \([0-9]*\) dropped$/\1/p')
 pid2=$(echo "$line" | sed -n 's/^hip_app\[\([0-9]*\)\].*/\1/p')
 [ -n "$dropped" ] && [ -n "$pid2" ] || it_fail "cannot read the second app's summary line"
-[ "$dropped" -gt 0 ] || it_fail "8 threads into 256-record rings dropped nothing: the drop path is untested"
+[ "$dropped" -gt 0 ] || it_fail "the app dropped nothing while the agent was stopped: $line"
 for _ in $(seq 1 100); do
     set -- $(bus_events "$pid2")
     [ "$2" -ge "$dropped" ] && break
