@@ -3,8 +3,11 @@
  * lane packing, the event store (budget, eviction counts, order), the model
  * fed by bus messages (node table, fits, windows, names, rejections),
  * aligned versus raw placement of an event, sorting of the node table, the
- * Chrome trace writer (parsed back with json-c), and the console itself on
- * a terminal that goes to /dev/null (resizing down to nothing, every key).
+ * Chrome trace writer (parsed back with json-c), the console itself on a
+ * terminal that goes to /dev/null (resizing down to nothing, every key),
+ * the protobuf writer (against hand-computed bytes), the scope pair
+ * collector, the XSpace export (read back by a tiny decoder below) and the
+ * window statistics export.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -20,6 +23,7 @@
 #include <unistd.h>
 
 #include "tui/tui.h"
+#include "tui/xplane_int.h"
 
 #define T0 1790000000000000000LL /* a CLOCK_REALTIME-like instant */
 
@@ -930,6 +934,843 @@ static void test_console_resize_and_keys(void **state)
     tui_model_destroy(&m);
 }
 
+/* ---- protobuf writer --------------------------------------------------------------- */
+
+static void assert_pb(const struct tui_pb *pb, const uint8_t *want, size_t n)
+{
+    assert_int_equal(pb->depth, 0);
+    assert_int_equal(pb->len, n);
+    assert_memory_equal(pb->buf, want, n);
+}
+
+static void test_pb_writer(void **state)
+{
+    (void)state;
+    struct tui_pb pb;
+    tui_pb_init(&pb);
+    /* Varints: 7 bits a byte, little end first, the shortest form. */
+    const struct {
+        uint64_t v;
+        uint8_t b[10];
+        size_t n;
+    } vs[] = {
+        {0, {0x00}, 1},
+        {1, {0x01}, 1},
+        {127, {0x7f}, 1},
+        {128, {0x80, 0x01}, 2},
+        {300, {0xac, 0x02}, 2},
+        {16383, {0xff, 0x7f}, 2},
+        {16384, {0x80, 0x80, 0x01}, 3},
+        {1ULL << 63, {0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01}, 10},
+        {UINT64_MAX, {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}, 10},
+    };
+    for (size_t i = 0; i < BASE_ARRAY_LEN(vs); i++) {
+        tui_pb_reset(&pb);
+        tui_pb_varint(&pb, vs[i].v);
+        assert_pb(&pb, vs[i].b, vs[i].n);
+        assert_int_equal(tui_pb_varint_len(vs[i].v), vs[i].n);
+    }
+    /* The protobuf encoding guide's examples: field 1 = 150, field 2 = "testing",
+     * field 3 = a message holding field 1 = 150. */
+    tui_pb_reset(&pb);
+    tui_pb_int(&pb, 1, 150);
+    assert_pb(&pb, (const uint8_t[]){0x08, 0x96, 0x01}, 3);
+    tui_pb_reset(&pb);
+    tui_pb_str(&pb, 2, "testing");
+    assert_pb(&pb, (const uint8_t[]){0x12, 0x07, 't', 'e', 's', 't', 'i', 'n', 'g'}, 9);
+    tui_pb_reset(&pb);
+    tui_pb_begin(&pb, 3);
+    tui_pb_int(&pb, 1, 150);
+    tui_pb_end(&pb);
+    assert_pb(&pb, (const uint8_t[]){0x1a, 0x03, 0x08, 0x96, 0x01}, 5);
+    /* int64 is not zigzag: -1 is the 10-byte two's complement; -2 likewise. */
+    tui_pb_reset(&pb);
+    tui_pb_int(&pb, 4, -1);
+    tui_pb_int(&pb, 4, -2);
+    assert_pb(&pb,
+              (const uint8_t[]){0x20, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01,
+                                0x20, 0xfe, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01},
+              22);
+    /* uint64 and double (fixed64, little-endian IEEE 754); a field number past 15. */
+    tui_pb_reset(&pb);
+    tui_pb_uint(&pb, 3, 4096);
+    tui_pb_double(&pb, 2, 1.0);
+    tui_pb_uint(&pb, 16, 1);
+    assert_pb(
+        &pb,
+        (const uint8_t[]){0x18, 0x80, 0x20, 0x11, 0, 0, 0, 0, 0, 0, 0xf0, 0x3f, 0x80, 0x01, 0x01},
+        15);
+    /* Empty string and an empty nested message still take their tag and length. */
+    tui_pb_reset(&pb);
+    tui_pb_str(&pb, 2, NULL);
+    tui_pb_begin(&pb, 6);
+    tui_pb_end(&pb);
+    assert_pb(&pb, (const uint8_t[]){0x12, 0x00, 0x32, 0x00}, 4);
+    /* Invalid UTF-8 becomes U+FFFD (protobuf strings must be UTF-8). */
+    tui_pb_reset(&pb);
+    tui_pb_str(&pb, 5,
+               "a\xff"
+               "b");
+    assert_pb(&pb, (const uint8_t[]){0x2a, 0x05, 'a', 0xef, 0xbf, 0xbd, 'b'}, 7);
+    /* Nested lengths past one byte: the content moves to make room, at
+     * every level.  Outer { inner { 200 bytes }, 4: 1 }: inner content 203
+     * bytes (tag, 2-byte length, 200), outer content 3 + 203 + 2 = 208. */
+    tui_pb_reset(&pb);
+    char big[201];
+    memset(big, 'x', 200);
+    big[200] = '\0';
+    tui_pb_begin(&pb, 1);
+    tui_pb_begin(&pb, 2);
+    tui_pb_str(&pb, 3, big);
+    tui_pb_end(&pb);
+    tui_pb_int(&pb, 4, 1);
+    tui_pb_end(&pb);
+    uint8_t want[3 + 3 + 3 + 200 + 2];
+    size_t n = 0;
+    const uint8_t head[] = {0x0a, 0xd0, 0x01, 0x12, 0xcb, 0x01, 0x1a, 0xc8, 0x01};
+    memcpy(want, head, sizeof head);
+    n = sizeof head;
+    memset(want + n, 'x', 200);
+    n += 200;
+    want[n++] = 0x20;
+    want[n++] = 0x01;
+    assert_pb(&pb, want, n);
+    tui_pb_free(&pb);
+}
+
+/* ---- scope pairs -------------------------------------------------------------------- */
+
+struct pairs_seen {
+    struct tui_scope_rec r[16];
+    size_t n;
+};
+
+static void collect_pair(void *ctx, const struct tui_scope_rec *rec)
+{
+    struct pairs_seen *p = ctx;
+    if (p->n < 16)
+        p->r[p->n] = *rec;
+    p->n++;
+}
+
+static void test_scopes(void **state)
+{
+    (void)state;
+    char err[BASE_ERRLEN];
+    tui_scopes_t *s = tui_scopes_new(4);
+    assert_int_equal(tui_scopes_add(s, 1, 10, 2, 1, err), 1);
+    assert_int_equal(tui_scopes_add(s, 1, 10, 1, 0, err), 1);
+    assert_int_equal(tui_scopes_add(s, 1, 10, 2, 1, err), 0); /* known */
+    assert_int_equal(tui_scopes_add(s, 2, 10, 2, 7, err), 1); /* another node: another tree */
+    assert_int_equal(tui_scopes_add(s, 1, 11, 2, 7, err), 1); /* another pid too */
+    assert_int_equal(tui_scopes_add(s, 1, 10, 0, 1, err), BASE_ERR);
+    assert_int_equal(tui_scopes_add(s, 1, 10, 3, 3, err), BASE_ERR);
+    assert_non_null(strstr(err, "child-parent"));
+    uint64_t par;
+    assert_int_equal(tui_scopes_parent(s, 2, 10, 2, &par), BASE_OK);
+    assert_int_equal(par, 7);
+    assert_int_equal(tui_scopes_parent(s, 1, 10, 2, &par), BASE_OK);
+    assert_int_equal(par, 1);
+    /* A different parent replaces the old one, counted. */
+    assert_int_equal(tui_scopes_add(s, 1, 10, 2, 9, err), 0);
+    assert_int_equal(tui_scopes_conflicts(s), 1);
+    assert_int_equal(tui_scopes_parent(s, 1, 10, 2, &par), BASE_OK);
+    assert_int_equal(par, 9);
+    /* Full (4): the oldest goes, counted, and is no longer found. */
+    assert_int_equal(tui_scopes_count(s), 4);
+    assert_int_equal(tui_scopes_add(s, 3, 1, 5, 4, err), 1);
+    assert_int_equal(tui_scopes_count(s), 4);
+    assert_int_equal(tui_scopes_evicted(s), 1);
+    assert_int_equal(tui_scopes_parent(s, 1, 10, 2, &par), BASE_ERR);
+    struct pairs_seen seen = {.n = 0};
+    tui_scopes_foreach(s, collect_pair, &seen);
+    assert_int_equal(seen.n, 4); /* oldest first */
+    assert_true(seen.r[0].node == 1 && seen.r[0].child == 1 && seen.r[0].parent == 0);
+    assert_true(seen.r[3].node == 3 && seen.r[3].child == 5 && seen.r[3].parent == 4);
+    /* The evicted one comes back as new. */
+    assert_int_equal(tui_scopes_add(s, 1, 10, 2, 1, err), 1);
+    tui_scopes_destroy(&s);
+    assert_null(s);
+
+    /* Many pairs through a small budget: stale index slots are reused or
+     * rebuilt away; the most recent pairs are always found. */
+    s = tui_scopes_new(1000);
+    for (uint64_t i = 1; i <= 200000; i++)
+        assert_int_equal(tui_scopes_add(s, (uint16_t)(i % 3), 1, i, i / 2, err), 1);
+    assert_int_equal(tui_scopes_count(s), 1000);
+    assert_int_equal(tui_scopes_evicted(s), 199000);
+    for (uint64_t i = 199001; i <= 200000; i++) {
+        assert_int_equal(tui_scopes_parent(s, (uint16_t)(i % 3), 1, i, &par), BASE_OK);
+        assert_int_equal(par, i / 2);
+    }
+    assert_int_equal(tui_scopes_parent(s, 0, 1, 199000 - 1, &par), BASE_ERR);
+    tui_scopes_destroy(&s);
+
+    /* Scope messages: valid ones are taken, malformed ones refused whole. */
+    s = tui_scopes_new(0);
+    bus_msg_t *m = msg_json(BUS_K_SCOPE, "{\"node\":4,\"pid\":99,\"tree\":[[1,0],[2,1],[3,1]]}");
+    assert_int_equal(tui_scopes_apply(s, m, err), BASE_DEC_OK);
+    bus_msg_destroy(&m);
+    assert_int_equal(tui_scopes_count(s), 3);
+    assert_int_equal(tui_scopes_parent(s, 4, 99, 3, &par), BASE_OK);
+    assert_int_equal(par, 1);
+    const char *bad[] = {
+        "{\"node\":4,\"pid\":99,\"tree\":[[5,1],[6]]}",
+        "{\"node\":4,\"pid\":99,\"tree\":[[5,1],[0,1]]}",
+        "{\"node\":4,\"pid\":99,\"tree\":[[5,1],[-6,1]]}",
+        "{\"node\":4,\"pid\":99,\"tree\":[[5,1],[6,\"x\"]]}",
+        "{\"node\":4,\"pid\":99,\"tree\":[[7,7]]}",
+        "{\"node\":4,\"pid\":99,\"tree\":{}}",
+        "{\"node\":4,\"tree\":[]}",
+        "{\"node\":70000,\"pid\":1,\"tree\":[]}",
+        "{\"node\":4,\"pid\":-1,\"tree\":[]}",
+    };
+    for (size_t i = 0; i < BASE_ARRAY_LEN(bad); i++) {
+        m = msg_json(BUS_K_SCOPE, bad[i]);
+        err[0] = '\0';
+        assert_int_not_equal(tui_scopes_apply(s, m, err), BASE_DEC_OK);
+        assert_true(strlen(err) > 0);
+        bus_msg_destroy(&m);
+    }
+    assert_int_equal(tui_scopes_count(s), 3); /* nothing of the bad ones */
+    assert_int_equal(base_decstats_errors(tui_scopes_decstats(s)), BASE_ARRAY_LEN(bad));
+    assert_int_equal(tui_scopes_decstats(s)->n[BASE_DEC_OK], 1);
+    /* Other kinds are not its business. */
+    m = msg_json(BUS_K_LOG, "{\"level\":\"info\",\"msg\":\"x\"}");
+    assert_int_equal(tui_scopes_apply(s, m, err), BASE_DEC_OK);
+    bus_msg_destroy(&m);
+    assert_int_equal(tui_scopes_decstats(s)->n[BASE_DEC_OK], 1);
+    tui_scopes_destroy(&s);
+}
+
+/* ---- XSpace round trip through a tiny decoder ------------------------------------------ */
+
+struct pbf {
+    uint32_t field;
+    unsigned wire;
+    uint64_t v;
+    const uint8_t *data;
+    size_t len;
+};
+
+static uint64_t pbd_varint(const uint8_t **p, const uint8_t *end)
+{
+    uint64_t v = 0;
+    for (int shift = 0; shift < 70; shift += 7) {
+        assert_true(*p < end);
+        uint8_t b = *(*p)++;
+        v |= (uint64_t)(b & 0x7f) << shift;
+        if (b < 0x80)
+            return v;
+    }
+    fail_msg("varint longer than 10 bytes");
+    return 0;
+}
+
+static bool pbd_next(const uint8_t **p, const uint8_t *end, struct pbf *f)
+{
+    if (*p >= end)
+        return false;
+    uint64_t key = pbd_varint(p, end);
+    f->field = (uint32_t)(key >> 3);
+    f->wire = key & 7;
+    assert_true(f->field > 0);
+    switch (f->wire) {
+    case 0:
+        f->v = pbd_varint(p, end);
+        break;
+    case 1:
+        assert_true(end - *p >= 8);
+        f->v = 0;
+        for (int i = 0; i < 8; i++)
+            f->v |= (uint64_t)(*p)[i] << (8 * i);
+        *p += 8;
+        break;
+    case 2:
+        f->len = (size_t)pbd_varint(p, end);
+        assert_true(f->len <= (size_t)(end - *p));
+        f->data = *p;
+        *p += f->len;
+        break;
+    default:
+        fail_msg("wire type %u", f->wire);
+    }
+    return true;
+}
+
+struct t_stat {
+    int64_t md;
+    int kind; /* the XStat value field: 2 double, 3 uint64, 4 int64, 5 string */
+    uint64_t u;
+    double d;
+    char s[96];
+};
+struct t_event {
+    int64_t md, off_ps, dur_ps;
+    int nst;
+    struct t_stat st[12];
+};
+struct t_line {
+    int64_t id, ts, dur_ps;
+    char name[64];
+    int nev;
+    struct t_event ev[8];
+};
+struct t_plane {
+    int64_t id;
+    char name[96];
+    int nlines, nmd, nsmd, nstats, nstats_all;
+    struct t_line lines[6];
+    int64_t mdid[16], smdid[40];
+    char mdname[16][64], smdname[40][32];
+    struct t_stat stats[40];
+};
+struct t_space {
+    int nplanes, nhosts, nwarn;
+    struct t_plane planes[8];
+    char hosts[4][64];
+};
+
+static void pbd_str(const struct pbf *f, char *out, size_t cap)
+{
+    assert_int_equal(f->wire, 2);
+    assert_true(f->len < cap);
+    memcpy(out, f->data, f->len);
+    out[f->len] = '\0';
+}
+
+static void pbd_stat(const struct pbf *outer, struct t_stat *st)
+{
+    const uint8_t *p = outer->data, *end = p + outer->len;
+    struct pbf f;
+    memset(st, 0, sizeof *st);
+    while (pbd_next(&p, end, &f)) {
+        if (f.field == 1)
+            st->md = (int64_t)f.v;
+        else if (f.field == 5)
+            pbd_str(&f, st->s, sizeof st->s);
+        else if (f.field == 2)
+            memcpy(&st->d, &f.v, sizeof st->d);
+        else
+            st->u = f.v;
+        if (f.field >= 2) {
+            assert_int_equal(st->kind, 0); /* a oneof: one value */
+            st->kind = (int)f.field;
+        }
+    }
+}
+
+/* Name and id of a metadata map entry {1: key, 2: {1: id, 2: name}}. */
+static void pbd_entry(const struct pbf *outer, int64_t *id, char *name, size_t cap)
+{
+    const uint8_t *p = outer->data, *end = p + outer->len;
+    struct pbf f, g;
+    int64_t key = -1;
+    while (pbd_next(&p, end, &f)) {
+        if (f.field == 1) {
+            key = (int64_t)f.v;
+            continue;
+        }
+        assert_int_equal(f.field, 2);
+        const uint8_t *q = f.data, *qe = q + f.len;
+        while (pbd_next(&q, qe, &g)) {
+            if (g.field == 1)
+                *id = (int64_t)g.v;
+            else if (g.field == 2)
+                pbd_str(&g, name, cap);
+        }
+    }
+    assert_int_equal(key, *id);
+}
+
+static void pbd_plane(const struct pbf *outer, struct t_plane *pl)
+{
+    const uint8_t *p = outer->data, *end = p + outer->len;
+    struct pbf f, g, h;
+    while (pbd_next(&p, end, &f)) {
+        switch (f.field) {
+        case 1:
+            pl->id = (int64_t)f.v;
+            break;
+        case 2:
+            pbd_str(&f, pl->name, sizeof pl->name);
+            break;
+        case 3: {
+            assert_true(pl->nlines < 6);
+            struct t_line *ln = &pl->lines[pl->nlines++];
+            const uint8_t *q = f.data, *qe = q + f.len;
+            while (pbd_next(&q, qe, &g)) {
+                if (g.field == 1)
+                    ln->id = (int64_t)g.v;
+                else if (g.field == 2)
+                    pbd_str(&g, ln->name, sizeof ln->name);
+                else if (g.field == 3)
+                    ln->ts = (int64_t)g.v;
+                else if (g.field == 9)
+                    ln->dur_ps = (int64_t)g.v;
+                else if (g.field == 4) {
+                    assert_true(ln->nev < 8);
+                    struct t_event *ev = &ln->ev[ln->nev++];
+                    ev->off_ps = -1;
+                    const uint8_t *r = g.data, *re = r + g.len;
+                    while (pbd_next(&r, re, &h)) {
+                        if (h.field == 1)
+                            ev->md = (int64_t)h.v;
+                        else if (h.field == 2)
+                            ev->off_ps = (int64_t)h.v;
+                        else if (h.field == 3)
+                            ev->dur_ps = (int64_t)h.v;
+                        else if (h.field == 4) {
+                            assert_true(ev->nst < 12);
+                            pbd_stat(&h, &ev->st[ev->nst++]);
+                        } else
+                            fail_msg("XEvent field %u", h.field);
+                    }
+                    assert_true(ev->off_ps >= 0); /* always written */
+                } else
+                    fail_msg("XLine field %u", g.field);
+            }
+            break;
+        }
+        case 4:
+            assert_true(pl->nmd < 16);
+            pbd_entry(&f, &pl->mdid[pl->nmd], pl->mdname[pl->nmd], sizeof pl->mdname[0]);
+            pl->nmd++;
+            break;
+        case 5:
+            assert_true(pl->nsmd < 40);
+            pbd_entry(&f, &pl->smdid[pl->nsmd], pl->smdname[pl->nsmd], sizeof pl->smdname[0]);
+            pl->nsmd++;
+            break;
+        case 6: /* the tree plane has many: the first 40 are kept */
+            if (pl->nstats < 40)
+                pbd_stat(&f, &pl->stats[pl->nstats++]);
+            pl->nstats_all++;
+            break;
+        default:
+            fail_msg("XPlane field %u", f.field);
+        }
+    }
+}
+
+static void pbd_space(const uint8_t *buf, size_t len, struct t_space *sp)
+{
+    const uint8_t *p = buf, *end = buf + len;
+    struct pbf f;
+    memset(sp, 0, sizeof *sp);
+    while (pbd_next(&p, end, &f)) {
+        if (f.field == 1) {
+            assert_true(sp->nplanes < 8);
+            pbd_plane(&f, &sp->planes[sp->nplanes++]);
+        } else if (f.field == 4) {
+            assert_true(sp->nhosts < 4);
+            pbd_str(&f, sp->hosts[sp->nhosts++], sizeof sp->hosts[0]);
+        } else if (f.field == 3) {
+            sp->nwarn++;
+        } else {
+            fail_msg("XSpace field %u", f.field);
+        }
+    }
+}
+
+static const struct t_plane *t_find_plane(const struct t_space *sp, const char *name)
+{
+    for (int i = 0; i < sp->nplanes; i++)
+        if (strcmp(sp->planes[i].name, name) == 0)
+            return &sp->planes[i];
+    return NULL;
+}
+
+/* A stat by its metadata name, among n stats of plane pl. */
+static const struct t_stat *t_stat(const struct t_plane *pl, const struct t_stat *st, int n,
+                                   const char *name)
+{
+    int64_t id = -1;
+    for (int i = 0; i < pl->nsmd; i++)
+        if (strcmp(pl->smdname[i], name) == 0)
+            id = pl->smdid[i];
+    for (int i = 0; i < n; i++)
+        if (st[i].md == id)
+            return &st[i];
+    return NULL;
+}
+
+/* The first event named name in the plane; its absolute start (ns: in ps it
+ * would not fit an int64) in *start. */
+static const struct t_event *t_event(const struct t_plane *pl, const char *name, int64_t *start)
+{
+    for (int i = 0; i < pl->nmd; i++) {
+        if (strcmp(pl->mdname[i], name) != 0)
+            continue;
+        for (int l = 0; l < pl->nlines; l++)
+            for (int e = 0; e < pl->lines[l].nev; e++)
+                if (pl->lines[l].ev[e].md == pl->mdid[i]) {
+                    assert_int_equal(pl->lines[l].ev[e].off_ps % 1000, 0);
+                    if (start)
+                        *start = pl->lines[l].ts + pl->lines[l].ev[e].off_ps / 1000;
+                    return &pl->lines[l].ev[e];
+                }
+    }
+    return NULL;
+}
+
+static void test_xplane(void **state)
+{
+    (void)state;
+    tui_model_t *m = tui_model_new(NULL);
+    feed_two_nodes(m, true);
+    apply_ok(m, BUS_K_HELLO,
+             "{\"node\":1,\"host\":\"alpha\",\"pid\":1,\"version\":\"x\",\"gpus\":[]}");
+    apply_ok(m, BUS_K_HELLO,
+             "{\"node\":2,\"host\":\"beta\",\"pid\":2,\"version\":\"x\",\"gpus\":[]}");
+    apply_ok(m, BUS_K_NAMES, "{\"node\":1,\"pid\":10,\"names\":[[4,\"forward\"]]}");
+    /* Node 1 also has a step, a range in it and a kernel in the range. */
+    int64_t s1 = 1001500000000LL;
+    gpu_event_t ev[3];
+    ev[0] = ev_make(GPU_EV_STEP, 1, 10, 0, 0, s1 - 1000000, s1 + 20000000);
+    ev[0].step = 7;
+    ev[0].scope_id = 1;
+    ev[1] = ev_make(GPU_EV_RANGE, 1, 10, 0, 4, s1 - 500000, s1 + 15000000);
+    ev[1].scope_id = 2;
+    ev[2] = ev_make(GPU_EV_KERNEL, 1, 10, 4, 1, s1 + 12000000, s1 + 14000000);
+    ev[2].scope_id = 2;
+    apply_events(m, 1, 10, ev, 3, T0);
+    tui_scopes_t *sc = tui_scopes_new(0);
+    char err[BASE_ERRLEN];
+    assert_int_equal(tui_scopes_add(sc, 1, 10, 1, 0, err), 1); /* a root: not listed */
+    assert_int_equal(tui_scopes_add(sc, 1, 10, 2, 1, err), 1);
+    assert_int_equal(tui_scopes_add(sc, 2, 20, 5, 4, err), 1);
+
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    const char *warn[] = {"a test warning", NULL};
+    struct tui_xplane_opts o = {.node = -1, .source = "unit", .warnings = warn};
+    struct tui_xplane_stats st;
+    assert_int_equal(tui_xplane_write(m, sc, f, &o, &st, err), BASE_OK);
+    fclose(f);
+    assert_int_equal(st.bytes, len);
+    assert_int_equal(st.events, 9);
+    assert_int_equal(st.planes, 6);
+    assert_int_equal(st.scope_pairs, 2);
+    assert_int_equal(st.raw_events, 0);
+    struct t_space *sp = calloc(1, sizeof *sp);
+    assert_non_null(sp);
+    pbd_space((const uint8_t *)buf, len, sp);
+    assert_int_equal(sp->nplanes, 6);
+    assert_int_equal(sp->nhosts, 2);
+    assert_string_equal(sp->hosts[0], "alpha");
+    assert_string_equal(sp->hosts[1], "beta");
+    assert_int_equal(sp->nwarn, 1);
+
+    const struct t_plane *h1 = t_find_plane(sp, "/host:CPU:n1 alpha");
+    const struct t_plane *h2 = t_find_plane(sp, "/host:CPU:n2 beta");
+    const struct t_plane *g0 = t_find_plane(sp, "/device:GPU:0");
+    const struct t_plane *g1 = t_find_plane(sp, "/device:GPU:1");
+    const struct t_plane *tree = t_find_plane(sp, "/host:__ScopeRangeCallStack__");
+    const struct t_plane *env = t_find_plane(sp, "Task Environment");
+    assert_true(h1 && h2 && g0 && g1 && tree && env);
+    assert_int_equal(g0->id, 0);
+    assert_int_equal(g1->id, 1);
+    /* Planes say whose they are and the alignment used. */
+    assert_int_equal(t_stat(g0, g0->stats, g0->nstats, "node")->u, 1);
+    assert_int_equal(t_stat(g1, g1->stats, g1->nstats, "node")->u, 2);
+    const struct t_stat *x = t_stat(h2, h2->stats, h2->nstats, "offset_ns");
+    assert_true(x && x->kind == 2 && fabs(x->d - 3000000) < 1e-6);
+    x = t_stat(h2, h2->stats, h2->nstats, "uncertainty_ns");
+    assert_true(x && fabs(x->d - 120) < 1e-6);
+    assert_int_equal(t_stat(h2, h2->stats, h2->nstats, "aligned")->u, 1);
+    assert_int_equal(t_stat(h1, h1->stats, h1->nstats, "reference")->u, 1);
+    assert_string_equal(t_stat(h2, h2->stats, h2->nstats, "hostname")->s, "beta");
+
+    /* The two collectives: one instant on the global time base. */
+    int64_t a1, a2;
+    const struct t_event *k1 = t_event(g0, "allreduce", &a1);
+    const struct t_event *k2 = t_event(g1, "allreduce", &a2);
+    assert_true(k1 && k2);
+    assert_true(llabs(a1 - a2) <= 1);
+    assert_int_equal(a1, s1 + P1);
+    assert_int_equal(k1->dur_ps, 10000000LL * 1000);
+    const struct t_stat *ks = t_stat(g0, k1->st, k1->nst, "kernel_details");
+    assert_non_null(ks);
+    assert_string_equal(ks->s, "grid:1024,0,0 block:256,0,0");
+    assert_int_equal(t_stat(g0, k1->st, k1->nst, "correlation_id")->u, 5);
+    assert_int_equal(t_stat(g0, k1->st, k1->nst, "collective")->u, 1);
+    assert_int_equal(t_stat(g0, k1->st, k1->nst, "trace_ns")->u, s1);
+    assert_null(t_stat(g0, k1->st, k1->nst, "time_flags")); /* placed cleanly */
+    /* Two streams on GPU 0 (2: allreduce, 3: the copy; 4: the scoped kernel). */
+    assert_int_equal(g0->nlines, 3);
+    assert_string_equal(g0->lines[0].name, "Stream #2");
+    assert_int_equal(g0->lines[0].id, 2);
+    int64_t c0;
+    const struct t_event *cp = t_event(g1, "na\"me\x01", &c0);
+    assert_non_null(cp);
+    assert_int_equal(t_stat(g1, cp->st, cp->nst, "bytes_transferred")->u, 4096);
+    assert_non_null(strstr(t_stat(g1, cp->st, cp->nst, "memcpy_details")->s, "size:4096"));
+    /* Node 1's copy had no name: a generated one. */
+    assert_non_null(t_event(g0, "memcpy#0", NULL));
+
+    /* Host side: the API call links to its GPU's plane; the step marker. */
+    int64_t api;
+    const struct t_event *ap = t_event(h1, "hipLaunchKernel", &api);
+    assert_non_null(ap);
+    assert_int_equal(t_stat(h1, ap->st, ap->nst, "device_id")->u, 0);
+    assert_int_equal(t_stat(h1, ap->st, ap->nst, "correlation_id")->u, 5);
+    assert_int_equal(api, s1 - 20000 + P1);
+    ap = t_event(h2, "hipLaunchKernel", NULL);
+    assert_int_equal(t_stat(h2, ap->st, ap->nst, "device_id")->u, 1);
+    int64_t step0;
+    const struct t_event *stp = t_event(h1, "TrainStep#step_num=7#", &step0);
+    assert_non_null(stp);
+    assert_int_equal(t_stat(h1, stp->st, stp->nst, "step_num")->u, 7);
+    assert_int_equal(t_stat(h1, stp->st, stp->nst, "_r")->u, 1);
+    assert_int_equal(stp->dur_ps, 21000000LL * 1000);
+    /* Scope ids: (ordinal << 40) | id, node 1 pid 10 is ordinal 1, node 2 pid 20 is 2. */
+    const int64_t base1 = 1LL << 40, base2 = 2LL << 40;
+    assert_int_equal(t_stat(h1, stp->st, stp->nst, "scope_range_id")->u, base1 | 1);
+    const struct t_event *fw = t_event(h1, "forward", NULL);
+    assert_int_equal(t_stat(h1, fw->st, fw->nst, "scope_range_id")->u, base1 | 2);
+    /* The tree plane: metadata id = child, int64 value = parent, no metadata. */
+    assert_int_equal(tree->nstats, 2);
+    assert_int_equal(tree->nsmd, 0);
+    assert_int_equal(tree->stats[0].md, base1 | 2);
+    assert_int_equal(tree->stats[0].kind, 4);
+    assert_int_equal(tree->stats[0].u, base1 | 1);
+    assert_int_equal(tree->stats[1].md, base2 | 5);
+    assert_int_equal(tree->stats[1].u, base2 | 4);
+    /* Task environment: start < stop, the extent of the events. */
+    const struct t_stat *t0 = t_stat(env, env->stats, env->nstats, "profile_start_time");
+    const struct t_stat *t1 = t_stat(env, env->stats, env->nstats, "profile_stop_time");
+    assert_true(t0 && t1 && t0->kind == 3 && t1->kind == 3);
+    assert_int_equal(t0->u, (uint64_t)st.start_ns);
+    assert_int_equal(t1->u, (uint64_t)st.stop_ns);
+    assert_int_equal(t0->u, (uint64_t)(s1 - 1000000 + P1));
+    assert_true(t0->u < t1->u);
+    assert_string_equal(t_stat(env, env->stats, env->nstats, "scope_id_processes")->s,
+                        "1=n1/pid10 2=n2/pid20");
+    free(buf);
+
+    /* One node alone: xprof's single-host names, device planes by device id. */
+    f = open_memstream(&buf, &len);
+    o.node = 2;
+    assert_int_equal(tui_xplane_write(m, sc, f, &o, &st, err), BASE_OK);
+    fclose(f);
+    pbd_space((const uint8_t *)buf, len, sp);
+    assert_int_equal(sp->nplanes, 4);
+    assert_non_null(t_find_plane(sp, "/host:CPU"));
+    assert_non_null(t_find_plane(sp, "/device:GPU:0"));
+    assert_int_equal(sp->nhosts, 1);
+    assert_string_equal(sp->hosts[0], "beta");
+    tree = t_find_plane(sp, "/host:__ScopeRangeCallStack__");
+    assert_int_equal(tree->nstats, 1);
+    assert_int_equal(tree->stats[0].md, base1 | 5); /* node 2's process is ordinal 1 here */
+    free(buf);
+
+    /* Files: through .tmp and rename; unwritable places fail and leave nothing. */
+    char dir[] = "/tmp/test_tui_xp.XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[600], tmp[700];
+    snprintf(path, sizeof path, "%s/out.xplane.pb", dir);
+    o.node = -1;
+    assert_int_equal(tui_xplane_write_file(m, sc, path, &o, &st, err), BASE_OK);
+    assert_int_equal(access(path, R_OK), 0);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    assert_int_not_equal(access(tmp, F_OK), 0);
+    unlink(path);
+    assert_int_equal(tui_xplane_write_dir(m, sc, dir, &o, &st, err), BASE_OK);
+    snprintf(path, sizeof path, "%s/alpha-n1.xplane.pb", dir);
+    assert_int_equal(access(path, R_OK), 0);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/beta-n2.xplane.pb", dir);
+    assert_int_equal(access(path, R_OK), 0);
+    unlink(path);
+    assert_int_equal(st.events, 9);
+    assert_int_equal(tui_xplane_write_file(m, sc, "/nonexistent-dir/x.xplane.pb", &o, &st, err),
+                     BASE_ERR);
+    assert_non_null(strstr(err, "nonexistent"));
+    assert_int_equal(tui_xplane_write_dir(m, sc, "/nonexistent-dir", &o, &st, err), BASE_ERR);
+    if (access("/dev/full", W_OK) == 0) {
+        FILE *full = fopen("/dev/full", "w");
+        assert_int_equal(tui_xplane_write(m, sc, full, &o, &st, err), BASE_ERR);
+        assert_non_null(strstr(err, "write failed"));
+        fclose(full);
+    }
+    rmdir(dir);
+
+    /* Pairs of processes interleaved (as their messages arrive): each
+     * process gets one ordinal, every pair is listed. */
+    tui_scopes_t *many = tui_scopes_new(0);
+    for (uint64_t i = 1; i <= 300; i++) {
+        assert_int_equal(tui_scopes_add(many, 1, 10, i + 1, i, err), 1);
+        assert_int_equal(tui_scopes_add(many, 2, 30, i + 1, i, err), 1);
+        assert_int_equal(tui_scopes_add(many, 2, 20, i + 1, i, err), 1);
+    }
+    f = open_memstream(&buf, &len);
+    assert_int_equal(tui_xplane_write(m, many, f, &o, &st, err), BASE_OK);
+    fclose(f);
+    assert_int_equal(st.scope_pairs, 900);
+    pbd_space((const uint8_t *)buf, len, sp);
+    assert_int_equal(t_find_plane(sp, "/host:__ScopeRangeCallStack__")->nstats_all, 900);
+    env = t_find_plane(sp, "Task Environment");
+    assert_string_equal(t_stat(env, env->stats, env->nstats, "scope_id_processes")->s,
+                        "1=n1/pid10 2=n2/pid20 3=n2/pid30");
+    free(buf);
+    tui_scopes_destroy(&many);
+
+    /* An unaligned node: still written, on its raw clock, and flagged. */
+    tui_model_t *m2 = tui_model_new(NULL);
+    feed_two_nodes(m2, false);
+    f = open_memstream(&buf, &len);
+    assert_int_equal(tui_xplane_write(m2, NULL, f, NULL, &st, err), BASE_OK);
+    fclose(f);
+    assert_int_equal(st.raw_events, 3);
+    pbd_space((const uint8_t *)buf, len, sp);
+    h2 = t_find_plane(sp, "/host:CPU:n2 ?");
+    assert_non_null(h2);
+    assert_int_equal(t_stat(h2, h2->stats, h2->nstats, "aligned")->u, 0);
+    assert_string_equal(t_stat(h2, h2->stats, h2->nstats, "time_base")->s, "raw");
+    g1 = t_find_plane(sp, "/device:GPU:1");
+    k2 = t_event(g1, "allreduce", NULL);
+    assert_true(t_stat(g1, k2->st, k2->nst, "time_flags")->u & TUI_T_RAW);
+    assert_int_equal(sp->nwarn, 1); /* says so */
+    free(buf);
+    free(sp);
+    tui_model_destroy(&m2);
+    tui_scopes_destroy(&sc);
+    tui_model_destroy(&m);
+}
+
+/* ---- window statistics ----------------------------------------------------------------- */
+
+static bus_msg_t *msg_wire(enum bus_kind kind, int node, uint64_t seq, const char *json)
+{
+    bus_msg_t *m = msg_json(kind, json);
+    char err[BASE_ERRLEN];
+    if (bus_msg_encode(m, node, seq, NULL, err) != BASE_OK)
+        fail_msg("encode: %s", err);
+    return m;
+}
+
+static void test_winlog(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/test_tui_win.XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[600], tmp[700];
+    snprintf(path, sizeof path, "%s/w.jsonl", dir);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    char err[BASE_ERRLEN];
+    assert_true(tui_winlog_wants(BUS_K_WIN) && tui_winlog_wants(BUS_K_EDGE_FIT) &&
+                tui_winlog_wants(BUS_K_NODE_FIT) && tui_winlog_wants(BUS_K_SOLVE));
+    assert_false(tui_winlog_wants(BUS_K_EV) || tui_winlog_wants(BUS_K_SNAP));
+    tui_winlog_t *w = tui_winlog_open(path, err);
+    assert_non_null(w);
+    assert_int_equal(access(tmp, F_OK), 0);
+    bus_msg_t *win = msg_wire(BUS_K_WIN, 1, 3,
+                              "{\"window\":5,\"src\":1,\"dst\":2,\"sent\":100,\"received\":99,"
+                              "\"lost\":1,\"pure_pct\":90.5,\"estimator\":\"svm\"}");
+    bus_msg_t *fit = msg_wire(BUS_K_EDGE_FIT, 1, 4,
+                              "{\"window\":5,\"src\":1,\"dst\":2,\"estimator\":\"svm\","
+                              "\"anchor_ns\":1000,\"offset_ns\":12.5,\"drift_ppb\":3,"
+                              "\"uncertainty_ns\":40,\"n_fwd\":50,\"n_rev\":49,\"from_ns\":0,"
+                              "\"to_ns\":2000}");
+    bus_msg_t *nf = msg_wire(BUS_K_NODE_FIT, 0, 9,
+                             "{\"window\":5,\"node\":2,\"ref\":0,\"anchor_ns\":1000,"
+                             "\"offset_ns\":-7,\"drift_ppb\":1,\"uncertainty_ns\":50,"
+                             "\"from_ns\":0,\"to_ns\":2000,\"aligned\":true}");
+    bus_msg_t *sv =
+        msg_wire(BUS_K_SOLVE, 0, 2, "{\"window\":5,\"ref\":0,\"residuals\":[],\"unaligned\":[]}");
+    bus_msg_t *lg = msg_wire(BUS_K_LOG, 0, 1, "{\"level\":\"info\",\"msg\":\"x\"}");
+    bus_msg_t *again = msg_wire(BUS_K_WIN, 1, 5,
+                                "{\"window\":5,\"src\":1,\"dst\":2,\"sent\":100,\"received\":99,"
+                                "\"lost\":1,\"pure_pct\":90.5,\"estimator\":\"svm\"}");
+    assert_int_equal(tui_winlog_add(w, win, T0 + 1, err), 1);
+    assert_int_equal(tui_winlog_add(w, fit, T0 + 2, err), 1);
+    assert_int_equal(tui_winlog_add(w, win, T0 + 3, err), 0);   /* the same message again */
+    assert_int_equal(tui_winlog_add(w, again, T0 + 4, err), 1); /* another seq: another message */
+    assert_int_equal(tui_winlog_add(w, nf, T0 + 5, err), 1);
+    assert_int_equal(tui_winlog_add(w, sv, T0 + 6, err), 1);
+    assert_int_equal(tui_winlog_add(w, lg, T0 + 7, err), 0); /* not a window message */
+    struct tui_winlog_stats ws;
+    tui_winlog_stats(w, &ws);
+    assert_int_equal(ws.win, 2);
+    assert_int_equal(ws.edge_fit, 1);
+    assert_int_equal(ws.node_fit, 1);
+    assert_int_equal(ws.solve, 1);
+    assert_int_equal(ws.duplicates, 1);
+    assert_int_not_equal(access(path, F_OK), 0); /* nothing under the final name yet */
+    assert_int_equal(tui_winlog_commit(&w, err), BASE_OK);
+    assert_null(w);
+    assert_int_not_equal(access(tmp, F_OK), 0);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char line[1024];
+    const char *types[] = {"win", "edge_fit", "win", "node_fit", "solve"};
+    const int64_t arrivals[] = {T0 + 1, T0 + 2, T0 + 4, T0 + 5, T0 + 6};
+    const int senders[] = {1, 1, 1, 0, 0};
+    int n = 0;
+    while (fgets(line, sizeof line, f)) {
+        assert_true(n < 5);
+        json_object *o = NULL;
+        assert_int_equal(base_json_parse(line, strlen(line), &o, err), BASE_DEC_OK);
+        const char *t;
+        int64_t v;
+        assert_int_equal(base_json_get_str(o, "type", &t, err), BASE_DEC_OK);
+        assert_string_equal(t, types[n]);
+        assert_int_equal(base_json_get_i64(o, "arrival_ns", &v, err), BASE_DEC_OK);
+        assert_int_equal(v, arrivals[n]);
+        assert_int_equal(base_json_get_i64(o, "sender", &v, err), BASE_DEC_OK);
+        assert_int_equal(v, senders[n]);
+        assert_int_equal(base_json_get_i64(o, "window", &v, err), BASE_DEC_OK);
+        assert_int_equal(v, 5);
+        if (n == 1) { /* the SPEC.md §4.5 object, fields intact */
+            double d;
+            assert_int_equal(base_json_get_double(o, "offset_ns", &d, err), BASE_DEC_OK);
+            assert_true(fabs(d - 12.5) < 1e-9);
+            assert_int_equal(base_json_get_i64(o, "n_rev", &v, err), BASE_DEC_OK);
+            assert_int_equal(v, 49);
+        }
+        json_object_put(o);
+        n++;
+    }
+    assert_int_equal(n, 5);
+    fclose(f);
+    unlink(path);
+
+    /* Abort: nothing is left; an unwritable place is refused at open. */
+    w = tui_winlog_open(path, err);
+    assert_non_null(w);
+    assert_int_equal(tui_winlog_add(w, win, T0, err), 1);
+    tui_winlog_abort(&w);
+    assert_null(w);
+    assert_int_not_equal(access(path, F_OK), 0);
+    assert_int_not_equal(access(tmp, F_OK), 0);
+    assert_null(tui_winlog_open("/nonexistent-dir/w.jsonl", err));
+    assert_non_null(strstr(err, "nonexistent"));
+    rmdir(dir);
+    bus_msg_t *all[] = {win, fit, nf, sv, lg, again};
+    for (size_t i = 0; i < BASE_ARRAY_LEN(all); i++)
+        bus_msg_destroy(&all[i]);
+}
+
+static void test_export_format(void **state)
+{
+    (void)state;
+    enum tui_export_format f;
+    assert_int_equal(tui_export_format_parse("xplane", &f), BASE_OK);
+    assert_int_equal(f, TUI_EXPORT_XPLANE);
+    assert_int_equal(tui_export_format_parse("chrome", &f), BASE_OK);
+    assert_int_equal(f, TUI_EXPORT_CHROME);
+    assert_int_equal(tui_export_format_parse("auto", &f), BASE_OK);
+    assert_int_equal(f, TUI_EXPORT_AUTO);
+    assert_int_equal(tui_export_format_parse("pb", &f), BASE_ERR);
+    assert_int_equal(tui_export_format_of("a/b.xplane.pb", TUI_EXPORT_AUTO), TUI_EXPORT_XPLANE);
+    assert_int_equal(tui_export_format_of("b.pb", TUI_EXPORT_AUTO), TUI_EXPORT_XPLANE);
+    assert_int_equal(tui_export_format_of("trace.json", TUI_EXPORT_AUTO), TUI_EXPORT_CHROME);
+    assert_int_equal(tui_export_format_of("pb", TUI_EXPORT_AUTO), TUI_EXPORT_CHROME);
+    assert_int_equal(tui_export_format_of("trace.json", TUI_EXPORT_XPLANE), TUI_EXPORT_XPLANE);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -947,6 +1788,11 @@ int main(void)
         cmocka_unit_test(test_chrome),
         cmocka_unit_test(test_json_escape),
         cmocka_unit_test(test_console_resize_and_keys),
+        cmocka_unit_test(test_pb_writer),
+        cmocka_unit_test(test_scopes),
+        cmocka_unit_test(test_xplane),
+        cmocka_unit_test(test_winlog),
+        cmocka_unit_test(test_export_format),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -3,7 +3,8 @@
  *
  *   - a mode flag that picks what dptop does (`modes` below): none for the
  *     live console, --record FILE (headless), --replay FILE (the console on
- *     a recording, or with --export OUT a Chrome trace without a terminal),
+ *     a recording, or with --export OUT a Chrome trace or an XSpace, and/or
+ *     with --export-windows OUT the window statistics, without a terminal),
  *     --demo [N] (a local simulated cluster and the console on it);
  *   - configuration flags: every key of `cfg_keys` is also a flag
  *     (--hub tcp://HOST:7410, --state-timeout-ms 2000, ...), applied over
@@ -37,9 +38,12 @@ static int run_record(const base_config_t *cfg, const char *arg, volatile sig_at
 
 static int run_replay(const base_config_t *cfg, const char *arg, volatile sig_atomic_t *stop)
 {
-    const char *out = base_config_str(cfg, "export");
-    if (out[0])
-        return tui_export_run(cfg, arg, out, stop);
+    struct tui_export_req req = {.out = base_config_str(cfg, "export"),
+                                 .windows = base_config_str(cfg, "export_windows")};
+    /* Checked in main(): the value is one of the names. */
+    tui_export_format_parse(base_config_str(cfg, "format"), &req.format);
+    if (req.out[0] || req.windows[0])
+        return tui_export_run(cfg, arg, &req, stop);
     return tui_replay_run(cfg, arg, stop);
 }
 
@@ -65,7 +69,8 @@ static const struct mode modes[] = {
     {"--record", ARG_REQUIRED, "FILE",
      "record every bus message to FILE, headless, until SIGINT/SIGTERM", run_record},
     {"--replay", ARG_REQUIRED, "FILE",
-     "the console on a recording (with --export OUT: a Chrome trace, no terminal)", run_replay},
+     "the console on a recording (with --export OUT / --export-windows OUT: files, no terminal)",
+     run_replay},
     {"--demo", ARG_OPTIONAL_NUMBER, "[N]",
      "start a local cluster of N nodes (default 4) with simulated clocks and workload, "
      "and the console on it",
@@ -94,7 +99,13 @@ static const struct base_cfg_key cfg_keys[] = {
     {"color", BASE_CFG_BOOL, "true", 1, 0, "colours (NO_COLOR in the environment also disables)"},
     {"speed", BASE_CFG_DOUBLE, "1", 0, 1000, "replay speed (0: as fast as possible)"},
     {"export", BASE_CFG_STRING, "", 1, 0,
-     "with --replay: write the merged, aligned Chrome trace to this file and exit"},
+     "with --replay: write the merged, aligned trace to this file and exit (a Chrome trace; "
+     "an XSpace for TensorBoard when it ends in .pb, or to a directory: one file per node)"},
+    {"format", BASE_CFG_STRING, "auto", 1, 0,
+     "--export format: auto (by the name), chrome or xplane"},
+    {"export_windows", BASE_CFG_STRING, "", 1, 0,
+     "with --replay: write the window statistics (win, edge_fit, node_fit, solve) as JSON "
+     "lines to this file and exit"},
     {"demo_nodes", BASE_CFG_INT, "4", 2, 64, "--demo: nodes in all, the master included"},
     {"demo_straggler", BASE_CFG_INT, "-1", -1, 63,
      "--demo: the node (index, 0 = master) whose collectives start late; -1: none"},
@@ -248,8 +259,22 @@ int main(int argc, char **argv)
         fprintf(stderr, "dptop: %s needs a non-empty %s\n", mode->flag, mode->arg);
         goto out;
     }
-    if (base_config_str(cfg, "export")[0] && (mode == NULL || mode->run != run_replay)) {
-        fprintf(stderr, "dptop: --export needs --replay FILE\n");
+    enum tui_export_format fmt;
+    if (tui_export_format_parse(base_config_str(cfg, "format"), &fmt) != BASE_OK) {
+        fprintf(stderr, "dptop: invalid value for format: '%s' (auto, chrome or xplane)\n",
+                base_config_str(cfg, "format"));
+        goto out;
+    }
+    const char *export_opts[] = {"export", "export_windows"};
+    for (size_t i = 0; i < BASE_ARRAY_LEN(export_opts); i++)
+        if (base_config_str(cfg, export_opts[i])[0] && (mode == NULL || mode->run != run_replay)) {
+            fprintf(stderr, "dptop: --%s needs --replay FILE\n",
+                    i == 0 ? "export" : "export-windows");
+            goto out;
+        }
+    if (base_config_str(cfg, "export")[0] &&
+        strcmp(base_config_str(cfg, "export"), base_config_str(cfg, "export_windows")) == 0) {
+        fprintf(stderr, "dptop: --export and --export-windows name the same file\n");
         goto out;
     }
     argv0 = argv[0];

@@ -7,16 +7,21 @@
  * once; seeking backward rebuilds the model from the start of the file up
  * to the new position, because the model is a fold over the messages and
  * has no undo.  Export folds the whole file as fast as it reads, then
- * writes one Chrome trace with the final time base.
+ * writes one trace with the final time base: a Chrome trace, or an XSpace
+ * (tui/xplane.c), for which the scope pairs are collected beside the model;
+ * the window statistics (tui/winexport.c) are streamed as they come.
  *
  * Damage in the file is reported with its offset (the reader resynchronises
  * on the next frame that verifies) and the rest is still used.
  */
 #include "tui/tui_int.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 struct tui_replay {
     char path[4096];
@@ -193,10 +198,83 @@ void tui_replay_describe(const struct tui_app *app, char *buf, size_t len)
 
 /* ---- export --------------------------------------------------------------- */
 
-int tui_export_run(const base_config_t *cfg, const char *path, const char *out,
+int tui_export_format_parse(const char *s, enum tui_export_format *out)
+{
+    static const char *const names[] = {"auto", "chrome", "xplane"};
+    for (size_t i = 0; i < BASE_ARRAY_LEN(names); i++)
+        if (strcmp(s, names[i]) == 0) {
+            *out = (enum tui_export_format)i;
+            return BASE_OK;
+        }
+    return BASE_ERR;
+}
+
+enum tui_export_format tui_export_format_of(const char *path, enum tui_export_format asked)
+{
+    if (asked != TUI_EXPORT_AUTO)
+        return asked;
+    size_t n = strlen(path);
+    return n >= 3 && strcmp(path + n - 3, ".pb") == 0 ? TUI_EXPORT_XPLANE : TUI_EXPORT_CHROME;
+}
+
+/* Whether a frame's topic is "dp1.<kind>." for kind. */
+static bool topic_is(const struct bus_frame *topic, enum bus_kind kind)
+{
+    const char *name = bus_kind_name(kind);
+    size_t p = strlen(BUS_TOPIC_PREFIX), n = strlen(name);
+    const char *t = topic->data;
+    return topic->len > p + n && memcmp(t, BUS_TOPIC_PREFIX, p) == 0 &&
+           memcmp(t + p, name, n) == 0 && t[p + n] == '.';
+}
+
+/* Fail before folding a long recording, not after: can path be created? */
+static int probe_writable(const char *path, bool dir, char *err)
+{
+    if (dir)
+        return access(path, W_OK) == 0 ? BASE_OK : base_err(err, "%s: %s", path, strerror(errno));
+    char tmp[4200];
+    if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp)
+        return base_err(err, "%s: path too long", path);
+    FILE *f = fopen(tmp, "w");
+    if (f == NULL)
+        return base_err(err, "%s: %s", tmp, strerror(errno));
+    fclose(f);
+    unlink(tmp);
+    return BASE_OK;
+}
+
+static bool is_dir(const char *path)
+{
+    struct stat sb;
+    size_t n = strlen(path);
+    return (n > 0 && path[n - 1] == '/') || (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode));
+}
+
+int tui_export_run(const base_config_t *cfg, const char *path, const struct tui_export_req *req,
                    volatile sig_atomic_t *stop)
 {
     char err[BASE_ERRLEN];
+    const char *out = req && req->out && req->out[0] ? req->out : NULL;
+    const char *wout = req && req->windows && req->windows[0] ? req->windows : NULL;
+    bool to_dir = out && is_dir(out);
+    /* A directory can only take XSpaces, one per node. */
+    enum tui_export_format fmt = !out ? TUI_EXPORT_CHROME
+                                 : to_dir && req->format == TUI_EXPORT_AUTO
+                                     ? TUI_EXPORT_XPLANE
+                                     : tui_export_format_of(out, req->format);
+    if (to_dir && fmt != TUI_EXPORT_XPLANE) {
+        fprintf(stderr, "dptop: %s is a directory (a Chrome trace is one file)\n", out);
+        return 1;
+    }
+    struct stat sb;
+    if (to_dir && fmt == TUI_EXPORT_XPLANE && stat(out, &sb) != 0 && mkdir(out, 0777) != 0) {
+        fprintf(stderr, "dptop: %s: %s\n", out, strerror(errno));
+        return 1;
+    }
+    if (out && probe_writable(out, to_dir, err) != BASE_OK) {
+        fprintf(stderr, "dptop: %s\n", err);
+        return 1;
+    }
     struct bus_limits lim = {
         .max_header = (size_t)base_config_int(cfg, "max_header_bytes"),
         .max_payload = (size_t)base_config_int(cfg, "max_payload_bytes"),
@@ -207,14 +285,22 @@ int tui_export_run(const base_config_t *cfg, const char *path, const char *out,
         return 1;
     }
     tui_model_t *model = tui_model_from_cfg(cfg);
+    /* The XSpace wants every scope pair, which the model does not keep. */
+    tui_scopes_t *scopes = out && fmt == TUI_EXPORT_XPLANE
+                               ? tui_scopes_new((size_t)base_config_int(cfg, "event_budget"))
+                               : NULL;
+    tui_winlog_t *winlog = NULL;
+    int rc = 1;
+    if (wout && (winlog = tui_winlog_open(wout, err)) == NULL) {
+        fprintf(stderr, "dptop: %s\n", err);
+        goto done;
+    }
     uint64_t msgs = 0, rejected = 0;
-    int64_t t0 = base_monotonic_ns();
+    int64_t t0 = base_monotonic_ns(), first_arrival = 0, last_arrival = 0;
     for (;;) {
         if (*stop) {
             fprintf(stderr, "dptop: export interrupted; nothing written\n");
-            bus_recreader_destroy(&rd);
-            tui_model_destroy(&model);
-            return 1;
+            goto done;
         }
         struct bus_rec_frame f;
         enum base_dec dec = BASE_DEC_OK;
@@ -236,35 +322,114 @@ int tui_export_run(const base_config_t *cfg, const char *path, const char *out,
             if (rejected++ < 10)
                 fprintf(stderr, "dptop: %s: message at offset %" PRIu64 " rejected: %s\n", path,
                         f.offset, merr);
+        } else if (f.nframes > 0 &&
+                   ((scopes && topic_is(&fr[0], BUS_K_SCOPE)) ||
+                    (winlog &&
+                     (topic_is(&fr[0], BUS_K_WIN) || topic_is(&fr[0], BUS_K_EDGE_FIT) ||
+                      topic_is(&fr[0], BUS_K_NODE_FIT) || topic_is(&fr[0], BUS_K_SOLVE))))) {
+            /* Decoded again for the collectors: these kinds are few and small. */
+            bus_msg_t *msg = NULL;
+            if (bus_msg_decode(fr, f.nframes, &lim, &msg, merr) == BASE_DEC_OK) {
+                if (scopes && tui_scopes_apply(scopes, msg, merr) != BASE_DEC_OK && rejected++ < 10)
+                    fprintf(stderr, "dptop: %s: scope message at offset %" PRIu64 ": %s\n", path,
+                            f.offset, merr);
+                int wr = winlog ? tui_winlog_add(winlog, msg, f.arrival_ns, err) : 0;
+                bus_msg_destroy(&msg);
+                if (wr < 0) {
+                    fprintf(stderr, "dptop: %s\n", err);
+                    goto done;
+                }
+            }
         }
+        if (first_arrival == 0)
+            first_arrival = f.arrival_ns;
+        last_arrival = f.arrival_ns;
         msgs++;
     }
     struct bus_recreader_stats rs;
     bus_recreader_stats(rd, &rs);
-    bus_recreader_destroy(&rd);
-    struct tui_chrome_opts o = {.flows = true, .source = "export", .hub = path};
-    struct tui_chrome_stats cs;
-    int rc = 0;
-    if (tui_chrome_write_file(model, out, &o, &cs, err) != BASE_OK) {
-        fprintf(stderr, "dptop: %s\n", err);
-        rc = 1;
-    } else {
-        struct tui_summary s;
-        tui_model_summary(model, &s);
+    struct tui_chrome_stats cs = {0};
+    struct tui_xplane_stats xs = {0};
+    if (out && fmt == TUI_EXPORT_CHROME) {
+        struct tui_chrome_opts o = {.flows = true, .source = "export", .hub = path};
+        if (tui_chrome_write_file(model, out, &o, &cs, err) != BASE_OK) {
+            fprintf(stderr, "dptop: %s\n", err);
+            goto done;
+        }
+    } else if (out) {
+        char damage[200], rej[100];
+        const char *warn[3] = {NULL, NULL, NULL};
+        size_t nw = 0;
+        if (rs.corrupt || rs.truncated_bytes) {
+            snprintf(damage, sizeof damage,
+                     "recording: %" PRIu64 " corrupt regions (%" PRIu64 " bytes skipped), %" PRIu64
+                     " bytes of truncated tail",
+                     rs.corrupt, rs.skipped_bytes, rs.truncated_bytes);
+            warn[nw++] = damage;
+        }
+        if (rejected) {
+            snprintf(rej, sizeof rej, "recording: %" PRIu64 " messages rejected", rejected);
+            warn[nw++] = rej;
+        }
+        struct tui_xplane_opts o = {.node = -1,
+                                    .source = path,
+                                    .start_ns = first_arrival,
+                                    .stop_ns = last_arrival,
+                                    .warnings = warn};
+        int w = to_dir ? tui_xplane_write_dir(model, scopes, out, &o, &xs, err)
+                       : tui_xplane_write_file(model, scopes, out, &o, &xs, err);
+        if (w != BASE_OK) {
+            fprintf(stderr, "dptop: %s\n", err);
+            goto done;
+        }
+    }
+    struct tui_winlog_stats ws = {0};
+    if (winlog) {
+        tui_winlog_stats(winlog, &ws);
+        if (tui_winlog_commit(&winlog, err) != BASE_OK) {
+            fprintf(stderr, "dptop: %s\n", err);
+            goto done;
+        }
+    }
+    rc = 0;
+    double secs = (double)(base_monotonic_ns() - t0) / 1e9;
+    struct tui_summary s;
+    tui_model_summary(model, &s);
+    if (out && fmt == TUI_EXPORT_CHROME)
         printf("dptop: exported %" PRIu64 " events and %" PRIu64 " flows from %" PRIu64
                " messages to %s in %.2f s\n",
-               cs.events, cs.flows, msgs, out, (double)(base_monotonic_ns() - t0) / 1e9);
-        printf("dptop: recording: %" PRIu64 " corrupt regions (%" PRIu64 " bytes skipped), %" PRIu64
-               " bytes of truncated tail; %" PRIu64 " messages rejected\n",
-               rs.corrupt, rs.skipped_bytes, rs.truncated_bytes, rejected);
-        if (cs.raw_events)
-            printf("dptop: %" PRIu64 " events of unaligned nodes are on their raw clocks\n",
-                   cs.raw_events);
-        if (s.evicted)
-            printf("dptop: %" PRIu64 " events did not fit the event budget of %zu "
-                   "(raise --event-budget)\n",
-                   s.evicted, tui_store_budget(tui_model_store(model)));
-    }
+               cs.events, cs.flows, msgs, out, secs);
+    else if (out)
+        printf("dptop: exported %" PRIu64 " events in %" PRIu64 " planes, %" PRIu64
+               " scope pairs, from %" PRIu64 " messages to %s%s (%" PRIu64 " bytes) in %.2f s\n",
+               xs.events, xs.planes, xs.scope_pairs, msgs, out,
+               to_dir ? " (one XSpace per node)" : "", xs.bytes, secs);
+    if (wout)
+        printf("dptop: wrote %" PRIu64 " win, %" PRIu64 " edge_fit, %" PRIu64
+               " node_fit and %" PRIu64 " solve lines to %s (%" PRIu64
+               " repeated messages skipped)\n",
+               ws.win, ws.edge_fit, ws.node_fit, ws.solve, wout, ws.duplicates);
+    if (ws.undeduped)
+        printf("dptop: %" PRIu64 " window messages were written without the repeat check "
+               "(its set was full)\n",
+               ws.undeduped);
+    printf("dptop: recording: %" PRIu64 " corrupt regions (%" PRIu64 " bytes skipped), %" PRIu64
+           " bytes of truncated tail; %" PRIu64 " messages rejected\n",
+           rs.corrupt, rs.skipped_bytes, rs.truncated_bytes, rejected);
+    uint64_t raw = cs.raw_events + xs.raw_events;
+    if (raw)
+        printf("dptop: %" PRIu64 " events of unaligned nodes are on their raw clocks\n", raw);
+    if (s.evicted)
+        printf("dptop: %" PRIu64 " events did not fit the event budget of %zu "
+               "(raise --event-budget)\n",
+               s.evicted, tui_store_budget(tui_model_store(model)));
+    if (scopes && tui_scopes_evicted(scopes))
+        printf("dptop: %" PRIu64 " older scope pairs did not fit (raise --event-budget)\n",
+               tui_scopes_evicted(scopes));
+done:
+    tui_winlog_abort(&winlog);
+    tui_scopes_destroy(&scopes);
+    bus_recreader_destroy(&rd);
     tui_model_destroy(&model);
     return rc;
 }

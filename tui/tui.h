@@ -7,7 +7,8 @@
  *     a recording (replay, export) and the unit tests feed the same model;
  *   - pure helpers used by the panels and the tests: time <-> column
  *     mapping, tick placement and labels in human units, lane packing,
- *     sorting of the node table, the Chrome Trace writer;
+ *     sorting of the node table, the Chrome Trace and XSpace writers, the
+ *     window statistics export;
  *   - the console (tui_app_t, ncursesw): panels are const vtables
  *     registered in one table (tui/tui_int.h), drawn into their own curses
  *     windows with wnoutrefresh + doupdate.
@@ -361,6 +362,114 @@ int tui_snapshot_path(char *buf, size_t len, const char *dir, int64_t when_s, co
 void tui_json_str(FILE *out, const char *s);
 
 /* ------------------------------------------------------------------------
+ * XSpace export for TensorBoard / xprof (`.xplane.pb`, the messages of
+ * tsl/profiler/protobuf/xplane.proto, written by hand: no protobuf library).
+ * Per node a host plane (API calls, waits, ranges, steps per thread) and a
+ * device plane per GPU (kernels, copies, memsets per stream), all on the
+ * global time base; step markers "TrainStep#step_num=N#"; the "Task
+ * Environment" plane (profile start/stop); the scope-range-id tree plane
+ * "/host:__ScopeRangeCallStack__"; hostnames.  docs/CONSOLE.md has the
+ * layout, every stat and the scope id numbering.
+ *
+ * The model keeps the scope trees the console needs; the export wants every
+ * (child, parent) pair of the recording, so they are collected beside it:
+ * tui_scopes_t keeps the most recent `max_pairs` pairs over all processes
+ * (older ones are evicted, counted), each (node, pid, child) once.
+ */
+typedef struct tui_scopes tui_scopes_t;
+
+#define TUI_SCOPES_DEFAULT_MAX 2097152
+
+struct tui_scope_rec {
+    uint16_t node;
+    uint32_t pid;
+    uint64_t child, parent; /* parent 0: a root */
+};
+
+tui_scopes_t *tui_scopes_new(size_t max_pairs); /* 0: TUI_SCOPES_DEFAULT_MAX */
+void tui_scopes_destroy(tui_scopes_t **self);
+/* Take the pairs of a `scope` message; other kinds are ignored (BASE_DEC_OK).
+ * A malformed message is refused whole, counted and explained. */
+enum base_dec tui_scopes_apply(tui_scopes_t *self, const bus_msg_t *msg, char *err);
+/* 1: new, 0: known (a different parent replaces the old one, counted as a
+ * conflict), BASE_ERR: child 0 or child == parent. */
+int tui_scopes_add(tui_scopes_t *self, uint16_t node, uint32_t pid, uint64_t child, uint64_t parent,
+                   char *err);
+/* BASE_OK and *parent, or BASE_ERR when the pair is unknown (or evicted). */
+int tui_scopes_parent(const tui_scopes_t *self, uint16_t node, uint32_t pid, uint64_t child,
+                      uint64_t *parent);
+size_t tui_scopes_count(const tui_scopes_t *self);
+uint64_t tui_scopes_evicted(const tui_scopes_t *self);
+uint64_t tui_scopes_conflicts(const tui_scopes_t *self);
+const base_decstats_t *tui_scopes_decstats(const tui_scopes_t *self);
+/* Visit the pairs held, oldest first. */
+void tui_scopes_foreach(const tui_scopes_t *self,
+                        void (*fn)(void *ctx, const struct tui_scope_rec *rec), void *ctx);
+
+/* Scope range ids of different processes may collide, so the export makes
+ * them unique: (process ordinal << 40) | id, the ordinal counting the
+ * (node, pid) pairs of the export from 1 in ascending order (the task
+ * environment plane lists them).  Ids of 2^40 and beyond are left out
+ * (counted). */
+#define TUI_XPLANE_SCOPE_BITS 40
+
+struct tui_xplane_opts {
+    int node;                    /* -1: every node; else only this node, with xprof's
+                                  * single-host names ("/host:CPU", "/device:GPU:<dev>") */
+    const char *source;          /* written in the task environment plane (NULL: none) */
+    int64_t start_ns, stop_ns;   /* profile start/stop when no event is exported */
+    const char *const *warnings; /* NULL-terminated, copied to XSpace.warnings (NULL: none) */
+};
+struct tui_xplane_stats {
+    uint64_t planes, lines, events;
+    uint64_t raw_events;     /* of unaligned nodes, on their raw clocks */
+    uint64_t flagged;        /* with a time_flags stat (raw, extrapolated, ...) */
+    uint64_t skipped;        /* could not be placed in time at all */
+    uint64_t scope_pairs;    /* in the tree plane */
+    uint64_t scope_unmapped; /* scope ids left out (beyond 2^40) */
+    uint64_t bytes;
+    int64_t start_ns, stop_ns; /* profile start/stop written */
+};
+int tui_xplane_write(tui_model_t *model, const tui_scopes_t *scopes, FILE *out,
+                     const struct tui_xplane_opts *opts, struct tui_xplane_stats *st, char *err);
+/* Through path.tmp and rename, like tui_chrome_write_file. */
+int tui_xplane_write_file(tui_model_t *model, const tui_scopes_t *scopes, const char *path,
+                          const struct tui_xplane_opts *opts, struct tui_xplane_stats *st,
+                          char *err);
+/* One XSpace per node (TensorBoard's one file per host) in the existing
+ * directory dir: "<host>-n<id>.xplane.pb".  st sums every file. */
+int tui_xplane_write_dir(tui_model_t *model, const tui_scopes_t *scopes, const char *dir,
+                         const struct tui_xplane_opts *opts, struct tui_xplane_stats *st,
+                         char *err);
+
+/* ------------------------------------------------------------------------
+ * Window statistics export (seed "window manager"): the win, edge_fit,
+ * node_fit and solve messages of a recording as JSON Lines, each its header
+ * object (edge_fit and node_fit are the objects of SPEC.md §4.5) plus
+ * "arrival_ns" (when it was recorded) and "sender" (the topic's node).
+ * Written to path.tmp and renamed by tui_winlog_commit().  A message seen
+ * twice byte for byte (the late-joiner state repeats what was live) is
+ * written once.
+ */
+typedef struct tui_winlog tui_winlog_t;
+
+struct tui_winlog_stats {
+    uint64_t win, edge_fit, node_fit, solve;
+    uint64_t duplicates; /* skipped */
+    uint64_t undeduped;  /* written without the duplicate check (its set was full) */
+};
+
+bool tui_winlog_wants(enum bus_kind kind);
+tui_winlog_t *tui_winlog_open(const char *path, char *err);
+/* 1: written, 0: not a window message or a duplicate, BASE_ERR: write error. */
+int tui_winlog_add(tui_winlog_t *self, const bus_msg_t *msg, int64_t arrival_ns, char *err);
+void tui_winlog_stats(const tui_winlog_t *self, struct tui_winlog_stats *out);
+/* Flush, close and rename into place; BASE_ERR (nothing left behind) on failure. */
+int tui_winlog_commit(tui_winlog_t **self, char *err);
+/* Close and remove the temporary file. */
+void tui_winlog_abort(tui_winlog_t **self);
+
+/* ------------------------------------------------------------------------
  * The console on a terminal.  tui_app_new() starts curses with newterm on
  * the given streams (NULL: the controlling terminal), so that a benchmark or
  * a test can render into a pseudo-terminal or /dev/null.
@@ -400,8 +509,23 @@ int tui_record_run(const base_config_t *cfg, const char *path, volatile sig_atom
 int tui_live_run(const base_config_t *cfg, volatile sig_atomic_t *stop);
 /* The console on a recording. */
 int tui_replay_run(const base_config_t *cfg, const char *path, volatile sig_atomic_t *stop);
-/* A recording to one merged, aligned Chrome trace, without a terminal. */
-int tui_export_run(const base_config_t *cfg, const char *path, const char *out,
+/*
+ * A recording to files, without a terminal: one merged, aligned trace (a
+ * Chrome trace or an XSpace, by `format` or by the output's name) and/or
+ * the window statistics as JSON Lines.
+ */
+enum tui_export_format { TUI_EXPORT_AUTO, TUI_EXPORT_CHROME, TUI_EXPORT_XPLANE };
+/* "auto", "chrome", "xplane"; BASE_ERR for anything else. */
+int tui_export_format_parse(const char *s, enum tui_export_format *out);
+/* By the name: ".pb" (".xplane.pb") is an XSpace, anything else Chrome JSON.
+ * AUTO is resolved the same way. */
+enum tui_export_format tui_export_format_of(const char *path, enum tui_export_format asked);
+struct tui_export_req {
+    const char *out; /* NULL or "": no trace; an XSpace to a directory: one file per node */
+    enum tui_export_format format;
+    const char *windows; /* NULL or "": no window statistics */
+};
+int tui_export_run(const base_config_t *cfg, const char *path, const struct tui_export_req *req,
                    volatile sig_atomic_t *stop);
 /* A local cluster (master and agents with simulated clocks and workload)
  * and the console on it; every child stops with dptop. */
