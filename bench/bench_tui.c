@@ -386,6 +386,14 @@ int main(void)
     tui_chrome_write(m, dn, &co, &cs, NULL);
     double export_s = (double)(base_monotonic_ns() - a) / 1e9;
     fclose(dn);
+    /* The same events as an XSpace (TensorBoard / xprof), in the same run. */
+    dn = fopen("/dev/null", "w");
+    struct tui_xplane_opts xo = {.node = -1, .source = "bench"};
+    struct tui_xplane_stats xs = {0};
+    a = base_monotonic_ns();
+    tui_xplane_write(m, NULL, dn, &xo, &xs, NULL);
+    double xplane_s = (double)(base_monotonic_ns() - a) / 1e9;
+    fclose(dn);
 
     struct tui_summary sum;
     tui_model_summary(m, &sum);
@@ -406,6 +414,10 @@ int main(void)
            ingest_rate, fill_s, ing_ms);
     printf("snapshot: %" PRIu64 " events + %" PRIu64 " flows in %.2f s (%.0f events/s)\n",
            cs.events, cs.flows, export_s, (double)cs.events / export_s);
+    double xrate = (double)xs.events / xplane_s, crate = (double)cs.events / export_s;
+    printf("xspace: %" PRIu64 " events in %" PRIu64 " planes, %.1f MB, in %.2f s "
+           "(%.0f events/s, %.2fx the Chrome trace's rate)\n",
+           xs.events, xs.planes, (double)xs.bytes / 1e6, xplane_s, xrate, xrate / crate);
     printf("BENCH tui_frame_p50 %.3f ms\n", full.p50);
     printf("BENCH tui_frame_p99 %.3f ms\n", full.p99);
     printf("BENCH tui_frame_live_p99 %.3f ms\n", live.p99);
@@ -414,6 +426,10 @@ int main(void)
     printf("BENCH tui_frame_p50_vs_empty %.2f x\n", full.p50 / base_full.p50);
     printf("BENCH tui_ingest_events_per_s %.0f ev/s\n", ingest_rate);
     printf("BENCH tui_snapshot_events_per_s %.0f ev/s\n", (double)cs.events / export_s);
+    printf("BENCH tui_xplane_events_per_s %.0f ev/s\n", xrate);
+    printf("BENCH tui_xplane_vs_snapshot %.2f x\n", xrate / crate);
+    printf("BENCH tui_xplane_bytes_per_event %.1f B\n",
+           xs.events ? (double)xs.bytes / (double)xs.events : 0);
     for (int i = 0; i < NODES; i++)
         gpu_sim_destroy(&nodes[i].sim);
     tui_model_destroy(&m);
