@@ -1,7 +1,8 @@
 /*
  * clock — the clock engine: coded-probe purity filter, per-edge window fits
  * (estimators svm, hull, minrtt, ols), the network-effect solver that turns a
- * window's edge fits into one affine map per node onto the reference clock,
+ * window's edge fits into one affine map per node onto the reference clock
+ * (pooled with the node's neighbouring windows, clock_history_t),
  * clock-step detection, conversion between clock domains, the simulated clock
  * of SPEC §4.6, the probe-log / fit JSON lines of SPEC §4.5, a network
  * simulator with named scenarios and an evaluator against simulation truth.
@@ -206,6 +207,15 @@ typedef struct clock_node_fit {
     double model_ns;      /* extra field: part of U that is the line's misfit (wander) */
     double misfit_ms_ns2; /* this window's mean-square misfit reading, noise removed (may be
                              < 0); what clock_history averages (not written to JSON) */
+    /*
+     * This window's own map before pooling with other windows (not written to
+     * JSON): what clock_history tracks.  offset at anchor_ns, drift, and their
+     * 1σ window-to-window errors (path asymmetry, which does not change from
+     * window to window, is left out of own_offset_sd_ns).  NAN when unknown.
+     */
+    double own_offset_ns, own_drift_ppb;
+    double own_offset_sd_ns, own_drift_sd_ppb;
+    uint32_t pooled; /* other windows that went into offset_ns / drift_ppb (0: none) */
 } clock_node_fit_t;
 
 typedef struct clock_history clock_history_t;
@@ -219,6 +229,22 @@ typedef struct clock_solve_opts {
     /* Earlier windows (optional): floors for the wander and asymmetry terms. */
     const clock_history_t *history;
     double misfit_k; /* model term ≥ misfit_k × typical misfit (default 2) */
+    /*
+     * Pooling with other windows (needs history): each node's offset and drift
+     * are combined with the windows the history holds for it, up to
+     * pool_windows on either side (a live master has only earlier ones), by a
+     * Kalman smoother whose frequency random walk is estimated per node from
+     * those windows, never below wander_floor_ppb (ppb/√s).  0: off.
+     * Defaults 8 and 0.5.
+     */
+    uint32_t pool_windows;
+    double wander_floor_ppb;
+    /*
+     * Pooled maps' uncertainty = pool_k × their σ at the window's ends (default
+     * 2.5: their noise model is fitted to the windows' scatter, so σ is not
+     * the windows' own, often too small, estimate that coverage_k makes up for).
+     */
+    double pool_k;
 } clock_solve_opts_t;
 
 typedef struct clock_solve_stats {
@@ -249,19 +275,35 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
 int64_t clock_node_map(const clock_node_fit_t *fit, int64_t x);
 
 /*
- * What earlier windows taught, for the solver (opts.history): per node the
+ * What other windows taught, for the solver (opts.history): per node the
  * typical misfit of its offset curve around its line (wander), and the
  * extra per-edge variance the loop residuals called for (path asymmetry).
  * Both are persistent properties that a single window sees only through
  * noise.  Exponentially weighted (half-life in windows; 0: plain mean of
  * everything added); at most `max_nodes` nodes, later ones are ignored
- * (counted).  No I/O, no global state: a live master keeps one.
+ * (counted).  It also keeps each node's own per-window maps (the last
+ * CLOCK_HISTORY_TRACK windows by default; one entry per window number and
+ * reference, a re-added window replaces its entry, a new reference clears
+ * the node's track): what the solver pools (opts.pool_windows).  No I/O, no
+ * global state: a live master keeps one.
  */
+#define CLOCK_HISTORY_TRACK 64
+
 clock_history_t *clock_history_new(double halflife_windows, size_t max_nodes);
 void clock_history_destroy(clock_history_t **self);
+/* Windows kept per node for pooling (at least 4; default CLOCK_HISTORY_TRACK); trims at once. */
+void clock_history_set_track(clock_history_t *self, size_t windows);
 /* Feed one window's solve: its node fits and its stats. */
 void clock_history_add(clock_history_t *self, const clock_node_fit_t *fits, size_t n,
                        const clock_solve_stats_t *st);
+/* Windows tracked for a node. */
+size_t clock_history_track_len(const clock_history_t *self, uint32_t node);
+/*
+ * Frequency wander of a node against the reference, ppb/√s, as its latest
+ * tracked windows (at most 32) show it (maximum likelihood, never below
+ * `floor_ppb`); NAN with fewer than 4 windows.
+ */
+double clock_history_wander_ppb(const clock_history_t *self, uint32_t node, double floor_ppb);
 /* RMS misfit of a node in ns (0 when not clear of noise); NAN before 3 windows. */
 double clock_history_misfit_rms(const clock_history_t *self, uint32_t node);
 /* Typical extra per-edge variance (ns²); 0 before 3 windows. */
@@ -438,6 +480,12 @@ typedef struct clock_logfit_opts {
     clock_purity_opts_t purity;
     clock_fit_opts_t fit;
     clock_solve_opts_t solve; /* ref/at/from/to are set per window */
+    /*
+     * false (default): two passes, every window solved with what the whole
+     * log taught (pooling uses windows on both sides).  true: one pass, each
+     * window with earlier windows only, as a live master does.
+     */
+    bool causal;
 } clock_logfit_opts_t;
 
 typedef struct clock_logfit_stats {

@@ -112,4 +112,31 @@ int clk_fit_minrtt(const clock_side_t *fwd, const clock_side_t *rev, const clock
 int clk_fit_ols(const clock_side_t *fwd, const clock_side_t *rev, const clock_fit_opts_t *opts,
                 clock_line_t *out, char *err);
 
+/*
+ * Pooling a node's window map with the windows its history holds (history.c):
+ * in is this window's own map, out the pooled one with its covariance
+ * (ns², ns·ppb, ppb²).  False when nothing was pooled (no usable neighbour,
+ * or every neighbour disagreed): keep the window's own map then.
+ */
+typedef struct clk_pool_in {
+    int64_t window;
+    uint32_t ref;
+    int64_t anchor;          /* node clock */
+    double off, drift;       /* ns at anchor, ppb */
+    double sd_off, sd_drift; /* 1σ, window to window */
+    double half_s;           /* half the window, s */
+    uint32_t max_windows;    /* on either side */
+    double wander_floor_ppb;
+} clk_pool_in_t;
+
+typedef struct clk_pool_out {
+    double off, drift;
+    double P[2][2];
+    double q;      /* frequency wander used, ppb²/s */
+    uint32_t used; /* other windows pooled */
+} clk_pool_out_t;
+
+bool clk_history_pool(const clock_history_t *self, uint32_t node, const clk_pool_in_t *in,
+                      clk_pool_out_t *out);
+
 #endif /* DP_CLOCK_INT_H */

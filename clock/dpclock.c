@@ -21,8 +21,11 @@ static const char usage[] =
     "  sim --scenario NAME --out DIR [--seed N] [--nodes N] [--seconds S] [--k K]\n"
     "        simulate probe traffic; writes DIR/probes.jsonl and DIR/truth.jsonl\n"
     "  fit LOG [--estimator E] [--window-s W] [--ref N] [--guard-ns G] [--max-probes N]\n"
+    "      [--pool N] [--causal]\n"
     "        fit a probe log (JSON lines, SPEC 4.5; '-' reads stdin); edge_fit and\n"
-    "        node_fit lines go to stdout, a summary to stderr\n"
+    "        node_fit lines go to stdout, a summary to stderr; node maps are pooled\n"
+    "        with up to N windows on either side (default 8, 0: each window alone),\n"
+    "        --causal: earlier windows only, as a live master does\n"
     "  eval DIR FITS\n"
     "        compare the node_fit lines of FITS with DIR/truth.jsonl\n"
     "  bench [--seconds S] [--nodes N] [--seed N] [--seeds K] [--scenarios A,B]\n"
@@ -248,6 +251,11 @@ static int cmd_fit(int argc, char **argv)
         } else if (flag_value(argc, argv, &i, "--guard-ns", &v, &rc)) {
             if (rc == 0 && (rc = parse_u64("--guard-ns", v, 0, 1000000000, &u)) == 0)
                 lo.purity.guard_ns = (int64_t)u;
+        } else if (flag_value(argc, argv, &i, "--pool", &v, &rc)) {
+            if (rc == 0 && (rc = parse_u64("--pool", v, 0, 1000, &u)) == 0)
+                lo.solve.pool_windows = (uint32_t)u;
+        } else if (strcmp(argv[i], "--causal") == 0) {
+            lo.causal = true;
         } else if (argv[i][0] == '-' && argv[i][1] != 0) {
             rc = bad_usage("fit: unknown option \"%s\"", argv[i]);
         } else if (log == NULL) {
@@ -535,19 +543,36 @@ static const target_t targets[] = {
 #define BENCH_MAX_SC  16
 #define BENCH_MAX_EST 8
 
+/*
+ * How windows are combined: pooled with their neighbours on both sides (what
+ * `dpclock fit` does), causally with earlier windows only (what a live
+ * master does), or each window on its own.
+ */
+enum bench_mode { MODE_POOLED, MODE_LIVE, MODE_WINDOW, BENCH_MODES };
+static const char *const mode_suffix[BENCH_MODES] = {"", "/live", "/1w"};
+static const char *const mode_tag[BENCH_MODES] = {"", "_live", "_1w"};
+
 typedef struct bench_cell {
     bool done;
     clock_eval_t ev;
     double fit_us;
+    double solve_us; /* CPU per node window: the network solve and the pooling */
 } bench_cell_t;
 
-/* One scenario × estimator over every seed, pooled; the seeds' simulations are shared. */
+/* Every mode for svm and minrtt (the comparison the targets make), pooled only for the rest. */
+static bool bench_mode_wanted(const clock_estimator_t *e, int mode)
+{
+    return mode == MODE_POOLED || strcmp(e->name, "svm") == 0 || strcmp(e->name, "minrtt") == 0;
+}
+
+/* One scenario × estimator × mode over every seed, pooled; the seeds' simulations are shared. */
 static int bench_run(const clock_scenario_t *sc, const clock_estimator_t *const *es, size_t nest,
                      const char *ests, const clock_simnet_opts_t *so0, uint32_t seeds,
-                     bench_cell_t *row)
+                     bench_cell_t row[][BENCH_MODES])
 {
-    clock_eval_acc_t *acc[BENCH_MAX_EST] = {0};
-    double fit_ns[BENCH_MAX_EST] = {0}, windows[BENCH_MAX_EST] = {0};
+    clock_eval_acc_t *acc[BENCH_MAX_EST][BENCH_MODES] = {{0}};
+    double fit_ns[BENCH_MAX_EST][BENCH_MODES] = {{0}}, windows[BENCH_MAX_EST][BENCH_MODES] = {{0}};
+    double solve_ns[BENCH_MAX_EST][BENCH_MODES] = {{0}}, nwin[BENCH_MAX_EST][BENCH_MODES] = {{0}};
     int ret = 0;
     for (uint32_t k = 0; k < seeds; k++) {
         clock_simnet_opts_t so = *so0;
@@ -564,46 +589,81 @@ static int bench_run(const clock_scenario_t *sc, const clock_estimator_t *const 
         for (size_t e = 0; e < nest && e < BENCH_MAX_EST; e++) {
             if (!in_list(ests, es[e]->name))
                 continue;
-            if (acc[e] == NULL)
-                acc[e] = clock_eval_acc_new();
-            clock_logfit_opts_t lo;
-            clock_logfit_opts_default(&lo);
-            lo.est = es[e];
-            lo.ref_set = true;
-            lo.ref = 0;
-            clock_logfit_t *lf = clock_logfit_new(&lo);
-            for (size_t i = 0; i < pv.n; i++)
-                clock_logfit_add(lf, &pv.p[i]);
-            if (clock_logfit_run(lf, err) != BASE_OK) {
-                fprintf(stderr, "dpclock: bench %s/%s: %s\n", sc->name, es[e]->name, err);
-                ret = 1;
-            } else {
-                size_t nn;
-                const clock_node_fit_t *nf = clock_logfit_nodes(lf, &nn);
-                clock_eval_acc_nodes(acc[e], &truth, nf, nn);
+            for (int m = 0; m < BENCH_MODES; m++) {
+                if (!bench_mode_wanted(es[e], m))
+                    continue;
+                if (acc[e][m] == NULL)
+                    acc[e][m] = clock_eval_acc_new();
+                clock_logfit_opts_t lo;
+                clock_logfit_opts_default(&lo);
+                lo.est = es[e];
+                lo.ref_set = true;
+                lo.ref = 0;
+                lo.causal = m == MODE_LIVE;
+                if (m == MODE_WINDOW)
+                    lo.solve.pool_windows = 0;
+                clock_logfit_t *lf = clock_logfit_new(&lo);
+                for (size_t i = 0; i < pv.n; i++)
+                    clock_logfit_add(lf, &pv.p[i]);
+                if (clock_logfit_run(lf, err) != BASE_OK) {
+                    fprintf(stderr, "dpclock: bench %s/%s%s: %s\n", sc->name, es[e]->name,
+                            mode_suffix[m], err);
+                    ret = 1;
+                } else {
+                    size_t nn;
+                    const clock_node_fit_t *nf = clock_logfit_nodes(lf, &nn);
+                    clock_eval_acc_nodes(acc[e][m], &truth, nf, nn);
+                }
+                clock_logfit_stats_t st;
+                clock_logfit_get_stats(lf, &st);
+                fit_ns[e][m] += st.fit_ns_total;
+                windows[e][m] += (double)st.edge_windows;
+                solve_ns[e][m] += st.solve_ns_total;
+                nwin[e][m] += (double)st.node_windows;
+                clock_logfit_destroy(&lf);
             }
-            clock_logfit_stats_t st;
-            clock_logfit_get_stats(lf, &st);
-            fit_ns[e] += st.fit_ns_total;
-            windows[e] += (double)st.edge_windows;
-            clock_logfit_destroy(&lf);
         }
         clock_truth_free(&truth);
         free(pv.p);
     }
     for (size_t e = 0; e < nest && e < BENCH_MAX_EST; e++) {
-        if (acc[e] == NULL)
-            continue;
-        char err[BASE_ERRLEN];
-        row[e].done = true;
-        if (clock_eval_acc_result(acc[e], &row[e].ev, err) != BASE_OK) {
-            fprintf(stderr, "dpclock: bench %s/%s: %s\n", sc->name, es[e]->name, err);
-            ret = 1;
+        for (int m = 0; m < BENCH_MODES; m++) {
+            if (acc[e][m] == NULL)
+                continue;
+            char err[BASE_ERRLEN];
+            row[e][m].done = true;
+            if (clock_eval_acc_result(acc[e][m], &row[e][m].ev, err) != BASE_OK) {
+                fprintf(stderr, "dpclock: bench %s/%s%s: %s\n", sc->name, es[e]->name,
+                        mode_suffix[m], err);
+                ret = 1;
+            }
+            row[e][m].fit_us = windows[e][m] > 0 ? fit_ns[e][m] / windows[e][m] / 1e3 : 0;
+            row[e][m].solve_us = nwin[e][m] > 0 ? solve_ns[e][m] / nwin[e][m] / 1e3 : 0;
+            clock_eval_acc_destroy(&acc[e][m]);
         }
-        row[e].fit_us = windows[e] > 0 ? fit_ns[e] / windows[e] / 1e3 : 0;
-        clock_eval_acc_destroy(&acc[e]);
     }
     return ret;
+}
+
+static size_t est_index(const clock_estimator_t *const *es, size_t nest, const char *name)
+{
+    for (size_t e = 0; e < nest && e < BENCH_MAX_EST; e++)
+        if (strcmp(es[e]->name, name) == 0)
+            return e;
+    return SIZE_MAX;
+}
+
+/* "  minrtt/svm ..x": the ratio of two cells' p99, and whether it meets 10× where it applies. */
+static void print_ratio(const char *label, const char *tag, const char *scen,
+                        const bench_cell_t *num, const bench_cell_t *den)
+{
+    if (!num->done || !den->done || !(den->ev.off_p99 > 0))
+        return;
+    double x = num->ev.off_p99 / den->ev.off_p99;
+    printf("      %-34s %7.1f / %6.1f = %5.1fx", label, num->ev.off_p99, den->ev.off_p99, x);
+    if (num->ev.off_p99 > 50)
+        printf("  (minrtt > 50 ns, 10x: %s)", x >= 10 ? "met" : "MISSED");
+    printf("\nBENCH clock_minrtt_over_svm%s_%s_p99 %.2f x\n", tag, scen, x);
 }
 
 static int cmd_bench(int argc, char **argv)
@@ -648,12 +708,15 @@ static int cmd_bench(int argc, char **argv)
            " pooled, 2 s windows, reference node 0.\n"
            "Node fits against simulation truth; error = largest |fit - truth| over the window's\n"
            "range (offset, drift and bend together); unc/er = median uncertainty / median error;\n"
-           "fit_us = CPU time per edge window (purity filter + fit + uncertainty).\n\n",
+           "fit_us = CPU time per edge window (purity filter + fit + uncertainty);\n"
+           "solve_us = CPU time per node window (network solve + pooling).\n"
+           "E: each window pooled with up to 8 windows on either side (dpclock fit);\n"
+           "E/live: earlier windows only, as a live master; E/1w: every window on its own.\n\n",
            so.nodes, so.seconds, so.seed, so.seed + seeds - 1);
-    printf("%-6s %-7s %8s %8s %9s %8s %8s %7s %9s %6s %7s %6s\n", "scen", "estim", "p50_ns",
+    printf("%-6s %-11s %8s %8s %9s %8s %8s %7s %9s %6s %7s %8s %6s\n", "scen", "estim", "p50_ns",
            "p99_ns", "max_ns", "drift50", "drift99", "cover%", "unc50_ns", "unc/er", "fit_us",
-           "unalgn");
-    static bench_cell_t cells[BENCH_MAX_SC][BENCH_MAX_EST];
+           "solve_us", "unalgn");
+    static bench_cell_t cells[BENCH_MAX_SC][BENCH_MAX_EST][BENCH_MODES];
     int ret = 0;
     for (size_t s = 0; s < nsc && s < BENCH_MAX_SC; s++) {
         if (!in_list(scen, scs[s]->name))
@@ -671,54 +734,77 @@ static int cmd_bench(int argc, char **argv)
         }
         ret |= bench_run(scs[s], es, nest, ests, &sso, sseeds, cells[s]);
         for (size_t e = 0; e < nest && e < BENCH_MAX_EST; e++) {
-            const bench_cell_t *c = &cells[s][e];
-            if (!c->done)
-                continue;
-            const clock_eval_t *ev = &c->ev;
-            double ratio = ev->err_p50 > 0 ? ev->unc_p50 / ev->err_p50 : INFINITY;
-            const char *sn = scs[s]->name, *en = es[e]->name;
-            printf("%-6s %-7s %8.1f %8.1f %9.1f %8.2f %8.2f %7.1f %9.1f %6.1f %7.0f %6" PRIu64 "\n",
-                   sn, en, ev->off_p50, ev->off_p99, ev->off_max, ev->drift_p50, ev->drift_p99,
-                   100 * ev->coverage, ev->unc_p50, ratio, c->fit_us, ev->unaligned);
-            printf("BENCH clock_%s_%s_p50_ns %.1f ns\n", en, sn, ev->off_p50);
-            printf("BENCH clock_%s_%s_p99_ns %.1f ns\n", en, sn, ev->off_p99);
-            printf("BENCH clock_%s_%s_max_ns %.1f ns\n", en, sn, ev->off_max);
-            printf("BENCH clock_%s_%s_drift_p99_ppb %.2f ppb\n", en, sn, ev->drift_p99);
-            printf("BENCH clock_%s_%s_coverage_pct %.1f %%\n", en, sn, 100 * ev->coverage);
-            printf("BENCH clock_%s_%s_unc_over_err %.2f x\n", en, sn, ratio);
-            printf("BENCH clock_%s_%s_fit_us %.0f us\n", en, sn, c->fit_us);
+            for (int m = 0; m < BENCH_MODES; m++) {
+                const bench_cell_t *c = &cells[s][e][m];
+                if (!c->done)
+                    continue;
+                const clock_eval_t *ev = &c->ev;
+                double ratio = ev->err_p50 > 0 ? ev->unc_p50 / ev->err_p50 : INFINITY;
+                const char *sn = scs[s]->name;
+                char en[32];
+                snprintf(en, sizeof en, "%s%s", es[e]->name, mode_suffix[m]);
+                printf("%-6s %-11s %8.1f %8.1f %9.1f %8.2f %8.2f %7.1f %9.1f %6.1f %7.0f %8.1f "
+                       "%6" PRIu64 "\n",
+                       sn, en, ev->off_p50, ev->off_p99, ev->off_max, ev->drift_p50, ev->drift_p99,
+                       100 * ev->coverage, ev->unc_p50, ratio, c->fit_us, c->solve_us,
+                       ev->unaligned);
+                snprintf(en, sizeof en, "%s%s", es[e]->name, mode_tag[m]);
+                printf("BENCH clock_%s_%s_p50_ns %.1f ns\n", en, sn, ev->off_p50);
+                printf("BENCH clock_%s_%s_p99_ns %.1f ns\n", en, sn, ev->off_p99);
+                printf("BENCH clock_%s_%s_max_ns %.1f ns\n", en, sn, ev->off_max);
+                printf("BENCH clock_%s_%s_drift_p99_ppb %.2f ppb\n", en, sn, ev->drift_p99);
+                printf("BENCH clock_%s_%s_coverage_pct %.1f %%\n", en, sn, 100 * ev->coverage);
+                printf("BENCH clock_%s_%s_unc_over_err %.2f x\n", en, sn, ratio);
+                printf("BENCH clock_%s_%s_fit_us %.0f us\n", en, sn, c->fit_us);
+                printf("BENCH clock_%s_%s_solve_us %.1f us\n", en, sn, c->solve_us);
+            }
         }
         fflush(stdout);
     }
 
-    printf("\nsvm against the targets, and against minrtt on the same data:\n");
-    for (size_t s = 0; s < nsc && s < BENCH_MAX_SC; s++) {
-        const bench_cell_t *sv = &cells[s][0], *mr = &cells[s][2];
+    size_t isvm = est_index(es, nest, "svm"), imr = est_index(es, nest, "minrtt");
+    printf("\nsvm against the targets (pooled, what dpclock fit does; live: earlier windows "
+           "only),\nand minrtt against svm on the same data:\n");
+    for (size_t s = 0; s < nsc && s < BENCH_MAX_SC && isvm != SIZE_MAX; s++) {
+        const bench_cell_t *sv = &cells[s][isvm][MODE_POOLED];
         if (!sv->done)
             continue;
+        const char *sn = scs[s]->name;
         double target = NAN;
         for (size_t t = 0; t < BASE_ARRAY_LEN(targets); t++)
-            if (strcmp(targets[t].scenario, scs[s]->name) == 0)
+            if (strcmp(targets[t].scenario, sn) == 0)
                 target = targets[t].p99_ns;
-        double ratio = sv->ev.err_p50 > 0 ? sv->ev.unc_p50 / sv->ev.err_p50 : INFINITY;
-        printf("  %-6s p99 %7.1f ns", scs[s]->name, sv->ev.off_p99);
-        if (isfinite(target))
-            printf(" (target <= %3.0f: %-6s)", target, sv->ev.off_p99 <= target ? "met" : "MISSED");
-        else if (strcmp(scs[s]->name, "step") == 0)
-            printf(" (max %.0f ns, target < 1000: %-6s)", sv->ev.off_max,
-                   sv->ev.off_max < 1000 ? "met" : "MISSED");
-        else
-            printf("%26s", "");
-        printf("  coverage %5.1f %% (%s)  unc/err %.1f (%s)", 100 * sv->ev.coverage,
-               sv->ev.coverage >= 0.95 ? "met" : "MISSED", ratio, ratio <= 4 ? "met" : "MISSED");
-        if (mr->done && sv->ev.off_p99 > 0) {
-            double x = mr->ev.off_p99 / sv->ev.off_p99;
-            printf("  minrtt/svm %.1fx", x);
-            if (mr->ev.off_p99 > 50)
-                printf(" (minrtt > 50 ns, target 10x: %s)", x >= 10 ? "met" : "MISSED");
-            printf("\nBENCH clock_minrtt_over_svm_%s_p99 %.2f x", scs[s]->name, x);
+        for (int m = 0; m < BENCH_MODES; m++) {
+            const bench_cell_t *c = &cells[s][isvm][m];
+            if (!c->done || m == MODE_WINDOW)
+                continue;
+            double ratio = c->ev.err_p50 > 0 ? c->ev.unc_p50 / c->ev.err_p50 : INFINITY;
+            char label[32];
+            snprintf(label, sizeof label, "%s%s", sn, m == MODE_LIVE ? " live" : "");
+            printf("  %-10s p99 %7.1f ns", label, c->ev.off_p99);
+            if (isfinite(target))
+                printf(" (target <= %3.0f: %-6s)", target,
+                       c->ev.off_p99 <= target ? "met" : "MISSED");
+            else if (strcmp(sn, "step") == 0)
+                printf(" (max %4.0f, target < 1000: %-6s)", c->ev.off_max,
+                       c->ev.off_max < 1000 ? "met" : "MISSED");
+            else
+                printf("%26s", "");
+            printf("  coverage %5.1f %% (%s)  unc/err %.1f (%s)\n", 100 * c->ev.coverage,
+                   c->ev.coverage >= 0.95 ? "met" : "MISSED", ratio, ratio <= 4 ? "met" : "MISSED");
         }
-        printf("\n");
+        if (imr == SIZE_MAX)
+            continue;
+        printf("    minrtt p99 / svm p99:\n");
+        print_ratio("same pooling (both pooled)", "", sn, &cells[s][imr][MODE_POOLED], sv);
+        print_ratio("same pooling (both live)", "_live", sn, &cells[s][imr][MODE_LIVE],
+                    &cells[s][isvm][MODE_LIVE]);
+        print_ratio("same pooling (both per window)", "_1w", sn, &cells[s][imr][MODE_WINDOW],
+                    &cells[s][isvm][MODE_WINDOW]);
+        print_ratio("per-window minrtt / pooled svm", "_1w_vs_pooled", sn,
+                    &cells[s][imr][MODE_WINDOW], sv);
+        print_ratio("per-window minrtt / live svm", "_1w_vs_live", sn, &cells[s][imr][MODE_WINDOW],
+                    &cells[s][isvm][MODE_LIVE]);
     }
     printf("\none edge window of 1000 samples (500 per direction), CPU time per fit:\n");
     for (size_t e = 0; e < nest; e++) {

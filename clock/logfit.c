@@ -481,13 +481,18 @@ int clock_logfit_run(clock_logfit_t *self, char *err)
     self->st.windows = nw;
 
     /*
-     * Two passes: the first learns each node's typical misfit (wander) and
-     * the typical path asymmetry over the whole log, the second solves with
-     * them.  A live master does the same causally with a decaying history.
+     * Two passes: the first learns each node's typical misfit (wander), the
+     * typical path asymmetry and every window's own maps over the whole log,
+     * the second solves with them (pooling each window with its neighbours
+     * on both sides).  Causal: one pass, each window with what the earlier
+     * ones taught, fed as it goes, as a live master does (same half-life).
      */
     int rc = BASE_OK;
-    clock_history_t *hist = clock_history_new(0, nn);
-    for (int pass = 0; pass < 2 && rc == BASE_OK; pass++) {
+    bool causal = self->o.causal;
+    clock_history_t *hist = clock_history_new(causal ? 30 : 0, nn);
+    if (!causal) /* the whole log's maps: about a third of what the node fits hold anyway */
+        clock_history_set_track(hist, nw + 1);
+    for (int pass = causal ? 1 : 0; pass < 2 && rc == BASE_OK; pass++) {
         self->nnf = 0;
         self->st.node_windows = self->st.node_unaligned = 0;
         self->st.solve_ns_total = 0;
@@ -520,7 +525,7 @@ int clock_logfit_run(clock_logfit_t *self, char *err)
                 break;
             }
             self->st.solve_ns_total += cpu_ns() - t0;
-            if (pass == 0)
+            if (pass == 0 || causal)
                 clock_history_add(hist, nodes, nnodes, &sst);
             /* Merge with the full node list so that every node is reported every window. */
             size_t k = 0;
@@ -534,6 +539,8 @@ int clock_logfit_run(clock_logfit_t *self, char *err)
                     f.ref = ref;
                     f.aligned = false;
                     f.drift_unc_ppb = f.model_ns = f.misfit_ms_ns2 = NAN;
+                    f.own_offset_ns = f.own_drift_ppb = NAN;
+                    f.own_offset_sd_ns = f.own_drift_sd_ppb = NAN;
                 }
                 f.window = win;
                 self->st.node_windows++;

@@ -27,6 +27,9 @@ void clock_solve_opts_default(clock_solve_opts_t *opts)
     memset(opts, 0, sizeof *opts);
     opts->coverage_k = 3.0;
     opts->misfit_k = 2.0;
+    opts->pool_windows = 8;
+    opts->wander_floor_ppb = 0.5;
+    opts->pool_k = 2.5;
 }
 
 int64_t clock_node_map(const clock_node_fit_t *fit, int64_t x)
@@ -126,6 +129,13 @@ typedef struct sedge {
 
 /* WLS_MISFIT + j solves misfit reading j. */
 enum wls_kind { WLS_OFFSET, WLS_RATE, WLS_MISFIT };
+
+/*
+ * 95th percentile of the largest distance, over a window of ±h s, between a
+ * random-walk frequency's phase and its least-squares line, in units of
+ * sqrt(q·h³) (simulated): how far a pooled line may miss the wander's bend.
+ */
+#define POOL_BEND95 0.6
 
 /* Nodes without misfit readings keep a weak prior of no misfit. */
 #define MISFIT_PRIOR_SIGMA 1e6
@@ -330,7 +340,7 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
         s->ia = unk[a];
         s->ib = unk[b];
         double model = isfinite(e->model_ns) && e->model_ns > 0 ? e->model_ns : 0;
-        s->sig = fmax(e->uncertainty_ns - model, 0.1 * e->uncertainty_ns) / kcov;
+        double u_end = fmax(e->uncertainty_ns - model, 0.1 * e->uncertainty_ns) / kcov;
         for (int j = 0; j < 3; j++) {
             bool ok = isfinite(e->misfit_ns[j]) && isfinite(e->misfit_sigma_ns[j]) &&
                       e->misfit_sigma_ns[j] > 0;
@@ -338,11 +348,21 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
             s->mis_sd[j] = ok ? e->misfit_sigma_ns[j] : 0;
         }
         double span = fmax(0.5 * clk_diff(e->to_ns, e->from_ns), 1e8);
-        s->sigd = isfinite(e->drift_unc_ppb) && e->drift_unc_ppb > 0
-                      ? e->drift_unc_ppb * 1e-9 / kcov
-                      : s->sig / span;
+        bool have_d = isfinite(e->drift_unc_ppb) && e->drift_unc_ppb > 0;
+        s->sigd = have_d ? e->drift_unc_ppb * 1e-9 / kcov : u_end / span;
         if (!(s->sigd > 1e-15))
             s->sigd = 1e-15;
+        /*
+         * The edge's uncertainty holds over its whole range, slope error at its
+         * ends included; the offset equation needs its σ where it is evaluated,
+         * at A's reading of T, near the edge's anchor: the slope part comes off
+         * there (what is left is at least a tenth, as the subsets' two parts are
+         * estimates).
+         */
+        double dx = clk_diff(c0[a], e->anchor_ns);
+        double vb = have_d ? u_end * u_end - s->sigd * s->sigd * span * span : 0;
+        vb = fmax(vb, 0.01 * u_end * u_end);
+        s->sig = sqrt(vb + s->sigd * s->sigd * dx * dx);
         double D = e->drift_ppb * 1e-9;
         s->g = 1.0 + D;
         s->lr = log1p(D);
@@ -350,13 +370,29 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
     }
     st->edges_used = (uint32_t)ne;
     st->dof = ne > m ? (uint32_t)(ne - m) : 0;
+    /*
+     * An edge's rate σ comes from the spread of a few subsets and is now and
+     * then far too small (8 subsets: below half the truth about once in 70);
+     * such an edge would set its nodes' rates alone.  No edge counts as surer
+     * than half the window's median.
+     */
+    if (ne >= 3) {
+        double *sd = xmalloc(ne * sizeof *sd);
+        for (size_t i = 0; i < ne; i++)
+            sd[i] = se[i].sigd;
+        double floor_d = 0.5 * clk_median(sd, ne);
+        free(sd);
+        for (size_t i = 0; i < ne; i++)
+            se[i].sigd = fmax(se[i].sigd, floor_d);
+    }
 
     double *rho = NULL, *delta = NULL, *inv_r = NULL, *inv_o = NULL;
     double *mis[3] = {NULL, NULL, NULL}, *inv_m[3] = {NULL, NULL, NULL};
     double floor2 = opts->extra_var_ns2 > 0 ? opts->extra_var_ns2 : 0.0;
     if (opts->history)
         floor2 = fmax(floor2, clock_history_extra_var(opts->history));
-    double tau2 = floor2;
+    double tau2 = floor2, tau2_used = floor2;
+    double *vo_stat = NULL;
     if (m > 0) {
         double *N = xmalloc(m * m * sizeof *N), *N0 = xmalloc(m * m * sizeof *N0);
         double *col = xmalloc(m * sizeof *col);
@@ -373,6 +409,7 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
         /* Offsets; then τ² by Paule–Mandel steps until Q(τ²) = dof. */
         for (int it = 0; ok && it < 8; it++) {
             ok = wls(se, ne, m, WLS_OFFSET, tau2, N, N0, delta, inv_o, col);
+            tau2_used = tau2;
             if (!ok || st->dof == 0)
                 break;
             double Q = 0, c = 0;
@@ -411,6 +448,28 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
         st->chi2 = 0;
     st->extra_sigma_ns = sqrt(tau2);
 
+    /*
+     * The part of each node's offset variance that changes from window to
+     * window: the edges' own σ² through the same weights (a sandwich), without
+     * τ², which stands for path asymmetry and stays put.  Pooling windows
+     * averages the former down, never the latter.
+     */
+    if (m > 0) {
+        vo_stat = xcalloc(m, sizeof *vo_stat);
+        for (size_t i = 0; i < ne; i++) {
+            const sedge_t *s = &se[i];
+            double w = 1.0 / (s->sig * s->sig + tau2_used), w2s2 = w * w * s->sig * s->sig;
+            for (size_t k = 0; k < m; k++) {
+                double c = 0;
+                if (s->ia >= 0)
+                    c += s->g * inv_o[k * m + (size_t)s->ia];
+                if (s->ib >= 0)
+                    c -= inv_o[k * m + (size_t)s->ib];
+                vo_stat[k] += c * c * w2s2;
+            }
+        }
+    }
+
     for (size_t i = 0; i < ne; i++)
         edges[se[i].e].residual_ns = resid(&se[i], delta, false);
 
@@ -421,6 +480,7 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
         f->node = ids[i];
         f->ref = opts->ref;
         f->drift_unc_ppb = NAN;
+        f->own_offset_ns = f->own_drift_ppb = f->own_offset_sd_ns = f->own_drift_sd_ppb = NAN;
         if (!reach[i]) {
             f->aligned = false;
             st->unaligned++;
@@ -459,6 +519,39 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
             f->model_ns = fmax(f->model_ns, mk * typical);
         f->uncertainty_ns = kcov * sqrt(vo + vr * half * half) + f->model_ns;
         f->drift_unc_ppb = kcov * sqrt(vr) * 1e9;
+        double vs = fmin(vo_stat[k], vo);
+        f->own_offset_ns = f->offset_ns;
+        f->own_drift_ppb = f->drift_ppb;
+        f->own_offset_sd_ns = sqrt(vs);
+        f->own_drift_sd_ppb = sqrt(vr) * 1e9 * exp(-rho[k]);
+        clk_pool_out_t po;
+        clk_pool_in_t pin = {f->window,           opts->ref,
+                             f->anchor_ns,        f->offset_ns,
+                             f->drift_ppb,        f->own_offset_sd_ns,
+                             f->own_drift_sd_ppb, half * 1e-9,
+                             opts->pool_windows,  opts->wander_floor_ppb};
+        if (opts->history && opts->pool_windows > 0 &&
+            clk_history_pool(opts->history, f->node, &pin, &po)) {
+            /*
+             * The pooled map.  Its uncertainty: its σ at the window's ends
+             * (pool_k: the noise model was fitted to the windows' scatter),
+             * the persistent part of the offset error that no pooling removes
+             * (coverage_k, as for a single window: path asymmetry is only
+             * partly visible in loops), and how far the wander may bend the
+             * offset away from any line over the window (95th percentile).
+             */
+            double hs = half * 1e-9;
+            double ve = po.P[0][0] + 2 * hs * fabs(po.P[0][1]) + hs * hs * po.P[1][1];
+            f->offset_ns = po.off;
+            f->drift_ppb = po.drift;
+            f->pooled = po.used;
+            double pk = opts->pool_k > 0 ? opts->pool_k : 2.5;
+            double stat2 = pk * pk * ve + kcov * kcov * (vo - vs);
+            double bend95 = POOL_BEND95 * sqrt(po.q * hs * hs * hs);
+            f->uncertainty_ns = sqrt(stat2 + bend95 * bend95);
+            f->model_ns = f->uncertainty_ns - sqrt(stat2);
+            f->drift_unc_ppb = pk * sqrt(po.P[1][1]);
+        }
         f->from_ns = node_inverse(f, from);
         f->to_ns = node_inverse(f, to);
     }
@@ -467,6 +560,7 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
     *n_nodes = nn;
     rc = BASE_OK;
 out:
+    free(vo_stat);
     free(rho);
     free(delta);
     free(inv_r);
@@ -483,120 +577,4 @@ out:
     free(adj_start);
     free(ids);
     return rc;
-}
-
-/* ---- misfit history ---- */
-
-typedef struct track_node {
-    uint32_t node;
-    double mean, meansq; /* of misfit_ms_ns2 */
-    double weight, weight2;
-    uint32_t count;
-} track_node_t;
-
-struct clock_history {
-    double decay; /* weight kept per window; 1: plain mean */
-    size_t max_nodes;
-    track_node_t *nodes; /* sorted by node id */
-    size_t n;
-    uint64_t ignored;
-    double tau2, tau2_weight; /* extra per-edge variance, weighted mean */
-    uint32_t tau2_count;
-};
-
-clock_history_t *clock_history_new(double halflife_windows, size_t max_nodes)
-{
-    clock_history_t *self = xcalloc(1, sizeof *self);
-    self->decay = halflife_windows > 0 ? exp2(-1.0 / halflife_windows) : 1.0;
-    self->max_nodes = max_nodes ? max_nodes : 4096;
-    return self;
-}
-
-void clock_history_destroy(clock_history_t **self)
-{
-    if (self == NULL || *self == NULL)
-        return;
-    free((*self)->nodes);
-    free(*self);
-    *self = NULL;
-}
-
-static track_node_t *track_find(const clock_history_t *self, uint32_t node, size_t *pos)
-{
-    size_t lo = 0, hi = self->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (self->nodes[mid].node < node)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (pos)
-        *pos = lo;
-    return lo < self->n && self->nodes[lo].node == node ? &self->nodes[lo] : NULL;
-}
-
-void clock_history_add(clock_history_t *self, const clock_node_fit_t *fits, size_t n,
-                       const clock_solve_stats_t *st)
-{
-    assert(self && (fits || n == 0));
-    if (st && st->dof > 0 && isfinite(st->extra_sigma_ns)) {
-        self->tau2_weight = self->tau2_weight * self->decay + 1.0;
-        self->tau2 += (st->extra_sigma_ns * st->extra_sigma_ns - self->tau2) / self->tau2_weight;
-        self->tau2_count++;
-    }
-    for (size_t i = 0; i < n; i++) {
-        const clock_node_fit_t *f = &fits[i];
-        if (!f->aligned || f->node == f->ref || !isfinite(f->misfit_ms_ns2))
-            continue;
-        size_t pos;
-        track_node_t *t = track_find(self, f->node, &pos);
-        if (t == NULL) {
-            if (self->n >= self->max_nodes) {
-                self->ignored++;
-                continue;
-            }
-            self->nodes = xreallocarray(self->nodes, self->n + 1, sizeof *self->nodes);
-            memmove(&self->nodes[pos + 1], &self->nodes[pos],
-                    (self->n - pos) * sizeof *self->nodes);
-            t = &self->nodes[pos];
-            memset(t, 0, sizeof *t);
-            t->node = f->node;
-            self->n++;
-        }
-        double x = f->misfit_ms_ns2;
-        t->weight = t->weight * self->decay + 1.0;
-        t->weight2 = t->weight2 * self->decay * self->decay + 1.0;
-        t->mean += (x - t->mean) / t->weight;
-        t->meansq += (x * x - t->meansq) / t->weight;
-        t->count++;
-    }
-}
-
-double clock_history_misfit_rms(const clock_history_t *self, uint32_t node)
-{
-    assert(self);
-    const track_node_t *t = track_find(self, node, NULL);
-    if (t == NULL || t->count < 3)
-        return NAN;
-    /*
-     * Noisy readings average to a small positive mean by chance: the mean
-     * square counts only when it stands two standard errors clear of zero.
-     */
-    double n_eff = t->weight * t->weight / t->weight2;
-    double var = fmax(t->meansq - t->mean * t->mean, 0) * n_eff / fmax(n_eff - 1, 1);
-    double se = sqrt(var / n_eff);
-    return t->mean > 2 * se ? sqrt(t->mean) : 0;
-}
-
-uint64_t clock_history_ignored(const clock_history_t *self)
-{
-    assert(self);
-    return self->ignored;
-}
-
-double clock_history_extra_var(const clock_history_t *self)
-{
-    assert(self);
-    return self->tau2_count >= 3 ? self->tau2 : 0;
 }

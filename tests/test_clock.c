@@ -506,6 +506,12 @@ static void test_solver_loops_show_asymmetry(void **state)
         if (er > f->uncertainty_ns)
             fail_msg("node %d: error %.1f outside ±%.1f", n, er, f->uncertainty_ns);
         assert_true(f->uncertainty_ns > 30);
+        /*
+         * The window-to-window part of the offset's σ leaves the asymmetry
+         * out (it would not average away over windows); the map is unpooled.
+         */
+        assert_true(f->own_offset_sd_ns > 0 && 3 * f->own_offset_sd_ns < 0.5 * f->uncertainty_ns);
+        assert_true(f->own_offset_ns == f->offset_ns && f->pooled == 0);
     }
     free(nodes);
 
@@ -583,6 +589,252 @@ static void test_history(void **state)
     assert_true(fabs(clock_history_extra_var(h) - 100) < 1e-9);
     clock_history_destroy(&h);
     assert_null(h);
+}
+
+/* ---- pooling windows ---- */
+
+/*
+ * A node (1) against a perfect reference (0): its clock wanders (a random
+ * walk of the frequency, W ppb/√s) and may step.  Each 2 s window is
+ * "measured" by one edge 1 → 0 that carries the true map at its centre plus
+ * Gaussian noise of the σ the edge claims: offset σo, drift σd.
+ */
+#define PW      40 /* windows */
+#define PWIN_NS 2000000000LL
+
+typedef struct ptrack {
+    clock_sim_t *clk;
+    double step_ns; /* added to the node's clock from window step_at on */
+    int step_at;
+    double so, sd; /* noise σ of the offset (ns) and drift (ppb) */
+    uint64_t seed;
+} ptrack_t;
+
+/* True (ref − node) at node reading x, and the node reading at true time t. */
+static double ptrue(const ptrack_t *pt, int64_t t, int w, int64_t *x)
+{
+    int64_t c = clock_sim_apply(pt->clk, t) + (w >= pt->step_at ? (int64_t)pt->step_ns : 0);
+    *x = c;
+    return (double)(t - c);
+}
+
+static clock_edge_fit_t pedge(const ptrack_t *pt, int w, uint64_t *rs)
+{
+    int64_t t0 = T0 + (int64_t)w * PWIN_NS, tc = t0 + PWIN_NS / 2, t1 = t0 + PWIN_NS;
+    int64_t x0, xc, x1;
+    double o0 = ptrue(pt, t0, w, &x0), oc = ptrue(pt, tc, w, &xc), o1 = ptrue(pt, t1, w, &x1);
+    (void)oc;
+    /* The window's least-squares line ≈ the chord; its level at the centre. */
+    double D = (o1 - o0) / (double)(x1 - x0) * 1e9;
+    double O = 0;
+    for (int j = 0; j <= 8; j++) { /* mean of the curve minus the chord slope: the LS level */
+        int64_t xj, tj = t0 + PWIN_NS / 8 * j;
+        double oj = ptrue(pt, tj, w, &xj);
+        O += (oj - D * 1e-9 * (double)(xj - xc)) / 9.0;
+    }
+    clock_edge_fit_t e;
+    memset(&e, 0, sizeof e);
+    e.window = w;
+    e.src = 1;
+    e.dst = 0;
+    snprintf(e.estimator, sizeof e.estimator, "svm");
+    e.anchor_ns = xc;
+    e.offset_ns = O + pt->so * gauss(rs);
+    e.drift_ppb = D + pt->sd * gauss(rs);
+    e.uncertainty_ns = 3 * sqrt(pt->so * pt->so + pow(pt->sd * 1.0, 2));
+    e.drift_unc_ppb = 3 * pt->sd;
+    e.n_fwd = e.n_rev = 500;
+    e.from_ns = x0;
+    e.to_ns = x1;
+    e.model_ns = 0;
+    e.margin_ns = e.residual_ns = NAN;
+    for (int j = 0; j < 3; j++)
+        e.misfit_ns[j] = e.misfit_sigma_ns[j] = NAN;
+    return e;
+}
+
+/* Worst |fit − truth| of node 1's map over window w (five instants). */
+static double pnode_error(const ptrack_t *pt, const clock_node_fit_t *f, int w)
+{
+    double worst = 0;
+    for (int j = 0; j <= 4; j++) {
+        int64_t x, t = T0 + (int64_t)w * PWIN_NS + PWIN_NS / 4 * j;
+        double tr = ptrue(pt, t, w, &x);
+        double fit = f->offset_ns + f->drift_ppb * 1e-9 * (double)(x - f->anchor_ns);
+        worst = fmax(worst, fabs(fit - tr));
+    }
+    return worst;
+}
+
+typedef struct pres {
+    double rms_raw, rms_pooled, covered;
+    uint32_t pooled_min, pooled_max;
+    double wander;
+    double worst_near_step;
+} pres_t;
+
+/* Solve every window alone, then (causal: as they come / offline: with all) pooled. */
+static void pool_run(ptrack_t *pt, bool causal, uint32_t pool, pres_t *r)
+{
+    uint64_t rs = pt->seed;
+    clock_edge_fit_t e[PW];
+    for (int w = 0; w < PW; w++)
+        e[w] = pedge(pt, w, &rs);
+    clock_history_t *h = clock_history_new(0, 8);
+    clock_history_set_track(h, PW + 1);
+    clock_node_fit_t *nodes;
+    size_t nn;
+    char err[BASE_ERRLEN];
+    double se_raw = 0, se_pool = 0;
+    memset(r, 0, sizeof *r);
+    r->pooled_min = UINT32_MAX;
+    for (int pass = causal ? 1 : 0; pass < 2; pass++) {
+        for (int w = 0; w < PW; w++) {
+            clock_solve_opts_t o;
+            clock_solve_opts_default(&o);
+            o.ref = 0;
+            o.from_ns = T0 + (int64_t)w * PWIN_NS;
+            o.to_ns = o.from_ns + PWIN_NS;
+            o.at_ns = o.from_ns + PWIN_NS / 2;
+            o.history = pass == 1 ? h : NULL;
+            o.pool_windows = pool;
+            clock_edge_fit_t ew = e[w];
+            clock_solve_stats_t st;
+            assert_int_equal(clock_solve(&ew, 1, &o, &nodes, &nn, &st, err), BASE_OK);
+            const clock_node_fit_t *f = find_node(nodes, nn, 1);
+            assert_non_null(f);
+            assert_true(f->aligned);
+            assert_true(isfinite(f->own_offset_sd_ns) && f->own_offset_sd_ns > 0);
+            if (pass == 0 || causal)
+                clock_history_add(h, nodes, nn, &st);
+            if (pass == 1) {
+                double er = pnode_error(pt, f, w);
+                /* The window's own map, from the fields the solver kept. */
+                clock_node_fit_t own = *f;
+                own.offset_ns = f->own_offset_ns;
+                own.drift_ppb = f->own_drift_ppb;
+                double eo = pnode_error(pt, &own, w);
+                se_raw += eo * eo;
+                se_pool += er * er;
+                r->covered += er <= f->uncertainty_ns;
+                if (w > 0) {
+                    r->pooled_min = f->pooled < r->pooled_min ? f->pooled : r->pooled_min;
+                    r->pooled_max = f->pooled > r->pooled_max ? f->pooled : r->pooled_max;
+                } else if (causal) {
+                    assert_int_equal(f->pooled, 0); /* nothing earlier to pool with */
+                }
+                if (pt->step_at > 0 && abs(w - pt->step_at) <= 1)
+                    r->worst_near_step = fmax(r->worst_near_step, er);
+            }
+            free(nodes);
+        }
+    }
+    r->rms_raw = sqrt(se_raw / PW);
+    r->rms_pooled = sqrt(se_pool / PW);
+    r->covered /= PW;
+    r->wander = clock_history_wander_ppb(h, 1, 0.1);
+    clock_history_destroy(&h);
+}
+
+static void test_pooling(void **state)
+{
+    (void)state;
+    clock_sim_params_t p = {.t0_ns = T0 - 10000000000LL,
+                            .offset_ns = 2.5e5,
+                            .drift_ppm = 37,
+                            .wander_ppb = 2,
+                            .seed = 11};
+    ptrack_t pt = {clock_sim_new(&p), 0, -1, 8, 20, 101};
+    pres_t r;
+
+    /* Noisy windows, slow wander: pooling pins the slope down over several windows. */
+    pool_run(&pt, false, 8, &r);
+    if (!(r.rms_pooled < 0.6 * r.rms_raw && r.covered >= 0.9 && r.pooled_min >= 4))
+        fail_msg("offline: rms %.1f pooled vs %.1f alone, coverage %.2f, pooled %u..%u",
+                 r.rms_pooled, r.rms_raw, r.covered, r.pooled_min, r.pooled_max);
+    assert_true(r.pooled_max <= 16);
+    /* Causal (a live master): earlier windows only, still better than alone. */
+    pool_run(&pt, true, 8, &r);
+    if (!(r.rms_pooled < 0.85 * r.rms_raw && r.covered >= 0.9 && r.pooled_max <= 8))
+        fail_msg("causal: rms %.1f pooled vs %.1f alone, coverage %.2f, pooled ≤ %u", r.rms_pooled,
+                 r.rms_raw, r.covered, r.pooled_max);
+    /* Off: nothing pooled, the window's own map. */
+    pool_run(&pt, false, 0, &r);
+    assert_int_equal(r.pooled_max, 0);
+    assert_true(fabs(r.rms_pooled - r.rms_raw) < 1e-6);
+    clock_sim_destroy(&pt.clk);
+
+    /* The wander is estimated from the windows: fast wander, precise windows. */
+    p.wander_ppb = 20;
+    p.seed = 12;
+    pt = (ptrack_t){clock_sim_new(&p), 0, -1, 1, 2, 202};
+    pool_run(&pt, false, 8, &r);
+    if (!(r.wander > 10 && r.wander < 40))
+        fail_msg("wander %.1f ppb/√s, truth 20", r.wander);
+    /* ...and pooling then leans on the window itself: no worse than alone. */
+    if (!(r.rms_pooled < 1.1 * r.rms_raw && r.covered >= 0.9))
+        fail_msg("fast wander: rms %.2f pooled vs %.2f alone, coverage %.2f", r.rms_pooled,
+                 r.rms_raw, r.covered);
+    clock_sim_destroy(&pt.clk);
+
+    /* A 20 µs clock step between windows 19 and 20: nothing is pooled across it. */
+    p.wander_ppb = 2;
+    p.seed = 13;
+    pt = (ptrack_t){clock_sim_new(&p), 20000, 20, 8, 20, 303};
+    pool_run(&pt, false, 8, &r);
+    if (!(r.worst_near_step < 60 && r.rms_pooled < r.rms_raw))
+        fail_msg("step: worst %.1f ns next to it, rms %.1f pooled vs %.1f alone", r.worst_near_step,
+                 r.rms_pooled, r.rms_raw);
+    pool_run(&pt, true, 8, &r);
+    if (!(r.worst_near_step < 100))
+        fail_msg("step, causal: worst %.1f ns next to it", r.worst_near_step);
+    clock_sim_destroy(&pt.clk);
+}
+
+static void test_history_track(void **state)
+{
+    (void)state;
+    clock_history_t *h = clock_history_new(30, 4);
+    clock_node_fit_t f;
+    memset(&f, 0, sizeof f);
+    f.node = 3;
+    f.ref = 0;
+    f.aligned = true;
+    f.own_offset_sd_ns = 5;
+    f.own_drift_sd_ppb = 5;
+    f.misfit_ms_ns2 = NAN;
+    for (int w = 0; w < 100; w++) {
+        f.window = w;
+        f.anchor_ns = T0 + (int64_t)w * PWIN_NS;
+        f.from_ns = f.anchor_ns - PWIN_NS / 2;
+        f.to_ns = f.anchor_ns + PWIN_NS / 2;
+        f.own_offset_ns = 1000 + 500.0 * w; /* 250 ppb over 2 s windows */
+        f.own_drift_ppb = 250;
+        clock_history_add(h, &f, 1, NULL);
+    }
+    assert_int_equal(clock_history_track_len(h, 3), CLOCK_HISTORY_TRACK); /* bounded */
+    /* The same window again replaces its entry. */
+    clock_history_add(h, &f, 1, NULL);
+    assert_int_equal(clock_history_track_len(h, 3), CLOCK_HISTORY_TRACK);
+    /* A straight track: the wander stays at its floor. */
+    double wd = clock_history_wander_ppb(h, 3, 0.5);
+    assert_true(wd >= 0.5 && wd < 1.0);
+    clock_history_set_track(h, 10);
+    assert_int_equal(clock_history_track_len(h, 3), 10);
+    /* Fits that carry no own map (decoded from JSON, say) are not tracked. */
+    f.window = 100;
+    f.own_offset_sd_ns = NAN;
+    clock_history_add(h, &f, 1, NULL);
+    assert_int_equal(clock_history_track_len(h, 3), 10);
+    /* Another reference: the old maps say nothing about the new one. */
+    f.own_offset_sd_ns = 5;
+    f.ref = 7;
+    f.window = 101;
+    clock_history_add(h, &f, 1, NULL);
+    assert_int_equal(clock_history_track_len(h, 3), 1);
+    assert_true(isnan(clock_history_wander_ppb(h, 3, 0.5))); /* too few windows */
+    assert_int_equal(clock_history_track_len(h, 9), 0);
+    clock_history_destroy(&h);
 }
 
 /* ---- conversion ---- */
@@ -931,6 +1183,9 @@ static void test_json_roundtrip(void **state)
     clock_json_format_node_fit(&n, buf, sizeof buf);
     assert_int_equal(dec(buf, &r, err), BASE_DEC_OK);
     assert_true(r.u.node.node == 123456 && r.u.node.offset_ns == -2.5e9 && r.u.node.aligned);
+    /* The window's own map is not in the JSON: a decoded fit carries none (not tracked). */
+    assert_true(isnan(r.u.node.own_offset_ns) && isnan(r.u.node.own_offset_sd_ns) &&
+                r.u.node.pooled == 0);
     o = clock_json_node_fit(&n);
     assert_int_equal(clock_json_decode(o, &r, err), BASE_DEC_OK);
     assert_true(r.u.node.anchor_ns == T0);
@@ -1140,7 +1395,35 @@ static void test_simulate_fit_eval(void **state)
         fail_msg("lan 8 s: p99 %.1f ns, coverage %.2f", ev.off_p99, ev.coverage);
     assert_int_equal(clock_eval_edges(&back, ef, ne, &ev, err), BASE_OK);
     assert_true(ev.off_p99 < 300);
+    /* Offline, every window of a node is pooled with its neighbours. */
+    for (size_t i = 0; i < nn; i++)
+        if (nf[i].aligned && nf[i].node != nf[i].ref)
+            assert_true(nf[i].pooled >= 2);
     clock_logfit_destroy(&lf);
+
+    /* Causal, as a live master: the first window stands alone, later ones pool earlier ones. */
+    lo.causal = true;
+    lf = clock_logfit_new(&lo);
+    for (size_t i = 0; i < v.n; i++)
+        clock_logfit_add(lf, &v.p[i]);
+    assert_int_equal(clock_logfit_run(lf, err), BASE_OK);
+    nf = clock_logfit_nodes(lf, &nn);
+    int64_t w0 = nf[0].window;
+    size_t later = 0;
+    for (size_t i = 0; i < nn; i++) {
+        if (!nf[i].aligned || nf[i].node == nf[i].ref)
+            continue;
+        if (nf[i].window == w0)
+            assert_int_equal(nf[i].pooled, 0);
+        else
+            later += nf[i].pooled > 0;
+    }
+    assert_true(later >= 8);
+    assert_int_equal(clock_eval_nodes(&back, nf, nn, &ev, err), BASE_OK);
+    if (!(ev.off_p99 < 100 && ev.coverage >= 0.8))
+        fail_msg("lan 8 s causal: p99 %.1f ns, coverage %.2f", ev.off_p99, ev.coverage);
+    clock_logfit_destroy(&lf);
+    lo.causal = false;
     clock_truth_free(&back);
 
     /* A step: the stepping node's window is unaligned, every aligned window stays good. */
@@ -1207,6 +1490,8 @@ int main(void)
         cmocka_unit_test(test_solver_loops_show_asymmetry),
         cmocka_unit_test(test_solver_disconnected_and_steps),
         cmocka_unit_test(test_history),
+        cmocka_unit_test(test_pooling),
+        cmocka_unit_test(test_history_track),
         cmocka_unit_test(test_conversion),
         cmocka_unit_test(test_conversion_limits),
         cmocka_unit_test(test_sim_clock),

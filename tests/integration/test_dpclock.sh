@@ -61,6 +61,29 @@ for e in hull minrtt ols; do
     grep -q "\"estimator\":\"$e\"" "$IT_TMP/lan/fits-$e.jsonl" || it_fail "no $e edge fits"
 done
 
+# Pooling windows: noisy software timestamps, each window alone (--pool 0), with
+# earlier windows only (--causal, what a live master does) and with both sides
+# (the default).  Pooling must beat each window alone; all three stay covered.
+"$DP" sim --scenario swts --seed 4 --nodes 5 --seconds 24 --out "$IT_TMP/swts" 2>/dev/null ||
+    it_fail "sim swts failed"
+declare -A P99
+for mode in "--pool 0" "--causal" ""; do
+    # shellcheck disable=SC2086
+    "$DP" fit "$IT_TMP/swts/probes.jsonl" $mode >"$IT_TMP/swts/fits.jsonl" 2>/dev/null ||
+        it_fail "fit $mode (swts) failed"
+    "$DP" eval "$IT_TMP/swts" "$IT_TMP/swts/fits.jsonl" >"$IT_TMP/evalswts.txt" 2>&1 ||
+        it_fail "eval $mode (swts)"
+    read -r p99 cov < <(awk '/^offset error/ {p=$7} /coverage/ {c=$(NF-1)} END {print p, c}' \
+        "$IT_TMP/evalswts.txt")
+    echo "swts fit ${mode:-(pooled)}: p99 $p99 ns, coverage $cov %"
+    awk -v p="$p99" -v c="$cov" 'BEGIN {exit !(p + 0 > 0 && p + 0 < 400 && c + 0 >= 80)}' ||
+        it_fail "swts ${mode:-pooled}: p99 $p99 ns, coverage $cov %"
+    P99["${mode:-pooled}"]=$p99
+done
+awk -v a="${P99[pooled]}" -v b="${P99[--pool 0]}" 'BEGIN {exit !(a + 0 < 0.8 * b)}' ||
+    it_fail "pooling did not help: p99 ${P99[pooled]} ns pooled, ${P99[--pool 0]} ns alone"
+expect_rc 2 "$DP" fit "$IT_TMP/swts/probes.jsonl" --pool x
+
 # A clock step: detected, the stepping node unaligned for that window, nothing else off.
 "$DP" sim --scenario step --seed 2 --nodes 5 --seconds 16 --out "$IT_TMP/step" 2>/dev/null ||
     it_fail "sim step failed"

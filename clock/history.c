@@ -1,0 +1,800 @@
+/*
+ * What other windows taught the solver (clock_history_t), and pooling a
+ * node's window map with its neighbouring windows.
+ *
+ * Per node the history keeps (1) the typical misfit of the offset curve
+ * around its line and the typical extra per-edge variance (persistent
+ * wander and asymmetry, see solve.c), and (2) a track: the node's own map of
+ * every recent window (level at its centre, slope, their window-to-window
+ * errors, its range).
+ *
+ * Pooling.  Within one window the offset at the window's centre is well
+ * determined, its slope much less so: the map error at the window's edges
+ * is mostly slope error when timestamps are noisy.  Neighbouring windows
+ * measure the same clock pair: their offsets 2, 4, ... s away pin the slope
+ * down over a longer baseline, as an NTP or PTP servo's frequency loop
+ * does.  How far back (and, offline, ahead) that is valid is bounded by the
+ * wander of the frequency, modelled as a random walk (what crystal
+ * oscillators do over seconds to minutes).
+ *
+ * The model, exact for a random-walk frequency: state s(t) = (ψ, f), the
+ * offset in ns and its rate in ppb, time in s from the current anchor;
+ * between two instants d apart s(t+d) = F(d)·s(t) + w with F = [1 d; 0 1]
+ * and w ~ N(0, Q(d)), Q(d) = q·[|d|³/3, d|d|/2; d|d|/2, |d|].  A window
+ * [a, b] (w = b − a) is a line fitted to ψ over it: its slope is the chord
+ * (ψ(b) − ψ(a))/w and its level at the centre (ψ(a) + ψ(b))/2 −
+ * w·(f(b) − f(a))/12, up to a random walk's residuals (variance q·w/210 and
+ * q·w³/720, simulated), both linear in the boundary states (s(a), s(b)).  A
+ * forward Kalman filter runs over the earlier windows to the current
+ * window's start, a backward one over the later windows (when the history
+ * has them: offline fits) to its end; the current window's line is then the
+ * posterior of (s(a), s(b)) given both and the window's own line (the
+ * two-filter smoother), read as the line.  q and two scales of the windows'
+ * own σ (which come from a few subsets each and miss what all subsets
+ * share) are the maximum-likelihood values of the filter's innovations over
+ * the neighbouring windows, never below floors.  A window whose innovation
+ * is beyond 6σ (a clock step, a bad fit, a change the model cannot follow)
+ * restarts the filter there; the current window is compared with what its
+ * neighbours predict for it: moderately off, its variances are inflated
+ * (Huber); far off, it is dropped when windows on both sides agree on what
+ * it should be, and stands alone (no pooling) otherwise.
+ */
+#include "clock/clock_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* χ² (2 degrees of freedom) beyond which a window does not belong: ≈ 6σ, p ≈ 1.5e-8. */
+#define POOL_GATE 36.0
+/* χ² beyond which a window is inflated to stand at it (Huber): ≈ 3σ. */
+#define POOL_HUBER 9.0
+/* Windows the noise model is estimated from (half on either side when there are). */
+#define POOL_ML_WINDOWS 32
+/* Fewest windows for estimating the scales of the windows' own σ. */
+#define POOL_SCALE_MIN 8
+/* Windows that must agree before they outvote a current window that disagrees with them. */
+#define POOL_OUTVOTE 3
+/* Grid of the wander estimate: floor·√2^i ppb/√s. */
+#define Q_STEPS 24
+
+typedef struct track_entry {
+    int64_t window;
+    uint32_t ref;
+    int64_t anchor; /* node clock */
+    double off;     /* ref − node at anchor, ns */
+    double drift;   /* ppb */
+    double sd_off, sd_drift;
+    double half_s; /* half the window's range, s */
+} track_entry_t;
+
+typedef struct track_node {
+    uint32_t node;
+    double mean, meansq; /* of misfit_ms_ns2 */
+    double weight, weight2;
+    uint32_t count;
+    track_entry_t *tr; /* sorted by anchor */
+    size_t ntr, captr;
+} track_node_t;
+
+struct clock_history {
+    double decay; /* weight kept per window; 1: plain mean */
+    size_t max_nodes;
+    size_t track_max;
+    track_node_t *nodes; /* sorted by node id */
+    size_t n;
+    uint64_t ignored;
+    double tau2, tau2_weight; /* extra per-edge variance, weighted mean */
+    uint32_t tau2_count;
+};
+
+clock_history_t *clock_history_new(double halflife_windows, size_t max_nodes)
+{
+    clock_history_t *self = xcalloc(1, sizeof *self);
+    self->decay = halflife_windows > 0 ? exp2(-1.0 / halflife_windows) : 1.0;
+    self->max_nodes = max_nodes ? max_nodes : 4096;
+    self->track_max = CLOCK_HISTORY_TRACK;
+    return self;
+}
+
+void clock_history_destroy(clock_history_t **self)
+{
+    if (self == NULL || *self == NULL)
+        return;
+    for (size_t i = 0; i < (*self)->n; i++)
+        free((*self)->nodes[i].tr);
+    free((*self)->nodes);
+    free(*self);
+    *self = NULL;
+}
+
+static void track_trim(track_node_t *t, size_t max)
+{
+    if (t->ntr <= max)
+        return;
+    size_t drop = t->ntr - max;
+    memmove(t->tr, t->tr + drop, max * sizeof *t->tr);
+    t->ntr = max;
+}
+
+void clock_history_set_track(clock_history_t *self, size_t windows)
+{
+    assert(self);
+    self->track_max = windows < 4 ? 4 : windows;
+    for (size_t i = 0; i < self->n; i++)
+        track_trim(&self->nodes[i], self->track_max);
+}
+
+static track_node_t *track_find(const clock_history_t *self, uint32_t node, size_t *pos)
+{
+    size_t lo = 0, hi = self->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (self->nodes[mid].node < node)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (pos)
+        *pos = lo;
+    return lo < self->n && self->nodes[lo].node == node ? &self->nodes[lo] : NULL;
+}
+
+/* First entry whose anchor is at or after x. */
+static size_t track_lower(const track_node_t *t, int64_t x)
+{
+    size_t lo = 0, hi = t->ntr;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->tr[mid].anchor < x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* One window's own map into the node's track (replacing the same window's entry). */
+static void track_add(clock_history_t *self, track_node_t *t, const clock_node_fit_t *f)
+{
+    if (!(isfinite(f->own_offset_ns) && isfinite(f->own_drift_ppb) && f->own_offset_sd_ns > 0 &&
+          f->own_drift_sd_ppb > 0 && isfinite(f->own_offset_sd_ns) &&
+          isfinite(f->own_drift_sd_ppb)))
+        return;
+    double half = 0.5e-9 * clk_diff(f->to_ns, f->from_ns);
+    track_entry_t e = {f->window,           f->ref,
+                       f->anchor_ns,        f->own_offset_ns,
+                       f->own_drift_ppb,    f->own_offset_sd_ns,
+                       f->own_drift_sd_ppb, half > 0 && isfinite(half) ? half : 1.0};
+    if (t->ntr > 0 && t->tr[t->ntr - 1].ref != f->ref)
+        t->ntr = 0; /* another reference: the old maps say nothing about the new one */
+    size_t pos = track_lower(t, e.anchor);
+    /* The same window added again sits next to where it goes: replace it. */
+    size_t lo = pos > 2 ? pos - 2 : 0, hi = pos + 2 < t->ntr ? pos + 2 : t->ntr;
+    for (size_t i = lo; i < hi; i++) {
+        if (t->tr[i].window == f->window) {
+            memmove(&t->tr[i], &t->tr[i + 1], (t->ntr - i - 1) * sizeof *t->tr);
+            t->ntr--;
+            pos = track_lower(t, e.anchor);
+            break;
+        }
+    }
+    if (t->ntr == t->captr) {
+        t->captr = t->captr ? 2 * t->captr : 16;
+        t->tr = xreallocarray(t->tr, t->captr, sizeof *t->tr);
+    }
+    memmove(&t->tr[pos + 1], &t->tr[pos], (t->ntr - pos) * sizeof *t->tr);
+    t->tr[pos] = e;
+    t->ntr++;
+    track_trim(t, self->track_max);
+}
+
+void clock_history_add(clock_history_t *self, const clock_node_fit_t *fits, size_t n,
+                       const clock_solve_stats_t *st)
+{
+    assert(self && (fits || n == 0));
+    if (st && st->dof > 0 && isfinite(st->extra_sigma_ns)) {
+        self->tau2_weight = self->tau2_weight * self->decay + 1.0;
+        self->tau2 += (st->extra_sigma_ns * st->extra_sigma_ns - self->tau2) / self->tau2_weight;
+        self->tau2_count++;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const clock_node_fit_t *f = &fits[i];
+        if (!f->aligned || f->node == f->ref)
+            continue;
+        size_t pos;
+        track_node_t *t = track_find(self, f->node, &pos);
+        if (t == NULL) {
+            if (self->n >= self->max_nodes) {
+                self->ignored++;
+                continue;
+            }
+            self->nodes = xreallocarray(self->nodes, self->n + 1, sizeof *self->nodes);
+            memmove(&self->nodes[pos + 1], &self->nodes[pos],
+                    (self->n - pos) * sizeof *self->nodes);
+            t = &self->nodes[pos];
+            memset(t, 0, sizeof *t);
+            t->node = f->node;
+            self->n++;
+        }
+        track_add(self, t, f);
+        if (!isfinite(f->misfit_ms_ns2))
+            continue;
+        double x = f->misfit_ms_ns2;
+        t->weight = t->weight * self->decay + 1.0;
+        t->weight2 = t->weight2 * self->decay * self->decay + 1.0;
+        t->mean += (x - t->mean) / t->weight;
+        t->meansq += (x * x - t->meansq) / t->weight;
+        t->count++;
+    }
+}
+
+double clock_history_misfit_rms(const clock_history_t *self, uint32_t node)
+{
+    assert(self);
+    const track_node_t *t = track_find(self, node, NULL);
+    if (t == NULL || t->count < 3)
+        return NAN;
+    /*
+     * Noisy readings average to a small positive mean by chance: the mean
+     * square counts only when it stands two standard errors clear of zero.
+     */
+    double n_eff = t->weight * t->weight / t->weight2;
+    double var = fmax(t->meansq - t->mean * t->mean, 0) * n_eff / fmax(n_eff - 1, 1);
+    double se = sqrt(var / n_eff);
+    return t->mean > 2 * se ? sqrt(t->mean) : 0;
+}
+
+uint64_t clock_history_ignored(const clock_history_t *self)
+{
+    assert(self);
+    return self->ignored;
+}
+
+double clock_history_extra_var(const clock_history_t *self)
+{
+    assert(self);
+    return self->tau2_count >= 3 ? self->tau2 : 0;
+}
+
+size_t clock_history_track_len(const clock_history_t *self, uint32_t node)
+{
+    assert(self);
+    const track_node_t *t = track_find(self, node, NULL);
+    return t ? t->ntr : 0;
+}
+
+/* ---- the smoother ---- */
+
+/* The noise model: wander q (ppb²/s) and scales of the windows' own σ (phase, rate). */
+typedef struct model {
+    double q, so, sr;
+} model_t;
+
+/* One window as the filter sees it: times in s from the current anchor. */
+typedef struct obs {
+    double a, b; /* its range */
+    double z[2]; /* level at its centre (ns, relative to the current window's), slope (ppb) */
+    double v[2]; /* own variances, before scales and wander terms */
+} obs_t;
+
+/* A Gaussian over one boundary state (ψ, f) at time t. */
+typedef struct kf {
+    bool have;
+    double t;
+    double x[2];
+    double P[2][2];
+    uint32_t used; /* windows since the last restart */
+} kf_t;
+
+static bool inv2(const double A[2][2], double out[2][2])
+{
+    double det = A[0][0] * A[1][1] - A[0][1] * A[1][0];
+    if (!(det > 0) || !isfinite(det))
+        return false;
+    out[0][0] = A[1][1] / det;
+    out[1][1] = A[0][0] / det;
+    out[0][1] = -A[0][1] / det;
+    out[1][0] = -A[1][0] / det;
+    return true;
+}
+
+static double chi2_of(const double d[2], const double Si[2][2])
+{
+    return d[0] * (Si[0][0] * d[0] + Si[0][1] * d[1]) + d[1] * (Si[1][0] * d[0] + Si[1][1] * d[1]);
+}
+
+/* Inverse of a symmetric positive definite n×n matrix (n ≤ 4) by Cholesky. */
+static bool inv_spd(const double *A, size_t n, double *out)
+{
+    double L[16] = {0};
+    for (size_t j = 0; j < n; j++) {
+        double d = A[j * n + j];
+        for (size_t k = 0; k < j; k++)
+            d -= L[j * n + k] * L[j * n + k];
+        if (!(d > 0) || !isfinite(d))
+            return false;
+        L[j * n + j] = sqrt(d);
+        for (size_t i = j + 1; i < n; i++) {
+            double v = A[i * n + j];
+            for (size_t k = 0; k < j; k++)
+                v -= L[i * n + k] * L[j * n + k];
+            L[i * n + j] = v / L[j * n + j];
+        }
+    }
+    for (size_t c = 0; c < n; c++) {
+        double y[4] = {0};
+        for (size_t i = 0; i < n; i++) {
+            double v = i == c ? 1.0 : 0.0;
+            for (size_t k = 0; k < i; k++)
+                v -= L[i * n + k] * y[k];
+            y[i] = v / L[i * n + i];
+        }
+        for (size_t ii = n; ii-- > 0;) {
+            double v = y[ii];
+            for (size_t k = ii + 1; k < n; k++)
+                v -= L[k * n + ii] * out[k * n + c];
+            out[ii * n + c] = v / L[ii * n + ii];
+        }
+    }
+    return true;
+}
+
+static void q_of(double d, double q, double Q[2][2])
+{
+    double ad = fabs(d);
+    Q[0][0] = q * ad * ad * ad / 3;
+    Q[0][1] = Q[1][0] = q * d * ad / 2;
+    Q[1][1] = q * ad;
+}
+
+static void kf_predict(kf_t *k, double t, double q)
+{
+    double d = t - k->t, Q[2][2];
+    q_of(d, q, Q);
+    k->x[0] += k->x[1] * d;
+    double p00 = k->P[0][0] + 2 * d * k->P[0][1] + d * d * k->P[1][1] + Q[0][0];
+    double p01 = k->P[0][1] + d * k->P[1][1] + Q[0][1];
+    double p11 = k->P[1][1] + Q[1][1];
+    k->P[0][0] = p00;
+    k->P[0][1] = k->P[1][0] = p01;
+    k->P[1][1] = p11;
+    k->t = t;
+}
+
+/* A window's measurement variances: its own σ scaled, plus the random walk's residuals. */
+static void obs_var(const obs_t *o, const model_t *m, double R[2])
+{
+    double w = o->b - o->a;
+    R[0] = m->so * m->so * o->v[0] + m->q * w * w * w / 720;
+    R[1] = m->sr * m->sr * o->v[1] + m->q * w / 210;
+}
+
+/*
+ * The window's line from its boundary states, entered at p and left at
+ * the other end, ws = ±w the signed time from p to there: rows (level,
+ * slope) over (ψ_p, f_p, ψ_q, f_q).
+ */
+static void line_rows(double ws, double H[2][4])
+{
+    H[0][0] = 0.5;
+    H[0][1] = ws / 12;
+    H[0][2] = 0.5;
+    H[0][3] = -ws / 12;
+    H[1][0] = -1 / ws;
+    H[1][1] = 0;
+    H[1][2] = 1 / ws;
+    H[1][3] = 0;
+}
+
+/*
+ * Joint Gaussian of (s_p, s_q) from a state at p: mean X, covariance C (4×4,
+ * row-major), q the process noise.
+ */
+static void augment(const kf_t *k, double ws, double q, double X[4], double C[16])
+{
+    double Q[2][2];
+    q_of(ws, q, Q);
+    double F[2][2] = {{1, ws}, {0, 1}};
+    double FP[2][2];
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 2; j++)
+            FP[i][j] = F[i][0] * k->P[0][j] + F[i][1] * k->P[1][j];
+    X[0] = k->x[0];
+    X[1] = k->x[1];
+    X[2] = k->x[0] + ws * k->x[1];
+    X[3] = k->x[1];
+    for (int i = 0; i < 2; i++) {
+        for (int j = 0; j < 2; j++) {
+            C[i * 4 + j] = k->P[i][j];
+            C[i * 4 + 2 + j] = FP[j][i]; /* P·Fᵀ */
+            C[(2 + i) * 4 + j] = FP[i][j];
+            C[(2 + i) * 4 + 2 + j] = FP[i][0] * F[j][0] + FP[i][1] * F[j][1] + Q[i][j];
+        }
+    }
+}
+
+/* H·X and H·C·Hᵀ (+ R on the diagonal). */
+static void project(const double H[2][4], const double X[4], const double C[16], const double R[2],
+                    double y[2], double S[2][2])
+{
+    for (int i = 0; i < 2; i++) {
+        y[i] = 0;
+        for (int j = 0; j < 4; j++)
+            y[i] += H[i][j] * X[j];
+    }
+    double HC[2][4];
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 4; j++) {
+            HC[i][j] = 0;
+            for (int k = 0; k < 4; k++)
+                HC[i][j] += H[i][k] * C[k * 4 + j];
+        }
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 2; j++) {
+            S[i][j] = 0;
+            for (int k = 0; k < 4; k++)
+                S[i][j] += HC[i][k] * H[j][k];
+        }
+    S[0][0] += R[0];
+    S[1][1] += R[1];
+    S[0][1] = S[1][0] = 0.5 * (S[0][1] + S[1][0]);
+}
+
+/* The state at the far end of a window from its line alone (a filter's first window). */
+static void kf_start(kf_t *k, const obs_t *o, bool backwards, const model_t *m)
+{
+    double R[2];
+    obs_var(o, m, R);
+    double w = o->b - o->a, hs = backwards ? -w / 2 : w / 2;
+    k->have = true;
+    k->t = backwards ? o->a : o->b;
+    k->x[0] = o->z[0] + o->z[1] * hs;
+    k->x[1] = o->z[1];
+    k->P[0][0] = R[0] + hs * hs * R[1] + m->q * fabs(hs * hs * hs) / 3;
+    k->P[0][1] = k->P[1][0] = hs * R[1];
+    k->P[1][1] = R[1] + m->q * w / 3;
+    k->used = 1;
+}
+
+/*
+ * Feed one window (forward: enter at a, leave at b; backwards the other
+ * way); returns its log-likelihood term.  Beyond the gate the window
+ * restarts the filter (what came before says nothing about what follows)
+ * and its term is capped, so that a step costs a bounded amount; between
+ * 3σ and the gate its variances are inflated until it stands at 3σ (Huber).
+ */
+static double kf_step(kf_t *k, const obs_t *o, bool backwards, const model_t *m)
+{
+    if (!k->have) {
+        kf_start(k, o, backwards, m);
+        return 0;
+    }
+    double w = o->b - o->a, ws = backwards ? -w : w;
+    kf_predict(k, backwards ? o->b : o->a, m->q);
+    double X[4], C[16], H[2][4], R[2], y[2], S[2][2], Si[2][2];
+    augment(k, ws, m->q, X, C);
+    line_rows(ws, H);
+    obs_var(o, m, R);
+    project(H, X, C, R, y, S);
+    if (!inv2(S, Si)) {
+        kf_start(k, o, backwards, m);
+        return 0;
+    }
+    double nu[2] = {o->z[0] - y[0], o->z[1] - y[1]};
+    double chi2 = chi2_of(nu, Si);
+    double ll = -0.5 * (fmin(chi2, POOL_GATE) + log(S[0][0] * S[1][1] - S[0][1] * S[1][0]));
+    if (!(chi2 <= POOL_GATE)) {
+        kf_start(k, o, backwards, m);
+        return ll;
+    }
+    if (chi2 > POOL_HUBER) {
+        S[0][0] += (chi2 / POOL_HUBER - 1) * R[0];
+        S[1][1] += (chi2 / POOL_HUBER - 1) * R[1];
+        if (!inv2(S, Si)) {
+            kf_start(k, o, backwards, m);
+            return ll;
+        }
+    }
+    /* K = C·Hᵀ·S⁻¹ (4×2); X += K·ν; C −= K·H·C; keep the far end. */
+    double CHt[4][2], K[4][2];
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 2; j++) {
+            CHt[i][j] = 0;
+            for (int l = 0; l < 4; l++)
+                CHt[i][j] += C[i * 4 + l] * H[j][l];
+        }
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 2; j++)
+            K[i][j] = CHt[i][0] * Si[0][j] + CHt[i][1] * Si[1][j];
+    for (int i = 2; i < 4; i++)
+        X[i] += K[i][0] * nu[0] + K[i][1] * nu[1];
+    for (int i = 2; i < 4; i++)
+        for (int j = 2; j < 4; j++)
+            k->P[i - 2][j - 2] = C[i * 4 + j] - (K[i][0] * CHt[j][0] + K[i][1] * CHt[j][1]);
+    k->P[0][1] = k->P[1][0] = 0.5 * (k->P[0][1] + k->P[1][0]);
+    k->x[0] = X[2];
+    k->x[1] = X[3];
+    k->t = backwards ? o->a : o->b;
+    k->used++;
+    return ll;
+}
+
+/* Log-likelihood of a model over windows sorted by time. */
+static double loglik(const obs_t *o, size_t n, const model_t *m)
+{
+    kf_t k = {0};
+    double ll = 0;
+    for (size_t i = 0; i < n; i++)
+        ll += kf_step(&k, &o[i], false, m);
+    return ll;
+}
+
+/*
+ * Maximum-likelihood noise model over windows sorted by time: the wander on
+ * a grid of factors of √2 in ppb/√s from the floor, and (with enough
+ * windows) the scales of the windows' own σ, only ≥ 1, so that a lucky run
+ * of quiet windows never makes a map look surer than its windows say.
+ * Coordinate ascent, twice round.
+ */
+static model_t model_ml(const obs_t *o, size_t n, double floor_ppb)
+{
+    static const double scales[] = {1.0, 1.25, 1.5, 2.0, 2.5, 3.0};
+    double f = floor_ppb > 0 ? floor_ppb : 0.01;
+    model_t m = {f * f, 1.0, 1.0};
+    if (n < 2)
+        return m;
+    bool fit_scales = n >= POOL_SCALE_MIN;
+    for (int round = 0; round < 2; round++) {
+        double best = -INFINITY, qbest = m.q;
+        for (int i = 0; i < Q_STEPS; i++) {
+            model_t t = m;
+            t.q = f * f * pow(2.0, i);
+            double ll = loglik(o, n, &t);
+            if (ll > best) {
+                best = ll;
+                qbest = t.q;
+            }
+        }
+        m.q = qbest;
+        if (!fit_scales)
+            break;
+        for (int which = 0; which < 2; which++) {
+            double sbest = which ? m.sr : m.so;
+            for (size_t i = 0; i < BASE_ARRAY_LEN(scales); i++) {
+                model_t t = m;
+                if (which)
+                    t.sr = scales[i];
+                else
+                    t.so = scales[i];
+                double ll = loglik(o, n, &t);
+                if (ll > best) {
+                    best = ll;
+                    sbest = scales[i];
+                }
+            }
+            if (which)
+                m.sr = sbest;
+            else
+                m.so = sbest;
+        }
+    }
+    return m;
+}
+
+static obs_t entry_obs(const track_entry_t *e, int64_t anchor, double off)
+{
+    obs_t o;
+    double t = clk_diff(e->anchor, anchor) * 1e-9;
+    o.a = t - e->half_s;
+    o.b = t + e->half_s;
+    o.z[0] = e->off - off;
+    o.z[1] = e->drift;
+    o.v[0] = e->sd_off * e->sd_off;
+    o.v[1] = e->sd_drift * e->sd_drift;
+    return o;
+}
+
+double clock_history_wander_ppb(const clock_history_t *self, uint32_t node, double floor_ppb)
+{
+    assert(self);
+    const track_node_t *t = track_find(self, node, NULL);
+    if (t == NULL || t->ntr < 4)
+        return NAN;
+    size_t first = t->ntr > POOL_ML_WINDOWS ? t->ntr - POOL_ML_WINDOWS : 0, n = t->ntr - first;
+    const track_entry_t *last = &t->tr[t->ntr - 1];
+    obs_t *o = xmalloc(n * sizeof *o);
+    for (size_t i = 0; i < n; i++)
+        o[i] = entry_obs(&t->tr[first + i], last->anchor, last->off);
+    model_t m = model_ml(o, n, floor_ppb);
+    free(o);
+    return sqrt(m.q);
+}
+
+/* A filter run over o[from..to) (backwards: from the last), predicted to time t. */
+static kf_t run_side(const obs_t *o, size_t from, size_t to, bool backwards, const model_t *m,
+                     double t)
+{
+    kf_t k = {0};
+    for (size_t j = 0; j < to - from; j++)
+        kf_step(&k, &o[backwards ? to - 1 - j : from + j], backwards, m);
+    if (k.have)
+        kf_predict(&k, t, m->q);
+    return k;
+}
+
+/*
+ * The current window [−h, h] given what is known: the information of the
+ * boundary states (s(−h), s(h)) from the transition between them, a prior
+ * on s(−h) (the earlier windows), one on s(h) (the later ones) and the
+ * window's own line (R: its variances, NULL: left out).  Out: its line
+ * (level, slope) and their covariance.
+ */
+static bool solve_window(double h, double q, const kf_t *before, const kf_t *after,
+                         const double z[2], const double *R, double line[2], double LC[2][2])
+{
+    double Lam[16] = {0}, eta[4] = {0};
+    /* Transition: s_b − F·s_a ~ N(0, Q): rows M = [−F, I], information Mᵀ·Q⁻¹·M. */
+    double Q[2][2], Qi[2][2], w = 2 * h;
+    q_of(w, q, Q);
+    if (!inv2(Q, Qi))
+        return false;
+    double M[2][4] = {{-1, -w, 1, 0}, {0, -1, 0, 1}};
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++)
+            for (int k = 0; k < 2; k++)
+                for (int l = 0; l < 2; l++)
+                    Lam[i * 4 + j] += M[k][i] * Qi[k][l] * M[l][j];
+    const kf_t *pri[2] = {before, after};
+    for (int s = 0; s < 2; s++) {
+        if (pri[s] == NULL || !pri[s]->have)
+            continue;
+        double Pi[2][2];
+        if (!inv2(pri[s]->P, Pi))
+            return false;
+        int o = 2 * s;
+        for (int i = 0; i < 2; i++)
+            for (int j = 0; j < 2; j++) {
+                Lam[(o + i) * 4 + o + j] += Pi[i][j];
+                eta[o + i] += Pi[i][j] * pri[s]->x[j];
+            }
+    }
+    double H[2][4];
+    line_rows(w, H);
+    if (R) {
+        for (int i = 0; i < 4; i++) {
+            for (int j = 0; j < 4; j++)
+                Lam[i * 4 + j] += H[0][i] * H[0][j] / R[0] + H[1][i] * H[1][j] / R[1];
+            eta[i] += H[0][i] * z[0] / R[0] + H[1][i] * z[1] / R[1];
+        }
+    }
+    double C[16];
+    if (!inv_spd(Lam, 4, C))
+        return false;
+    double X[4];
+    for (int i = 0; i < 4; i++) {
+        X[i] = 0;
+        for (int j = 0; j < 4; j++)
+            X[i] += C[i * 4 + j] * eta[j];
+    }
+    double zero[2] = {0, 0};
+    project(H, X, C, zero, line, LC);
+    return true;
+}
+
+/* χ² of a predicted line (covariance P) against the window's own (variances R). */
+static double misfit_chi2(const double line[2], const double P[2][2], const double z[2],
+                          const double R[2])
+{
+    double S[2][2] = {{P[0][0] + R[0], P[0][1]}, {P[1][0], P[1][1] + R[1]}}, Si[2][2];
+    if (!inv2(S, Si))
+        return INFINITY;
+    double d[2] = {z[0] - line[0], z[1] - line[1]};
+    return chi2_of(d, Si);
+}
+
+bool clk_history_pool(const clock_history_t *self, uint32_t node, const clk_pool_in_t *in,
+                      clk_pool_out_t *out)
+{
+    assert(self && in && out);
+    memset(out, 0, sizeof *out);
+    const track_node_t *t = track_find(self, node, NULL);
+    double h = in->half_s;
+    if (t == NULL || t->ntr == 0 || in->max_windows == 0 || !(h > 0) || !(in->sd_off > 0) ||
+        !(in->sd_drift > 0) || !isfinite(in->off) || !isfinite(in->drift))
+        return false;
+    /*
+     * Neighbours: the nearest windows on either side (the track is sorted by
+     * anchor), at most POOL_ML_WINDOWS/2 each for the noise model and
+     * max_windows each for the pooling, within a horizon of that many
+     * typical windows (a partial first or last window has a short range of
+     * its own, its neighbours do not).
+     */
+    size_t reach = in->max_windows > POOL_ML_WINDOWS / 2 ? in->max_windows : POOL_ML_WINDOWS / 2;
+    size_t pos = track_lower(t, in->anchor);
+    size_t i0 = pos > reach + 1 ? pos - reach - 1 : 0;
+    size_t i1 = pos + reach + 1 < t->ntr ? pos + reach + 1 : t->ntr;
+    obs_t *c = xmalloc((i1 - i0 + 1) * sizeof *c);
+    size_t nc = 0, split = 0;
+    double hmax = h;
+    for (size_t i = i0; i < i1; i++) {
+        const track_entry_t *e = &t->tr[i];
+        if (e->ref != in->ref || e->window == in->window)
+            continue;
+        obs_t x = entry_obs(e, in->anchor, in->off);
+        double mid = 0.5 * (x.a + x.b);
+        if (fabs(mid) < 0.5 * h)
+            continue; /* the same window under another number */
+        hmax = fmax(hmax, 0.5 * (x.b - x.a));
+        c[nc++] = x;
+        if (mid < 0)
+            split = nc;
+    }
+    double horizon = (2.0 * (double)reach + 1.0) * hmax;
+    size_t b0 = split, a1 = split;
+    while (b0 > 0 && split - b0 < reach && c[b0 - 1].a >= -horizon)
+        b0--;
+    while (a1 < nc && a1 - split < reach && c[a1].b <= horizon)
+        a1++;
+    /* The noise model from the neighbours alone: a bad current window must not set it. */
+    model_t m = model_ml(c + b0, a1 - b0, in->wander_floor_ppb);
+    size_t pb0 = b0, pa1 = a1;
+    double hp = (2.0 * (double)in->max_windows + 1.0) * hmax;
+    while (split - pb0 > in->max_windows || (pb0 < split && c[pb0].a < -hp))
+        pb0++;
+    while (pa1 - split > in->max_windows || (pa1 > split && c[pa1 - 1].b > hp))
+        pa1--;
+    kf_t kb = run_side(c, pb0, split, false, &m, -h), ka = run_side(c, split, pa1, true, &m, h);
+    free(c);
+    if (!kb.have && !ka.have)
+        return false;
+
+    obs_t cur = {-h, h, {0, in->drift}, {in->sd_off * in->sd_off, in->sd_drift * in->sd_drift}};
+    double R[2], line[2], LC[2][2];
+    obs_var(&cur, &m, R);
+    /*
+     * Sides that disagree with each other (what each predicts for this
+     * window): a change between them; keep those this window agrees with.
+     */
+    if (kb.have && ka.have) {
+        double lb[2], la[2], Pb[2][2], Pa[2][2];
+        if (!solve_window(h, m.q, &kb, NULL, NULL, NULL, lb, Pb) ||
+            !solve_window(h, m.q, NULL, &ka, NULL, NULL, la, Pa))
+            return false;
+        double Rz[2] = {0, 0};
+        double Pab[2][2] = {{Pa[0][0] + Pb[0][0], Pa[0][1] + Pb[0][1]},
+                            {Pa[1][0] + Pb[1][0], Pa[1][1] + Pb[1][1]}};
+        if (misfit_chi2(lb, Pab, la, Rz) > POOL_GATE) {
+            kb.have = misfit_chi2(lb, Pb, cur.z, R) <= POOL_GATE;
+            ka.have = misfit_chi2(la, Pa, cur.z, R) <= POOL_GATE;
+            if (!kb.have && !ka.have)
+                return false;
+        }
+    }
+    /*
+     * What the neighbours predict for this window against what it says:
+     * moderately off, its variances are inflated (Huber); far off, windows on
+     * both sides that agree outvote it, one side alone does not (a step or a
+     * change of frequency at this window looks the same as a bad window).
+     */
+    if (!solve_window(h, m.q, &kb, &ka, NULL, NULL, line, LC))
+        return false;
+    double d = misfit_chi2(line, LC, cur.z, R);
+    bool use_cur = true;
+    uint32_t used = (kb.have ? kb.used : 0) + (ka.have ? ka.used : 0);
+    if (d > POOL_GATE) {
+        if (!(kb.have && ka.have) || used < POOL_OUTVOTE)
+            return false;
+        use_cur = false;
+    } else if (d > POOL_HUBER) {
+        R[0] *= d / POOL_HUBER;
+        R[1] *= d / POOL_HUBER;
+    }
+    if (use_cur && !solve_window(h, m.q, &kb, &ka, cur.z, R, line, LC))
+        return false;
+    out->off = in->off + line[0];
+    out->drift = line[1];
+    memcpy(out->P, LC, sizeof LC);
+    out->q = m.q;
+    out->used = used;
+    return true;
+}
