@@ -116,8 +116,17 @@ it_wait 5 sh -c "tmux -L $SOCK capture-pane -p -t t | grep -q 'span 100ms'" || i
 it_wait 5 sh -c "tmux -L $SOCK capture-pane -p -t t | grep -q 'span 400ms'" || it_fail "'-' did not zoom out"
 "${TM[@]}" send-keys -t t Left
 it_wait 5 sh -c "tmux -L $SOCK capture-pane -p -t t | grep -q 'paused'" || it_fail "Left did not pan back"
-"${TM[@]}" send-keys -t t Right Right
-it_wait 5 sh -c "tmux -L $SOCK capture-pane -p -t t | grep -q '▶ live'" || it_fail "Right did not return to the live edge"
+# While paused the live edge moves on: Right pans a quarter span (here
+# 100 ms) at a time and follows again once it reaches the edge.
+live=0
+for _ in $(seq 1 10); do
+    "${TM[@]}" send-keys -t t Right Right Right Right Right Right Right Right Right Right
+    if it_wait 1 sh -c "tmux -L $SOCK capture-pane -p -t t | grep -q '▶ live'"; then
+        live=1
+        break
+    fi
+done
+[ $live -eq 1 ] || it_fail "Right did not return to the live edge"
 "${TM[@]}" send-keys -t t '?'
 it_wait 5 sh -c "tmux -L $SOCK capture-pane -p -t t | grep -q 'dptop keys'" || it_fail "'?' did not show the help"
 "${TM[@]}" send-keys -t t x
