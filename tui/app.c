@@ -354,7 +354,7 @@ void tui_app_toggle_record(struct tui_app *app)
     }
     if (tui_snapshot_path(app->rec_path, sizeof app->rec_path, app->outdir,
                           base_realtime_ns() / 1000000000LL, "dprec", err) != BASE_OK ||
-        (app->rec = bus_recwriter_new(app->rec_path, 250, err)) == NULL) {
+        (app->rec = bus_recwriter_new(app->rec_path, app->record_flush_ms, err)) == NULL) {
         tui_app_status(app, TUI_MSG_ERROR, "cannot record: %s", err);
         return;
     }
@@ -646,6 +646,7 @@ tui_app_t *tui_app_new(tui_model_t *model, const struct tui_app_opts *opts, char
     struct tui_app *app = xcalloc(1, sizeof *app);
     app->model = model;
     app->fps = opts->fps > 0 ? opts->fps : 10;
+    app->record_flush_ms = opts->record_flush_ms > 0 ? opts->record_flush_ms : 250;
     app->clock = TUI_CLOCK_ALIGNED;
     app->span_ns = DEFAULT_SPAN_NS;
     app->sel_node = -1;
@@ -806,6 +807,7 @@ static void app_opts_from_cfg(const base_config_t *cfg, struct tui_app_opts *o)
     o->hub = base_config_str(cfg, "hub");
     o->outdir = base_config_str(cfg, "output_dir");
     o->fps = (int)base_config_int(cfg, "fps");
+    o->record_flush_ms = (int)base_config_int(cfg, "record_flush_ms");
     o->color = base_config_bool(cfg, "color");
 }
 
@@ -921,15 +923,17 @@ int tui_console_live(const base_config_t *cfg, const char *hub_override,
 int tui_replay_run(const base_config_t *cfg, const char *path, volatile sig_atomic_t *stop)
 {
     char err[BASE_ERRLEN];
-    if (!tui_have_terminal(err)) {
-        fprintf(stderr, "dptop: %s\n", err);
-        return 2;
-    }
+    /* The recording first: a missing file is the problem to report. */
     struct bus_limits lim = cfg_limits(cfg);
     struct tui_replay *rp = tui_replay_open(path, base_config_double(cfg, "speed"), &lim, err);
     if (rp == NULL) {
         fprintf(stderr, "dptop: %s\n", err);
         return 1;
+    }
+    if (!tui_have_terminal(err)) {
+        fprintf(stderr, "dptop: %s\n", err);
+        tui_replay_close(&rp);
+        return 2;
     }
     tui_model_t *model = tui_model_from_cfg(cfg);
     struct tui_app_opts ao;

@@ -216,6 +216,12 @@ int main(int argc, char **argv)
         }
         memcpy(name, a, len);
         name[len] = '\0';
+        /* An option we do not know is reported as such, not as missing its value. */
+        if (!m && strcmp(name, "--config") != 0 &&
+            (strncmp(name, "--", 2) != 0 || !base_config_has(cfg, name + 2))) {
+            fprintf(stderr, "dptop: unknown option '%s' (try --help)\n", name);
+            goto out;
+        }
         const char *value = flag_value(argc, argv, &i, eq);
         if (value == NULL) {
             fprintf(stderr, "dptop: option %s needs a value (try --help)\n", name);

@@ -477,13 +477,14 @@ void tui_winlog_abort(tui_winlog_t **self);
 typedef struct tui_app tui_app_t;
 
 struct tui_app_opts {
-    const char *hub;    /* shown in the header and written in snapshots */
-    const char *outdir; /* snapshots and recordings (NULL: ".") */
-    int fps;            /* frames per second (0: 10) */
-    bool color;         /* false, NO_COLOR or a terminal without colours: monochrome */
-    FILE *in, *out;     /* NULL: /dev/tty */
-    const char *term;   /* NULL: $TERM */
-    int rows, cols;     /* a fixed size (0: the terminal's) */
+    const char *hub;     /* shown in the header and written in snapshots */
+    const char *outdir;  /* snapshots and recordings (NULL: ".") */
+    int fps;             /* frames per second (0: 10) */
+    int record_flush_ms; /* recordings started with `r` (0: 250) */
+    bool color;          /* false, NO_COLOR or a terminal without colours: monochrome */
+    FILE *in, *out;      /* NULL: /dev/tty */
+    const char *term;    /* NULL: $TERM */
+    int rows, cols;      /* a fixed size (0: the terminal's) */
 };
 
 tui_app_t *tui_app_new(tui_model_t *model, const struct tui_app_opts *opts, char *err);

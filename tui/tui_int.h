@@ -100,6 +100,7 @@ struct tui_app {
     chtype role[R_NROLES];
     bool color;
     int fps;
+    int record_flush_ms;
     char outdir[1024];
     char hub[256];
     struct bus_limits limits;
