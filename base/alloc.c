@@ -86,6 +86,18 @@ int xasprintf(char **out, const char *fmt, ...)
     return n;
 }
 
+int base_cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+int base_cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
 int64_t base_time_ns(clockid_t clock)
 {
     struct timespec ts;

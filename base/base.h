@@ -79,6 +79,10 @@ static inline uint64_t base_le_get64(const uint8_t *p)
     return v;
 }
 
+/* qsort comparators of plain values. */
+int base_cmp_u32(const void *a, const void *b);
+int base_cmp_double(const void *a, const void *b);
+
 /* Clock readings in integer nanoseconds. */
 int64_t base_time_ns(clockid_t clock);
 int64_t base_realtime_ns(void);

@@ -148,15 +148,9 @@ static void advance(tui_model_t *m, struct sim_node *nodes, int n, int64_t from,
     }
 }
 
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static double pct(double *v, size_t n, double p)
 {
-    qsort(v, n, sizeof *v, cmp_d);
+    qsort(v, n, sizeof *v, base_cmp_double);
     size_t i = (size_t)ceil(p / 100.0 * (double)n);
     return v[i ? i - 1 : 0];
 }

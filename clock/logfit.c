@@ -117,15 +117,9 @@ static double cpu_ns(void)
     return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
-static int cmp_u32(const void *a, const void *b)
-{
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return (x > y) - (x < y);
-}
-
 static size_t id_index(const uint32_t *ids, size_t n, uint32_t id)
 {
-    const uint32_t *p = bsearch(&id, ids, n, sizeof *ids, cmp_u32);
+    const uint32_t *p = bsearch(&id, ids, n, sizeof *ids, base_cmp_u32);
     return p ? (size_t)(p - ids) : SIZE_MAX;
 }
 
@@ -332,7 +326,7 @@ int clock_logfit_run(clock_logfit_t *self, char *err)
         ids[2 * i] = P[i].src;
         ids[2 * i + 1] = P[i].dst;
     }
-    qsort(ids, 2 * n, sizeof *ids, cmp_u32);
+    qsort(ids, 2 * n, sizeof *ids, base_cmp_u32);
     size_t nn = 0;
     for (size_t i = 0; i < 2 * n; i++)
         if (nn == 0 || ids[i] != ids[nn - 1])

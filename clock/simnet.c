@@ -190,12 +190,6 @@ static double stamp_noise(const clock_scenario_t *sc, clk_rng_t *r, bool receive
     return n;
 }
 
-static int cmp_u32(const void *a, const void *b)
-{
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return (x > y) - (x < y);
-}
-
 int clock_simnet_run(const clock_scenario_t *sc, const clock_simnet_opts_t *opts,
                      int (*emit)(void *ctx, const clock_probe_t *p), void *ctx,
                      clock_truth_t *truth, char *err)
@@ -294,7 +288,7 @@ int clock_simnet_run(const clock_scenario_t *sc, const clock_simnet_opts_t *opts
         for (uint32_t j = 0; j < N; j++)
             if (adj[(size_t)i * N + j])
                 nodes[i].partners[nodes[i].np++] = j;
-        qsort(nodes[i].partners, nodes[i].np, sizeof *nodes[i].partners, cmp_u32);
+        qsort(nodes[i].partners, nodes[i].np, sizeof *nodes[i].partners, base_cmp_u32);
         nodes[i].rr = (size_t)(clk_rng_next(&rng) % (nodes[i].np ? nodes[i].np : 1));
         nodes[i].next = clk_rng_uniform(&rng, 0, (double)opts->cadence_ns);
     }

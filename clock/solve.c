@@ -140,15 +140,9 @@ enum wls_kind { WLS_OFFSET, WLS_RATE, WLS_MISFIT };
 /* Nodes without misfit readings keep a weak prior of no misfit. */
 #define MISFIT_PRIOR_SIGMA 1e6
 
-static int cmp_u32(const void *a, const void *b)
-{
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return (x > y) - (x < y);
-}
-
 static size_t node_index(const uint32_t *ids, size_t n, uint32_t id)
 {
-    const uint32_t *p = bsearch(&id, ids, n, sizeof *ids, cmp_u32);
+    const uint32_t *p = bsearch(&id, ids, n, sizeof *ids, base_cmp_u32);
     return p ? (size_t)(p - ids) : SIZE_MAX;
 }
 
@@ -236,7 +230,7 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
         ids[nn++] = edges[i].src;
         ids[nn++] = edges[i].dst;
     }
-    qsort(ids, nn, sizeof *ids, cmp_u32);
+    qsort(ids, nn, sizeof *ids, base_cmp_u32);
     size_t u = 0;
     for (size_t i = 0; i < nn; i++)
         if (u == 0 || ids[i] != ids[u - 1])

@@ -4,12 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int cmp_u32(const void *a, const void *b)
-{
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return (x > y) - (x < y);
-}
-
 /*
  * Both directions of an edge are probed anyway, so each unordered pair is
  * fitted once: a pair fitted from both ends would only add a mirror image
@@ -24,7 +18,7 @@ size_t node_graph_plan(const uint32_t *ids, size_t n, int k, struct node_edge *e
         return 0;
     uint32_t *v = xmalloc(n * sizeof *v);
     memcpy(v, ids, n * sizeof *v);
-    qsort(v, n, sizeof *v, cmp_u32);
+    qsort(v, n, sizeof *v, base_cmp_u32);
     bool *used = xcalloc(n, sizeof *used);
     if (n - 1 <= 2 * (size_t)k) {
         for (size_t o = 1; o <= (n - 1) / 2; o++)

@@ -211,12 +211,6 @@ void node_master_counts(const node_master_t *self, size_t *up, size_t *known)
 
 /* ---- plan ---------------------------------------------------------------- */
 
-static int cmp_u32(const void *a, const void *b)
-{
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return (x > y) - (x < y);
-}
-
 /* The reference: the configured one while it is up, else the master. */
 static uint32_t current_ref(node_master_t *self)
 {
@@ -235,7 +229,7 @@ static void make_plan(node_master_t *self)
     for (size_t i = 0; i < self->nnodes; i++)
         if (self->nodes[i].up)
             ids[n++] = self->nodes[i].id;
-    qsort(ids, n, sizeof *ids, cmp_u32);
+    qsort(ids, n, sizeof *ids, base_cmp_u32);
     int64_t epoch = self->plan.epoch + 1;
     node_plan_free(&self->plan);
     self->plan.epoch = epoch;
@@ -622,6 +616,7 @@ static void solve_window(node_master_t *self, int64_t k)
     so.to_ns = so.from_ns + w;
     so.at_ns = so.from_ns + w / 2;
     so.history = self->history;
+
     clock_node_fit_t *fits = NULL;
     size_t nfits = 0;
     clock_solve_stats_t st;

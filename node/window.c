@@ -156,12 +156,6 @@ void node_windows_add(node_windows_t *self, const struct node_probe_sample *s)
     self->st.added++;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static double line_at(const clock_edge_fit_t *f, int64_t x)
 {
     return f->offset_ns + f->drift_ppb * 1e-9 * (double)(x - f->anchor_ns);
@@ -188,7 +182,7 @@ static void round_trips(const clock_edge_fit_t *f, const clock_point_t *fwd, siz
         double dr = line_at(f, rev[j].x) - (double)rev[j].y;
         rtt[i] = df + dr;
     }
-    qsort(rtt, nf, sizeof *rtt, cmp_double);
+    qsort(rtt, nf, sizeof *rtt, base_cmp_double);
     r->rtt_min_ns = rtt[0];
     r->rtt_median_ns = rtt[nf / 2];
     size_t p = (size_t)ceil(0.99 * (double)nf);
