@@ -43,10 +43,10 @@ echo "node 2 marked down after ${took}s as seen from here (heartbeat ${HB_MS} ms
 # Seen from here: 3 heartbeats plus this test's polling and a loaded machine's delays.
 awk -v t="$took" -v hb="$HB_MS" 'BEGIN { exit !(t <= 3 * hb / 1000 + 1.5) }' ||
     it_fail "detection took ${took}s"
-# As the master measured it: down after 3 missed heartbeats, not more.
+# As the master measured it: down once 3 heartbeats are missed, before a 4th is.
 silent=$(sed -n 's/.*"msg": "node 2 (.*) is down: silent for \([0-9.]*\) s".*/\1/p' "$REC" | head -1)
 [ -n "$silent" ] || it_fail "no down alert on the bus"
-awk -v s="$silent" -v hb="$HB_MS" 'BEGIN { exit !(s >= 3 * hb / 1000 && s <= 3.5 * hb / 1000) }' ||
+awk -v s="$silent" -v hb="$HB_MS" 'BEGIN { exit !(s >= 3 * hb / 1000 && s < 4 * hb / 1000) }' ||
     it_fail "the master marked node 2 down after ${silent}s of silence (heartbeat ${HB_MS} ms)"
 epoch1=$($CHECK epoch "$REC")
 [ "$epoch1" -gt "$epoch0" ] || it_fail "no re-plan after the kill (epoch $epoch1)"
