@@ -371,6 +371,12 @@ int clock_conv_to_global(clock_conv_t *self, uint32_t node, uint32_t domain, int
                          clock_conv_result_t *out, char *err);
 int clock_conv_from_global(clock_conv_t *self, uint32_t node, uint32_t domain, int64_t global,
                            clock_conv_result_t *out, char *err);
+/*
+ * Local time of (node, domain) → the node's own probe clock, through its
+ * snapshot pairs only (no window map): where the node's raw clock puts it.
+ */
+int clock_conv_to_probe(clock_conv_t *self, uint32_t node, uint32_t domain, int64_t local,
+                        clock_conv_result_t *out, char *err);
 void clock_conv_get_stats(const clock_conv_t *self, clock_conv_stats_t *st);
 
 /* ------------------------------------------------------------------ */

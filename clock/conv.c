@@ -393,27 +393,38 @@ static int probe_to_global(clock_conv_t *self, uint32_t node, int64_t x, clock_c
     return BASE_OK;
 }
 
-int clock_conv_to_global(clock_conv_t *self, uint32_t node, uint32_t domain, int64_t local,
-                         clock_conv_result_t *out, char *err)
+int clock_conv_to_probe(clock_conv_t *self, uint32_t node, uint32_t domain, int64_t local,
+                        clock_conv_result_t *out, char *err)
 {
     assert(self && out);
     out->flags = 0;
     out->uncertainty_ns = NAN;
-    int64_t t = local;
+    out->t = local;
+    if (domain == CLOCK_DOMAIN_PROBE)
+        return BASE_OK;
+    cnode_t *cn = find_node(self, node, false, err);
+    if (cn == NULL)
+        return BASE_ERR;
     uint32_t d = domain;
-    if (d != CLOCK_DOMAIN_PROBE) {
-        cnode_t *cn = find_node(self, node, false, err);
-        if (cn == NULL)
-            return BASE_ERR;
-        for (size_t steps = 0; d != CLOCK_DOMAIN_PROBE; steps++) {
-            const series_t *s = find_series(cn, d);
-            if (s == NULL || s->n == 0 || steps > self->lim.max_domains)
-                return base_err(err, "node %u has no snapshot pairs from domain %u", node, d);
-            t = pl_eval(s->a, s->b, s->n, t, &out->flags);
-            d = s->parent;
-        }
+    for (size_t steps = 0; d != CLOCK_DOMAIN_PROBE; steps++) {
+        const series_t *s = find_series(cn, d);
+        if (s == NULL || s->n == 0 || steps > self->lim.max_domains)
+            return base_err(err, "node %u has no snapshot pairs from domain %u", node, d);
+        out->t = pl_eval(s->a, s->b, s->n, out->t, &out->flags);
+        d = s->parent;
     }
-    return probe_to_global(self, node, t, out, err);
+    return BASE_OK;
+}
+
+int clock_conv_to_global(clock_conv_t *self, uint32_t node, uint32_t domain, int64_t local,
+                         clock_conv_result_t *out, char *err)
+{
+    if (clock_conv_to_probe(self, node, domain, local, out, err) != BASE_OK)
+        return BASE_ERR;
+    unsigned flags = out->flags;
+    int rc = probe_to_global(self, node, out->t, out, err);
+    out->flags |= flags;
+    return rc;
 }
 
 int clock_conv_from_global(clock_conv_t *self, uint32_t node, uint32_t domain, int64_t global,

@@ -944,6 +944,13 @@ static void test_conversion(void **state)
     int64_t p = T0 + (int64_t)llround(2500000000.0 * (1 + 2e-6)) + (25 % 3) * 7;
     assert_int_equal(clock_conv_to_global(c, 5, CLOCK_DOMAIN_PROBE, p, &viap, err), BASE_OK);
     assert_true(llabs(viat.t - viap.t) <= 1);
+    /* The raw clock: the same trace time through the pairs alone lands on p. */
+    clock_conv_result_t raw;
+    assert_int_equal(clock_conv_to_probe(c, 5, CLOCK_DOMAIN_TRACE, m, &raw, err), BASE_OK);
+    assert_true(llabs(raw.t - p) <= 1);
+    assert_int_equal(clock_conv_to_probe(c, 5, CLOCK_DOMAIN_PROBE, p, &raw, err), BASE_OK);
+    assert_true(raw.t == p);
+    assert_int_equal(clock_conv_to_probe(c, 6, CLOCK_DOMAIN_TRACE, m, &raw, err), BASE_ERR);
 
     /* Refusals. */
     assert_int_equal(clock_conv_to_global(c, 6, CLOCK_DOMAIN_PROBE, T0, &r, err), BASE_ERR);

@@ -15,15 +15,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define RAW_PAIRS       600 /* trace -> probe pairs per node for raw time (60 s at 100 ms) */
 #define MAX_PROCS       4096
 #define SCOPE_PER_PROC  65536
 #define DOWN_SILENCE_NS 5000000000LL /* without a master node table: down after 5 s */
 
 struct mnode {
     struct tui_node pub;
-    gpu_clockmap_t *raw; /* trace -> own probe clock */
-    int64_t raw_first, raw_last;
+    size_t raw_pairs; /* trace -> probe snapshot pairs held by the clock conversion */
+    int64_t raw_last;
     bool have_shift; /* trace + shift ~ arrival time, when no pairs */
     int64_t shift;
     uint64_t events_at_tick;
@@ -82,8 +81,6 @@ static void model_init(tui_model_t *self)
 
 static void model_fini(tui_model_t *self)
 {
-    for (size_t i = 0; i < self->nnodes; i++)
-        gpu_clockmap_destroy(&self->nodes[i].raw);
     free(self->nodes);
     free(self->edges);
     for (size_t i = 0; i < self->capnames; i++)
@@ -169,7 +166,6 @@ static struct mnode *find_node(tui_model_t *self, uint16_t id, bool create)
     n->pub.gpu_busy_pct = NAN;
     n->pub.rtt_min_ns = n->pub.rtt_med_ns = n->pub.pure_pct = n->pub.loss_pct = NAN;
     n->pub.is_ref = self->ref == (int)id;
-    n->raw = gpu_clockmap_new(RAW_PAIRS);
     self->gen++;
     return n;
 }
@@ -756,14 +752,13 @@ static enum base_dec on_snap(tui_model_t *self, const bus_msg_t *msg, json_objec
         base_json_value_ns(json_object_array_get_idx(p, 0), &x);
         base_json_value_ns(json_object_array_get_idx(p, 1), &y);
         /* The late-joiner state repeats pairs already seen: skip them quietly. */
-        if (gpu_clockmap_count(m->raw) > 0 && x <= m->raw_last)
+        if (m->raw_pairs > 0 && x <= m->raw_last)
             continue;
-        if (gpu_clockmap_add(m->raw, x, y, NULL) == BASE_OK) {
-            if (gpu_clockmap_count(m->raw) == 1 || x < m->raw_first)
-                m->raw_first = x;
+        if (clock_conv_add_pair(self->conv, id, CLOCK_DOMAIN_TRACE, CLOCK_DOMAIN_PROBE, x, y,
+                                NULL) == BASE_OK) {
+            m->raw_pairs++;
             m->raw_last = x;
         }
-        clock_conv_add_pair(self->conv, id, CLOCK_DOMAIN_TRACE, CLOCK_DOMAIN_PROBE, x, y, NULL);
     }
     return BASE_DEC_OK;
 }
@@ -1178,7 +1173,7 @@ bool tui_model_aligned(const tui_model_t *self, uint16_t node)
 {
     assert(self);
     const struct mnode *m = find_node((tui_model_t *)self, node, false);
-    if (m == NULL || gpu_clockmap_count(m->raw) == 0)
+    if (m == NULL || m->raw_pairs == 0)
         return false;
     if (m->pub.state == TUI_NODE_UNALIGNED)
         return false;
@@ -1187,11 +1182,15 @@ bool tui_model_aligned(const tui_model_t *self, uint16_t node)
     return self->ref >= 0 && (int)node == self->ref;
 }
 
-static int raw_time(const struct mnode *m, int64_t t, int64_t *out, unsigned *flags)
+/* A node's raw clock: its own probe clock through its snapshot pairs only. */
+static int raw_time(tui_model_t *self, const struct mnode *m, int64_t t, int64_t *out,
+                    unsigned *flags)
 {
-    if (gpu_clockmap_count(m->raw) > 0) {
-        gpu_clockmap_map(m->raw, t, out);
-        if (t < m->raw_first || t > m->raw_last)
+    clock_conv_result_t r;
+    if (m->raw_pairs > 0 &&
+        clock_conv_to_probe(self->conv, m->pub.id, CLOCK_DOMAIN_TRACE, t, &r, NULL) == BASE_OK) {
+        *out = r.t;
+        if (r.flags & CLOCK_CONV_EXTRAPOLATED)
             *flags |= TUI_T_EXTRAP;
         return BASE_OK;
     }
@@ -1225,7 +1224,7 @@ int tui_model_to_axis(tui_model_t *self, uint16_t node, int64_t trace_ns, enum t
     }
     if (clock == TUI_CLOCK_ALIGNED)
         *flags |= TUI_T_RAW;
-    return raw_time(m, trace_ns, out, flags);
+    return raw_time(self, m, trace_ns, out, flags);
 }
 
 double tui_model_offset_at(tui_model_t *self, uint16_t node, int64_t at_global)
