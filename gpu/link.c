@@ -187,8 +187,8 @@ gpu_link_t *gpu_link_new(const char *endpoint, int sndhwm, char *err)
     zmq_setsockopt(self->push, ZMQ_SNDHWM, &hwm, sizeof hwm);
     zmq_setsockopt(self->push, ZMQ_LINGER, &linger, sizeof linger);
     snprintf(monep, sizeof monep, "inproc://dptrace-link-mon-%p", (void *)self);
-    if (zmq_socket_monitor(self->push, monep, ZMQ_EVENT_CONNECTED | ZMQ_EVENT_CONNECT_RETRIED) !=
-        0) {
+    if (zmq_socket_monitor(self->push, monep,
+                           ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_CONNECT_RETRIED) != 0) {
         base_err(err, "zmq_socket_monitor: %s", zmq_strerror(errno));
         goto err;
     }
@@ -245,7 +245,9 @@ bool gpu_link_take_reconnect(gpu_link_t *self)
         if (zmq_msg_size(&part) >= 2) {
             uint16_t ev;
             memcpy(&ev, zmq_msg_data(&part), 2);
-            if (ev == ZMQ_EVENT_CONNECTED)
+            /* Ready to take messages once the ZMTP handshake is done, not
+             * at the socket connect: before it, sends are refused. */
+            if (ev == ZMQ_EVENT_HANDSHAKE_SUCCEEDED)
                 connected = true;
             else if (ev == ZMQ_EVENT_CONNECT_RETRIED)
                 self->retries++;
