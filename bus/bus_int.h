@@ -39,8 +39,12 @@ struct bus_limits bus_limits_fill(const struct bus_limits *lim);
 void bus_render(const void *data, size_t len, char *out, size_t outlen);
 /* Poll one socket for input: 1 ready, 0 timeout or signal, BASE_ERR. */
 int bus_zmq_wait_in(void *sock, int timeout_ms, char *err);
-/* Common socket options: linger 0 and the given high-water marks (0 = leave). */
-int bus_zmq_setup(void *sock, int sndhwm, int rcvhwm, char *err);
+/* The caller's context, or a new one that *own says the caller must end;
+ * NULL with err filled ("who: ...") when none can be made. */
+void *bus_zmq_context(void *given, bool *own, const char *who, char *err);
+/* A socket with linger 0 and the given high-water marks (0 = leave), or NULL
+ * with err filled. */
+void *bus_zmq_socket(void *ctx, int type, int sndhwm, int rcvhwm, const char *who, char *err);
 
 /* CURVE options on a client socket (curve may be NULL: nothing to do). */
 int bus_curve_client(void *sock, const struct bus_curve *curve, char *err);

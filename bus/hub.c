@@ -357,16 +357,7 @@ static void *hub_main(void *arg)
 
 static void *make_socket(bus_hub_t *self, int type, int sndhwm, int rcvhwm, char *err)
 {
-    void *s = zmq_socket(self->ctx, type);
-    if (s == NULL) {
-        base_err(err, "hub: cannot create a socket: %s", zmq_strerror(errno));
-        return NULL;
-    }
-    if (bus_zmq_setup(s, sndhwm, rcvhwm, err) != BASE_OK) {
-        zmq_close(s);
-        return NULL;
-    }
-    return s;
+    return bus_zmq_socket(self->ctx, type, sndhwm, rcvhwm, "hub", err);
 }
 
 /* Make sock a CURVE server (before it binds) when the hub has keys. */

@@ -556,12 +556,34 @@ int bus_zmq_wait_in(void *sock, int timeout_ms, char *err)
     return rc > 0 ? 1 : 0;
 }
 
-int bus_zmq_setup(void *sock, int sndhwm, int rcvhwm, char *err)
+void *bus_zmq_context(void *given, bool *own, const char *who, char *err)
 {
+    *own = false;
+    if (given)
+        return given;
+    void *ctx = zmq_ctx_new();
+    if (ctx == NULL) {
+        base_err(err, "%s: cannot create a ZeroMQ context: %s", who, zmq_strerror(errno));
+        return NULL;
+    }
+    *own = true;
+    return ctx;
+}
+
+void *bus_zmq_socket(void *ctx, int type, int sndhwm, int rcvhwm, const char *who, char *err)
+{
+    void *sock = zmq_socket(ctx, type);
+    if (sock == NULL) {
+        base_err(err, "%s: cannot create a socket: %s", who, zmq_strerror(errno));
+        return NULL;
+    }
     int zero = 0;
     if (zmq_setsockopt(sock, ZMQ_LINGER, &zero, sizeof zero) != 0 ||
         (sndhwm > 0 && zmq_setsockopt(sock, ZMQ_SNDHWM, &sndhwm, sizeof sndhwm) != 0) ||
-        (rcvhwm > 0 && zmq_setsockopt(sock, ZMQ_RCVHWM, &rcvhwm, sizeof rcvhwm) != 0))
-        return base_err(err, "socket options: %s", zmq_strerror(errno));
-    return BASE_OK;
+        (rcvhwm > 0 && zmq_setsockopt(sock, ZMQ_RCVHWM, &rcvhwm, sizeof rcvhwm) != 0)) {
+        base_err(err, "%s: socket options: %s", who, zmq_strerror(errno));
+        zmq_close(sock);
+        return NULL;
+    }
+    return sock;
 }

@@ -34,23 +34,15 @@ bus_pub_t *bus_pub_new(const struct bus_pub_opts *opts, char *err)
     bus_pub_t *self = xcalloc(1, sizeof *self);
     self->node = opts->node;
     self->lim = bus_limits_fill(&opts->limits);
-    self->ctx = opts->zctx;
-    if (self->ctx == NULL) {
-        self->ctx = zmq_ctx_new();
-        self->own_ctx = true;
-        if (self->ctx == NULL) {
-            base_err(err, "publisher: cannot create a ZeroMQ context: %s", zmq_strerror(errno));
-            goto err;
-        }
-    }
-    self->sock = zmq_socket(self->ctx, ZMQ_XPUB);
-    if (self->sock == NULL) {
-        base_err(err, "publisher: cannot create a socket: %s", zmq_strerror(errno));
+    self->ctx = bus_zmq_context(opts->zctx, &self->own_ctx, "publisher", err);
+    if (self->ctx == NULL)
         goto err;
-    }
+    self->sock = bus_zmq_socket(self->ctx, ZMQ_XPUB, opts->sndhwm > 0 ? opts->sndhwm : 10000, 0,
+                                "publisher", err);
+    if (self->sock == NULL)
+        goto err;
     int one = 1, linger = opts->linger_ms == 0 ? 1000 : opts->linger_ms < 0 ? 0 : opts->linger_ms;
-    if (bus_zmq_setup(self->sock, opts->sndhwm > 0 ? opts->sndhwm : 10000, 0, err) != BASE_OK ||
-        zmq_setsockopt(self->sock, ZMQ_XPUB_NODROP, &one, sizeof one) != 0 ||
+    if (zmq_setsockopt(self->sock, ZMQ_XPUB_NODROP, &one, sizeof one) != 0 ||
         zmq_setsockopt(self->sock, ZMQ_LINGER, &linger, sizeof linger) != 0) {
         base_err(err, "publisher: socket options: %s", zmq_strerror(errno));
         goto err;

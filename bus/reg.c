@@ -24,23 +24,14 @@ bus_reg_t *bus_reg_new(const struct bus_reg_opts *opts, char *err)
     bus_reg_t *self = xcalloc(1, sizeof *self);
     self->node = opts->node;
     self->lim = bus_limits_fill(&opts->limits);
-    self->ctx = opts->zctx;
-    if (self->ctx == NULL) {
-        self->ctx = zmq_ctx_new();
-        self->own_ctx = true;
-        if (self->ctx == NULL) {
-            base_err(err, "registration: cannot create a ZeroMQ context: %s", zmq_strerror(errno));
-            goto err;
-        }
-    }
-    self->sock = zmq_socket(self->ctx, ZMQ_DEALER);
-    if (self->sock == NULL) {
-        base_err(err, "registration: cannot create a socket: %s", zmq_strerror(errno));
+    self->ctx = bus_zmq_context(opts->zctx, &self->own_ctx, "registration", err);
+    if (self->ctx == NULL)
         goto err;
-    }
+    self->sock = bus_zmq_socket(self->ctx, ZMQ_DEALER, 1000, 10000, "registration", err);
+    if (self->sock == NULL)
+        goto err;
     int one = 1;
-    if (bus_zmq_setup(self->sock, 1000, 10000, err) != BASE_OK ||
-        zmq_setsockopt(self->sock, ZMQ_IMMEDIATE, &one, sizeof one) != 0) {
+    if (zmq_setsockopt(self->sock, ZMQ_IMMEDIATE, &one, sizeof one) != 0) {
         base_err(err, "registration: socket options: %s", zmq_strerror(errno));
         goto err;
     }

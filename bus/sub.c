@@ -57,21 +57,12 @@ bus_sub_t *bus_sub_new(const struct bus_sub_opts *opts, char *err)
     self->queue_max = opts->queue_max ? opts->queue_max : 100000;
     self->queue_max_bytes = opts->queue_max_bytes ? opts->queue_max_bytes : 256u << 20;
     self->topics = bus_map_new();
-    self->ctx = opts->zctx;
-    if (self->ctx == NULL) {
-        self->ctx = zmq_ctx_new();
-        self->own_ctx = true;
-        if (self->ctx == NULL) {
-            base_err(err, "subscriber: cannot create a ZeroMQ context: %s", zmq_strerror(errno));
-            goto err;
-        }
-    }
-    self->sock = zmq_socket(self->ctx, ZMQ_SUB);
-    if (self->sock == NULL) {
-        base_err(err, "subscriber: cannot create a socket: %s", zmq_strerror(errno));
+    self->ctx = bus_zmq_context(opts->zctx, &self->own_ctx, "subscriber", err);
+    if (self->ctx == NULL)
         goto err;
-    }
-    if (bus_zmq_setup(self->sock, 0, opts->rcvhwm > 0 ? opts->rcvhwm : 10000, err) != BASE_OK)
+    self->sock = bus_zmq_socket(self->ctx, ZMQ_SUB, 0, opts->rcvhwm > 0 ? opts->rcvhwm : 10000,
+                                "subscriber", err);
+    if (self->sock == NULL)
         goto err;
     static const char *const everything[] = {BUS_TOPIC_PREFIX, NULL};
     const char *const *pre = opts->prefixes ? opts->prefixes : everything;
@@ -213,25 +204,30 @@ static void track_seq(bus_sub_t *self, const bus_msg_t *m)
     t->last_seq = seq;
 }
 
-/* One message from the socket: 1 decoded into *out, 2 rejected (counted),
- * 0 nothing there, BASE_ERR on failure. */
-static int recv_live(bus_sub_t *self, bus_msg_t **out, char *err)
+/* One message from sock: 1 decoded into *out, 2 rejected (counted), 0
+ * nothing there, BASE_ERR on failure. */
+static int recv_decoded(bus_sub_t *self, void *sock, bus_msg_t **out, char *err)
 {
     zmq_msg_t frames[BUS_MAX_FRAMES + 1];
     size_t n;
     *out = NULL;
-    int rc = bus_zmq_recv_multi(self->sock, frames, BASE_ARRAY_LEN(frames), &n, ZMQ_DONTWAIT, err);
+    int rc = bus_zmq_recv_multi(sock, frames, BASE_ARRAY_LEN(frames), &n, ZMQ_DONTWAIT, err);
     if (rc <= 0)
         return rc;
-    bus_msg_t *m = NULL;
-    enum base_dec dec = bus_msg_decode_zmq(frames, n, &self->lim, &m, self->last_err);
+    enum base_dec dec = bus_msg_decode_zmq(frames, n, &self->lim, out, self->last_err);
     bus_zmq_close_frames(frames, n < BASE_ARRAY_LEN(frames) ? n : BASE_ARRAY_LEN(frames));
     base_decstats_add(&self->st.dec, dec);
-    if (dec != BASE_DEC_OK)
-        return 2;
-    m->arrival_ns = base_realtime_ns();
-    track_seq(self, m);
-    *out = m;
+    return dec == BASE_DEC_OK ? 1 : 2;
+}
+
+/* The same from the subscription, stamped and sequence-checked. */
+static int recv_live(bus_sub_t *self, bus_msg_t **out, char *err)
+{
+    int rc = recv_decoded(self, self->sock, out, err);
+    if (rc != 1)
+        return rc;
+    (*out)->arrival_ns = base_realtime_ns();
+    track_seq(self, *out);
     return 1;
 }
 
@@ -331,16 +327,11 @@ static int read_state_reply(bus_sub_t *self, void *dealer, struct fetch *f, cons
                             char *err)
 {
     for (;;) {
-        zmq_msg_t frames[BUS_MAX_FRAMES + 1];
-        size_t n;
-        int rc = bus_zmq_recv_multi(dealer, frames, BASE_ARRAY_LEN(frames), &n, ZMQ_DONTWAIT, err);
+        bus_msg_t *m = NULL;
+        int rc = recv_decoded(self, dealer, &m, err);
         if (rc <= 0)
             return rc;
-        bus_msg_t *m = NULL;
-        enum base_dec dec = bus_msg_decode_zmq(frames, n, &self->lim, &m, self->last_err);
-        bus_zmq_close_frames(frames, n < BASE_ARRAY_LEN(frames) ? n : BASE_ARRAY_LEN(frames));
-        base_decstats_add(&self->st.dec, dec);
-        if (dec != BASE_DEC_OK)
+        if (rc == 2)
             continue;
         if (m->kind == BUS_K_STATE_END) {
             if (is_token(m, BUS_K_STATE_END, token)) {
@@ -383,14 +374,11 @@ int bus_sub_fetch_state(bus_sub_t *self, const char *reg_endpoint, int timeout_m
     int rc = BASE_ERR;
     char token[64] = "";
     int64_t deadline = base_monotonic_ns() + (int64_t)timeout_ms * 1000000;
-    void *dealer = zmq_socket(self->ctx, ZMQ_DEALER);
-    if (dealer == NULL) {
-        base_err(err, "state: cannot create a socket: %s", zmq_strerror(errno));
-        goto out;
-    }
     int one = 1, hwm = (int)(self->queue_max < 1000000 ? self->queue_max + 16 : 1000000);
-    if (bus_zmq_setup(dealer, 0, hwm, err) != BASE_OK ||
-        zmq_setsockopt(dealer, ZMQ_IMMEDIATE, &one, sizeof one) != 0) {
+    void *dealer = bus_zmq_socket(self->ctx, ZMQ_DEALER, 0, hwm, "state", err);
+    if (dealer == NULL)
+        goto out;
+    if (zmq_setsockopt(dealer, ZMQ_IMMEDIATE, &one, sizeof one) != 0) {
         base_err(err, "state: socket options: %s", zmq_strerror(errno));
         goto out;
     }
