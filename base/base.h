@@ -83,6 +83,20 @@ static inline uint64_t base_le_get64(const uint8_t *p)
 int base_cmp_u32(const void *a, const void *b);
 int base_cmp_double(const void *a, const void *b);
 
+/*
+ * A file that appears under its name only once it is whole: writes go to
+ * NAME.tmp, base_afile_commit flushes, closes and renames it over NAME; any
+ * write error, or base_afile_abort, removes the temporary and leaves an
+ * existing NAME as it was.  Snapshots and exports are written this way so a
+ * full disk never leaves a half file that looks like a result.
+ */
+typedef struct base_afile base_afile_t;
+base_afile_t *base_afile_open(const char *path, char *err);
+FILE *base_afile_stream(base_afile_t *self);
+const char *base_afile_path(const base_afile_t *self);
+int base_afile_commit(base_afile_t **self_p, char *err);
+void base_afile_abort(base_afile_t **self_p);
+
 /* Clock readings in integer nanoseconds. */
 int64_t base_time_ns(clockid_t clock);
 int64_t base_realtime_ns(void);

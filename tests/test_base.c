@@ -8,6 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/base.h"
@@ -194,13 +197,95 @@ static void test_errors_and_time(void **state)
     free(s);
 }
 
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return NULL;
+    char *buf = xcalloc(1, 65536);
+    size_t n = fread(buf, 1, 65535, f);
+    buf[n] = 0;
+    fclose(f);
+    return buf;
+}
+
+static void test_afile(void **state)
+{
+    (void)state;
+    char err[BASE_ERRLEN], dir[] = "/tmp/test_base_af.XXXXXX", path[200], tmp[220];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/out.json", dir);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+
+    /* Whole: the name appears at commit, the temporary is gone. */
+    base_afile_t *af = base_afile_open(path, err);
+    assert_non_null(af);
+    assert_string_equal(base_afile_path(af), path);
+    fputs("first\n", base_afile_stream(af));
+    assert_int_not_equal(access(path, F_OK), 0);
+    assert_int_equal(access(tmp, F_OK), 0);
+    assert_int_equal(base_afile_commit(&af, err), BASE_OK);
+    assert_null(af);
+    assert_int_not_equal(access(tmp, F_OK), 0);
+    char *got = slurp(path);
+    assert_string_equal(got, "first\n");
+    free(got);
+
+    /* Abandoned: the old file stays as it was. */
+    af = base_afile_open(path, err);
+    fputs("second\n", base_afile_stream(af));
+    base_afile_abort(&af);
+    assert_null(af);
+    base_afile_abort(&af);
+    assert_int_not_equal(access(tmp, F_OK), 0);
+    got = slurp(path);
+    assert_string_equal(got, "first\n");
+    free(got);
+
+    /* A write error (file size limit) fails the commit and keeps the old file. */
+    struct rlimit old, small = {.rlim_cur = 4096, .rlim_max = RLIM_INFINITY};
+    assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+    small.rlim_max = old.rlim_max;
+    void (*prev)(int) = signal(SIGXFSZ, SIG_IGN);
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &small), 0);
+    af = base_afile_open(path, err);
+    for (int i = 0; i < 2000; i++)
+        fputs("0123456789", base_afile_stream(af));
+    int rc = base_afile_commit(&af, err);
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+    signal(SIGXFSZ, prev);
+    assert_int_equal(rc, BASE_ERR);
+    assert_non_null(strstr(err, "write failed"));
+    assert_non_null(strstr(err, path));
+    assert_int_not_equal(access(tmp, F_OK), 0);
+    got = slurp(path);
+    assert_string_equal(got, "first\n");
+    free(got);
+
+    /* The name is a directory: rename fails, nothing is left behind. */
+    unlink(path);
+    assert_int_equal(mkdir(path, 0700), 0);
+    af = base_afile_open(path, err);
+    fputs("x", base_afile_stream(af));
+    assert_int_equal(base_afile_commit(&af, err), BASE_ERR);
+    assert_non_null(strstr(err, path));
+    assert_int_not_equal(access(tmp, F_OK), 0);
+    rmdir(path);
+
+    /* No such directory: refused at open with the temporary's name. */
+    snprintf(path, sizeof path, "%s/missing/out.json", dir);
+    assert_null(base_afile_open(path, err));
+    assert_non_null(strstr(err, "missing/out.json.tmp"));
+    assert_int_equal(rmdir(dir), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_config_defaults),   cmocka_unit_test(test_config_layers),
         cmocka_unit_test(test_config_refusals),   cmocka_unit_test(test_json_strict),
         cmocka_unit_test(test_json_ns_precision), cmocka_unit_test(test_decstats),
-        cmocka_unit_test(test_errors_and_time),
+        cmocka_unit_test(test_errors_and_time),   cmocka_unit_test(test_afile),
     };
     return cmocka_run_group_tests_name("base", tests, NULL, NULL);
 }

@@ -25,8 +25,8 @@
 #define SEEN_MAX (1u << 22) /* hashes kept: 32 MiB at most */
 
 struct tui_winlog {
-    char path[4096], tmp[4200];
-    FILE *f;
+    base_afile_t *out;
+    FILE *f;        /* its stream */
     uint64_t *seen; /* open addressing; 0: empty */
     size_t nseen, capseen;
     struct tui_winlog_stats st;
@@ -42,18 +42,12 @@ tui_winlog_t *tui_winlog_open(const char *path, char *err)
 {
     assert(path);
     tui_winlog_t *self = xcalloc(1, sizeof *self);
-    if (snprintf(self->path, sizeof self->path, "%s", path) >= (int)sizeof self->path) {
-        base_err(err, "%.100s...: path too long", path);
+    self->out = base_afile_open(path, err);
+    if (self->out == NULL) {
         free(self);
         return NULL;
     }
-    snprintf(self->tmp, sizeof self->tmp, "%s.tmp", path);
-    self->f = fopen(self->tmp, "w");
-    if (self->f == NULL) {
-        base_err(err, "%s: %s", self->tmp, strerror(errno));
-        free(self);
-        return NULL;
-    }
+    self->f = base_afile_stream(self->out);
     return self;
 }
 
@@ -133,7 +127,8 @@ int tui_winlog_add(tui_winlog_t *self, const bus_msg_t *msg, int64_t arrival_ns,
         fprintf(self->f, "%s\"sender\":%d", empty ? "" : ",", node);
     fputs("}\n", self->f);
     if (ferror(self->f))
-        return base_err(err, "%s: write failed: %s", self->tmp, strerror(errno ? errno : EIO));
+        return base_err(err, "%s: write failed: %s", base_afile_path(self->out),
+                        strerror(errno ? errno : EIO));
     switch (kind) {
     case BUS_K_WIN:
         self->st.win++;
@@ -167,23 +162,7 @@ static void winlog_free(tui_winlog_t **self)
 int tui_winlog_commit(tui_winlog_t **self, char *err)
 {
     assert(self && *self);
-    tui_winlog_t *w = *self;
-    errno = 0;
-    bool bad = fflush(w->f) != 0 || ferror(w->f);
-    int e = errno ? errno : EIO;
-    if (fclose(w->f) != 0 && !bad) {
-        bad = true;
-        e = errno ? errno : EIO;
-    }
-    int rc = BASE_OK;
-    if (bad) {
-        unlink(w->tmp);
-        rc = base_err(err, "%s: write failed: %s", w->path, strerror(e));
-    } else if (rename(w->tmp, w->path) != 0) {
-        e = errno;
-        unlink(w->tmp);
-        rc = base_err(err, "%s: %s", w->path, strerror(e));
-    }
+    int rc = base_afile_commit(&(*self)->out, err);
     winlog_free(self);
     return rc;
 }
@@ -192,7 +171,6 @@ void tui_winlog_abort(tui_winlog_t **self)
 {
     if (self == NULL || *self == NULL)
         return;
-    fclose((*self)->f);
-    unlink((*self)->tmp);
+    base_afile_abort(&(*self)->out);
     winlog_free(self);
 }

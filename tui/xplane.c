@@ -1326,27 +1326,15 @@ int tui_xplane_write_file(tui_model_t *model, const tui_scopes_t *scopes, const 
                           char *err)
 {
     assert(model && path);
-    char tmp[4096];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp)
-        return base_err(err, "%s: path too long", path);
-    FILE *f = fopen(tmp, "wb");
-    if (f == NULL)
-        return base_err(err, "%s: %s", tmp, strerror(errno));
+    base_afile_t *out = base_afile_open(path, err);
+    if (out == NULL)
+        return BASE_ERR;
     char werr[BASE_ERRLEN];
-    int rc = tui_xplane_write(model, scopes, f, opts, st, werr);
-    errno = 0;
-    if (fclose(f) != 0 && rc == BASE_OK)
-        rc = base_err(werr, "write failed: %s", strerror(errno ? errno : EIO));
-    if (rc != BASE_OK) {
-        unlink(tmp);
+    if (tui_xplane_write(model, scopes, base_afile_stream(out), opts, st, werr) != BASE_OK) {
+        base_afile_abort(&out);
         return base_err(err, "%s: %s", path, werr);
     }
-    if (rename(tmp, path) != 0) {
-        int e = errno;
-        unlink(tmp);
-        return base_err(err, "%s: %s", path, strerror(e));
-    }
-    return BASE_OK;
+    return base_afile_commit(&out, err);
 }
 
 int tui_xplane_write_dir(tui_model_t *model, const tui_scopes_t *scopes, const char *dir,
