@@ -18,8 +18,9 @@
 
 enum rd { RD_ABSENT, RD_OK, RD_BAD };
 
-/* Read a file holding one unsigned decimal (sysfs style, trailing newline). */
-static enum rd read_u64(const char *path, uint64_t *out)
+/* Read a file holding one decimal integer (sysfs style, trailing newline);
+ * a minus sign only where sign_ok (temperatures can be below zero). */
+static enum rd read_num(const char *path, bool sign_ok, int64_t *out)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
@@ -32,43 +33,26 @@ static enum rd read_u64(const char *path, uint64_t *out)
     buf[n] = '\0';
     while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
         buf[--n] = '\0';
-    if (n == 0 || buf[0] < '0' || buf[0] > '9')
-        return RD_BAD;
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(buf, &end, 10);
-    if (errno != 0 || *end != '\0')
-        return RD_BAD;
-    *out = v;
-    return RD_OK;
-}
-
-/* Same, for a signed value (temperatures can be below zero). */
-static enum rd read_i64(const char *path, int64_t *out)
-{
-    uint64_t u;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return errno == ENOENT || errno == ENOTDIR ? RD_ABSENT : RD_BAD;
-    char buf[FILE_MAX + 1];
-    ssize_t n = read(fd, buf, sizeof buf);
-    close(fd);
-    if (n <= 0 || n > FILE_MAX)
-        return RD_BAD;
-    buf[n] = '\0';
-    bool neg = buf[0] == '-';
-    char *digits = buf + (neg ? 1 : 0);
-    while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
-        buf[--n] = '\0';
+    bool neg = sign_ok && buf[0] == '-';
+    const char *digits = buf + (neg ? 1 : 0);
     if (*digits < '0' || *digits > '9')
         return RD_BAD;
     char *end;
     errno = 0;
-    u = strtoull(digits, &end, 10);
-    if (errno != 0 || *end != '\0' || u > (uint64_t)INT64_MAX)
+    unsigned long long u = strtoull(digits, &end, 10);
+    if (errno != 0 || *end != '\0' || u > (unsigned long long)INT64_MAX)
         return RD_BAD;
     *out = neg ? -(int64_t)u : (int64_t)u;
     return RD_OK;
+}
+
+static enum rd read_u64(const char *path, uint64_t *out)
+{
+    int64_t v;
+    enum rd r = read_num(path, false, &v);
+    if (r == RD_OK)
+        *out = (uint64_t)v;
+    return r;
 }
 
 static void note(base_decstats_t *st, enum rd r, bool in_range)
@@ -166,7 +150,7 @@ static bool read_card(const char *root, uint32_t card, gpu_metrics_t *m, base_de
             m->power_uw = u;
             m->valid |= GPU_MET_POWER;
         }
-        r = join(path, sizeof path, hw, "temp1_input") ? read_i64(path, &s) : RD_ABSENT;
+        r = join(path, sizeof path, hw, "temp1_input") ? read_num(path, true, &s) : RD_ABSENT;
         any |= r != RD_ABSENT;
         note(st, r, s >= -100000 && s <= 250000);
         if (r == RD_OK && s >= -100000 && s <= 250000) {
