@@ -380,6 +380,8 @@ struct gpu_source {
     unsigned flags; /* GPU_SRC_* */
     /* BASE_OK when the source can run in this process, else why not. */
     int (*probe)(char *err);
+    /* Keeps no pointer to opts or its strings (the names table opts points
+     * to must outlive the source). */
     void *(*open)(const struct gpu_source_opts *opts, char *err);
     /* now_ns: the trace clock (hip, cupti) or true time (sim). */
     int (*poll)(void *state, int64_t now_ns, gpu_msg_fn fn, void *ctx, char *err);

@@ -629,8 +629,8 @@ static void test_config(void **state)
 /* ---- prober additions -------------------------------------------------------- */
 
 /* Packets crafted as peer 1 from a socket registered as its address. */
-static void send_probe(int fd, uint16_t port, uint64_t seq, int index, const struct node_probe_fu *fu,
-                       size_t nfu)
+static void send_probe(int fd, uint16_t port, uint64_t seq, int index,
+                       const struct node_probe_fu *fu, size_t nfu)
 {
     struct node_probe_pkt p = {0};
     p.index = (uint8_t)index;
@@ -669,7 +669,7 @@ static void test_prober_loss_and_duplicates(void **state)
     send_probe(fd, port, 1001, 0, NULL, 0); /* its second packet is "lost" */
     fu[0] = (struct node_probe_fu){.seq = 1001, .tx = {1, 2}};
     fu[1] = (struct node_probe_fu){.seq = 1000, .tx = {3, 4}};
-    send_probe(fd, port, 1002, 0, fu, 2); /* follow-ups complete 1000 and 1001 */
+    send_probe(fd, port, 1002, 0, fu, 2);  /* follow-ups complete 1000 and 1001 */
     send_probe(fd, port, 900, 0, NULL, 0); /* from the past: a replay */
 
     struct node_prober_stats st = {0};
