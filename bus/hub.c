@@ -65,6 +65,7 @@ static void count_dec(bus_hub_t *self, enum base_dec dec)
 static void *proxy_main(void *arg)
 {
     bus_hub_t *self = arg;
+    pthread_setname_np(pthread_self(), "dp-hub-proxy"); /* for top -H and perf */
     zmq_proxy_steerable(self->xsub, self->xpub, NULL, self->ctl_proxy);
     return NULL;
 }
@@ -328,6 +329,7 @@ static void handle_zap(bus_hub_t *self)
 static void *hub_main(void *arg)
 {
     bus_hub_t *self = arg;
+    pthread_setname_np(pthread_self(), "dp-hub");
     for (;;) {
         zmq_pollitem_t it[4] = {{.socket = self->router, .events = ZMQ_POLLIN},
                                 {.socket = self->cache_sub, .events = ZMQ_POLLIN},

@@ -943,6 +943,7 @@ static void *bg_main(void *arg)
 {
     /* This thread is never traced: the interposed functions see it busy. */
     dpt.bg_self.busy = 1;
+    pthread_setname_np(pthread_self(), "dptrace");
     dpt_self = &dpt.bg_self;
     dpt.last_flush = dpt_now();
     /* Connect now: the first batch, a flush period away, then finds the

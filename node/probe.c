@@ -925,6 +925,7 @@ static void send_round(node_prober_t *self, int index)
 static void *prober_main(void *arg)
 {
     node_prober_t *self = arg;
+    pthread_setname_np(pthread_self(), "dp-prober");
     /* The pair spacing is 100 us by default: ask for tight timer wake-ups. */
     prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
     int64_t round_due = base_monotonic_ns() + next_interval(self) / 2;
