@@ -3,8 +3,9 @@
 # dptop --demo end to end, in a tmux session of fixed size:
 #   - the node table lists 4 nodes whose offsets are within 10 µs of the
 #     simulated truth (the demo's sim_truth, logged with --demo-log);
-#   - the timeline shows named blocks; a, +, -, arrows, ?, resizes (down to
-#     a tiny window) all keep the console alive and sane;
+#   - the timeline shows named blocks; a, +, -, arrows, ?, a click on a
+#     column head, the wheel, resizes (down to a tiny window) all work and
+#     keep the console alive and sane;
 #   - `r` records the bus into a self-contained recording (it exports);
 #   - `s` writes a Chrome trace in which every step's collective starts
 #     within 10 µs on all nodes;
@@ -132,6 +133,29 @@ it_wait 5 sh -c "tmux -L $SOCK capture-pane -p -t t | grep -q 'dptop keys'" || i
 "${TM[@]}" send-keys -t t x
 it_wait 5 sh -c "! tmux -L $SOCK capture-pane -p -t t | grep -q 'dptop keys'" || it_fail "a key did not close the help"
 
+# Mouse, as a terminal sends it to the application (X10 encoding: ESC [ M,
+# then button+32, column+33, row+33; columns kept under 94 so each is one
+# ASCII byte): a click on a column head sorts by it, the wheel zooms.
+mouse() {
+    "${TM[@]}" send-keys -t t -l "$(printf '\033[M%b%b%b' "\\0$(printf %o "$(($1 + 32))")" \
+        "\\0$(printf %o "$(($2 + 33))")" "\\0$(printf %o "$(($3 + 33))")")"
+}
+pane >"$IT_TMP/pane.txt"
+head_row=$(grep -n '^ID  *HOST' "$IT_TMP/pane.txt" | head -1 | cut -d: -f1)
+head_col=$(sed -n "${head_row}p" "$IT_TMP/pane.txt" | grep -bo OFFSET | head -1 | cut -d: -f1)
+[ -n "$head_row" ] && [ -n "$head_col" ] || it_fail "no node table head to click on"
+mouse 0 $((head_col + 2)) $((head_row - 1)) # press
+mouse 3 $((head_col + 2)) $((head_row - 1)) # release
+it_wait 5 sh -c "tmux -L $SOCK capture-pane -p -t t | grep -q 'sort offset'" ||
+    it_fail "a click on the OFFSET head did not sort by offset"
+pane >"$IT_TMP/pane.txt"
+lane_row=$(grep -n '^n1 ' "$IT_TMP/pane.txt" | tail -1 | cut -d: -f1)
+[ -n "$lane_row" ] || it_fail "no timeline lane to scroll over"
+mouse 64 80 $((lane_row - 1)) # wheel up: zoom in around the pointer
+it_wait 5 sh -c "tmux -L $SOCK capture-pane -p -t t | grep -q 'span 200ms'" || it_fail "the wheel did not zoom in"
+mouse 65 80 $((lane_row - 1)) # wheel down
+it_wait 5 sh -c "tmux -L $SOCK capture-pane -p -t t | grep -q 'span 400ms'" || it_fail "the wheel did not zoom out"
+
 # Resizes, down to a window too small to use, and back.
 for size in "80 24" "100 30" "40 10" "20 5" "1 1" "160 50"; do
     set -- $size
@@ -205,4 +229,4 @@ done
 PG=$(echo "$CHILDREN" | head -1)
 pgrep -g "$PG" >/dev/null && it_fail "processes left in the demo's group $PG: $(pgrep -g "$PG" -a)"
 grep -q '"all_reaped":true' "$LOG" || it_fail "dptop did not reap every child"
-it_pass "4 nodes within 10 µs of the truth, keys and resizes, aligned snapshot, clean exit"
+it_pass "4 nodes within 10 µs of the truth, keys, mouse and resizes, aligned snapshot, clean exit"
