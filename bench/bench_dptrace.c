@@ -105,7 +105,7 @@ static double median(double *v, int n)
     return v[n / 2];
 }
 
-static void kernel_stub(void)
+static void bench_kernel(void)
 {
 }
 
@@ -176,20 +176,20 @@ int main(void)
 
     /* Warm up: resolution, thread state, event pool, background thread. */
     for (int i = 0; i < LAUNCHES; i++)
-        traced((const void *)kernel_stub, g, g, args0, 0, stream);
+        traced((const void *)bench_kernel, g, g, args0, 0, stream);
     ssync(stream);
 
     double t_direct[ROUNDS] = {0}, t_traced[ROUNDS] = {0}, t_record[ROUNDS] = {0},
            t_pair[ROUNDS] = {0};
     for (int r = 0; r < ROUNDS; r++) {
         for (int mode = 0; mode < 3; mode++) {
-            direct((const void *)kernel_stub, g, g, argsb, 0, stream);
+            direct((const void *)bench_kernel, g, g, argsb, 0, stream);
             int64_t t0 = base_monotonic_ns();
             for (int i = 0; i < LAUNCHES; i++) {
                 if (mode == 0)
-                    direct((const void *)kernel_stub, g, g, args0, 0, stream);
+                    direct((const void *)bench_kernel, g, g, args0, 0, stream);
                 else if (mode == 1)
-                    traced((const void *)kernel_stub, g, g, args0, 0, stream);
+                    traced((const void *)bench_kernel, g, g, args0, 0, stream);
                 else
                     record(ev, stream);
             }
