@@ -12,6 +12,12 @@
 
 __extension__ typedef __int128 i128;
 
+/* What snprintf of n characters left in a buffer of len bytes. */
+static size_t written(int n, size_t len)
+{
+    return n < 0 ? 0 : ((size_t)n < len ? (size_t)n : len ? len - 1 : 0);
+}
+
 size_t tui_fmt_dur(char *buf, size_t len, double ns)
 {
     int n;
@@ -41,7 +47,7 @@ size_t tui_fmt_dur(char *buf, size_t len, double ns)
         long m = lround(a / 60e9);
         n = snprintf(buf, len, "%s%ldh%02ldm", ns < 0 ? "-" : "", m / 60, m % 60);
     }
-    return n < 0 ? 0 : ((size_t)n < len ? (size_t)n : len ? len - 1 : 0);
+    return written(n, len);
 }
 
 size_t tui_fmt_offset(char *buf, size_t len, double ns)
@@ -58,7 +64,7 @@ size_t tui_fmt_offset(char *buf, size_t len, double ns)
         n = snprintf(buf, len, "%+.6fms", ns / 1e6);
     else
         n = snprintf(buf, len, "%+.9fs", ns / 1e9);
-    return n < 0 ? 0 : ((size_t)n < len ? (size_t)n : len ? len - 1 : 0);
+    return written(n, len);
 }
 
 size_t tui_fmt_count(char *buf, size_t len, double v)
@@ -75,7 +81,7 @@ size_t tui_fmt_count(char *buf, size_t len, double v)
         n = snprintf(buf, len, a < 9.995e6 ? "%.2fM" : a < 99.95e6 ? "%.1fM" : "%.0fM", v / 1e6);
     else
         n = snprintf(buf, len, "%.2fG", v / 1e9);
-    return n < 0 ? 0 : ((size_t)n < len ? (size_t)n : len ? len - 1 : 0);
+    return written(n, len);
 }
 
 int tui_axis_col(const tui_axis_t *ax, int64_t t)
@@ -191,7 +197,7 @@ size_t tui_tick_label(char *buf, size_t len, int64_t t_ns, int64_t step_ns)
                          (unsigned long long)(frac / div), units[u].name);
         }
     }
-    return n < 0 ? 0 : ((size_t)n < len ? (size_t)n : len ? len - 1 : 0);
+    return written(n, len);
 }
 
 size_t tui_axis_ticks(const tui_axis_t *ax, int64_t origin, int min_gap_cols, struct tui_tick *out,
