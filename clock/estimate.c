@@ -54,6 +54,9 @@ typedef struct zx {
     double z, x;
 } zx_t;
 
+/* clk_select for pairs: x travels with its z.  Kept apart from clk_select
+ * because it runs inside every svm slope step (a generic element-size
+ * version would cost the fit its inner loop). */
 static void select_zx(zx_t *v, size_t n, size_t k)
 {
     size_t lo = 0, hi = n - 1;
