@@ -112,6 +112,7 @@ typedef struct clock_edge_fit {
     double misfit_ns[3];  /* offset curve − line at the start, centre, end (NAN: unknown) */
     double misfit_sigma_ns[3]; /* noise σ of each misfit value (NAN: unknown) */
     double residual_ns;        /* loop residual from the network solve (NAN: not solved) */
+    bool suspect;              /* the loops single it out: left out of the offset solve */
     bool step;                 /* a clock step was detected inside the range */
     int64_t step_at_ns;        /* where (src's clock), when step */
     double step_ns;            /* its size as seen on this edge (dst − src jumps by this) */
@@ -230,6 +231,12 @@ typedef struct clock_solve_opts {
     const clock_history_t *history;
     double misfit_k; /* model term ≥ misfit_k × typical misfit (default 2) */
     /*
+     * An edge whose offset disagrees with the rest of its loops by more than
+     * suspect_k robust σ (and its own σ) is suspect and sits out of the
+     * offset solve (a path that detours one way).  Default 5; ≤ 0: never.
+     */
+    double suspect_k;
+    /*
      * Pooling with other windows (needs history): each node's offset and drift
      * are combined with the windows the history holds for it, up to
      * pool_windows on either side (a live master has only earlier ones), by a
@@ -250,9 +257,10 @@ typedef struct clock_solve_opts {
 typedef struct clock_solve_stats {
     uint32_t nodes, aligned, unaligned;
     uint32_t edges_used, edges_skipped;
-    uint32_t dof;          /* equations − unknowns among the used edges */
-    double chi2;           /* Σ (residual/σ)² with the edges' own σ */
-    double extra_sigma_ns; /* per-edge extra σ the residuals called for (asymmetry) */
+    uint32_t edges_suspect; /* used for rates, left out of the offsets */
+    uint32_t dof;           /* offset equations − unknowns, suspect edges left out */
+    double chi2;            /* Σ (residual/σ)² with the edges' own σ, suspects left out */
+    double extra_sigma_ns;  /* per-edge extra σ the residuals called for (asymmetry) */
 } clock_solve_stats_t;
 
 #define CLOCK_SOLVE_MAX_NODES 2048
@@ -263,7 +271,8 @@ void clock_solve_opts_default(clock_solve_opts_t *opts);
  * Solve one window: weighted least squares over the edge fits (rates, then
  * offsets at the common instant), one affine map per node onto opts->ref.
  * Edges flagged `step` or with a non-finite/non-positive uncertainty are not
- * used.  Writes residual_ns into each used edge (NAN for the others).
+ * used.  Writes residual_ns into each used edge (NAN for the others) and
+ * marks the edges the loops single out as suspect (opts->suspect_k).
  * *nodes receives one fit per node seen in the edges, plus the reference,
  * sorted by node id (free() it).  Nodes not connected to the reference are
  * returned with aligned = false.
@@ -534,6 +543,8 @@ typedef struct clock_scenario {
     double ts_tail_mean_ns;        /* ...by an exponential delay of this mean */
     double dmin_lo_ns, dmin_hi_ns; /* minimum one-way delay per link, uniform */
     double asym_ns;                /* per link, d_fwd − d_rev uniform in ±asym_ns */
+    uint32_t detour_links;         /* this many links take a longer way in one direction... */
+    double detour_ns;              /* ...adding between half this and this to its delay */
     double on_frac;           /* fraction of time a link's cross traffic is in a burst period */
     double on_mean_ms;        /* mean length of a burst period */
     double util_on, util_off; /* link utilisation by cross traffic in / out of bursts */

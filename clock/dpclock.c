@@ -21,11 +21,12 @@ static const char usage[] =
     "  sim --scenario NAME --out DIR [--seed N] [--nodes N] [--seconds S] [--k K]\n"
     "        simulate probe traffic; writes DIR/probes.jsonl and DIR/truth.jsonl\n"
     "  fit LOG [--estimator E] [--window-s W] [--ref N] [--guard-ns G] [--max-probes N]\n"
-    "      [--pool N] [--causal]\n"
+    "      [--pool N] [--causal] [--suspect-k K]\n"
     "        fit a probe log (JSON lines, SPEC 4.5; '-' reads stdin); edge_fit and\n"
     "        node_fit lines go to stdout, a summary to stderr; node maps are pooled\n"
     "        with up to N windows on either side (default 8, 0: each window alone),\n"
-    "        --causal: earlier windows only, as a live master does\n"
+    "        --causal: earlier windows only, as a live master does; an edge off its\n"
+    "        loops by K robust sigmas is set aside as a detour (default 5, 0: never)\n"
     "  eval DIR FITS\n"
     "        compare the node_fit lines of FITS with DIR/truth.jsonl\n"
     "  bench [--seconds S] [--nodes N] [--seed N] [--seeds K] [--scenarios A,B]\n"
@@ -36,7 +37,7 @@ static const char usage[] =
     "  --version    the version\n"
     "\n"
     "estimators: svm (default), hull, minrtt, ols\n"
-    "scenarios:  lan, busy, swts, asym, drift, lossy, step\n"
+    "scenarios:  lan, busy, swts, asym, detour, drift, lossy, step\n"
     "exit status: 0 success, 1 runtime failure, 2 bad usage or unreadable input\n";
 
 static int bad_usage(const char *fmt, ...) BASE_PRINTF(1, 2);
@@ -254,6 +255,9 @@ static int cmd_fit(int argc, char **argv)
         } else if (flag_value(argc, argv, &i, "--pool", &v, &rc)) {
             if (rc == 0 && (rc = parse_u64("--pool", v, 0, 1000, &u)) == 0)
                 lo.solve.pool_windows = (uint32_t)u;
+        } else if (flag_value(argc, argv, &i, "--suspect-k", &v, &rc)) {
+            if (rc == 0 && (rc = parse_double("--suspect-k", v, 0, 1e6, &d)) == 0)
+                lo.solve.suspect_k = d;
         } else if (strcmp(argv[i], "--causal") == 0) {
             lo.causal = true;
         } else if (argv[i][0] == '-' && argv[i][1] != 0) {

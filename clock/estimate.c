@@ -1153,6 +1153,7 @@ static int fit_edge(const clock_estimator_t *est, const clock_point_t *fwd, size
     memcpy(out->misfit_ns, mis, sizeof mis);
     memcpy(out->misfit_sigma_ns, misd, sizeof misd);
     out->residual_ns = NAN;
+    out->suspect = false;
     out->step = false;
     out->step_at_ns = 0;
     out->step_ns = 0;

@@ -199,6 +199,7 @@ static enum base_dec decode_edge(json_object *o, clock_edge_fit_t *f, char *err)
     TRY(opt_num(o, "model_ns", &f->model_ns, err));
     TRY(opt_triple(o, "misfit_ns", f->misfit_ns, err));
     TRY(opt_triple(o, "misfit_sigma_ns", f->misfit_sigma_ns, err));
+    TRY(base_json_opt_bool(o, "suspect", &f->suspect, err));
     TRY(base_json_opt_bool(o, "step", &f->step, err));
     TRY(get_ns(o, "step_at_ns", &f->step_at_ns, true, err));
     TRY(opt_num(o, "step_ns", &f->step_ns, err));
@@ -399,6 +400,8 @@ size_t clock_json_format_edge_fit(const clock_edge_fit_t *f, char *buf, size_t c
     put_triple(&o, "misfit_ns", f->misfit_ns);
     put_triple(&o, "misfit_sigma_ns", f->misfit_sigma_ns);
     put_num(&o, "residual_ns", f->residual_ns, 3);
+    if (f->suspect)
+        put(&o, ",\"suspect\":true");
     if (f->step) {
         put(&o, ",\"step\":true,\"step_at_ns\":%lld", (long long)f->step_at_ns);
         put_num(&o, "step_ns", f->step_ns, 1);
@@ -479,6 +482,8 @@ json_object *clock_json_edge_fit(const clock_edge_fit_t *f)
         json_object_object_add(o, "misfit_sigma_ns", b);
     }
     json_object_object_add(o, "residual_ns", num(f->residual_ns, 3));
+    if (f->suspect)
+        json_object_object_add(o, "suspect", json_object_new_boolean(1));
     if (f->step) {
         json_object_object_add(o, "step", json_object_new_boolean(1));
         json_object_object_add(o, "step_at_ns", json_object_new_int64(f->step_at_ns));

@@ -30,6 +30,7 @@ void clock_solve_opts_default(clock_solve_opts_t *opts)
     opts->pool_windows = 8;
     opts->wander_floor_ppb = 0.5;
     opts->pool_k = 2.5;
+    opts->suspect_k = 5.0;
 }
 
 int64_t clock_node_map(const clock_node_fit_t *fit, int64_t x)
@@ -123,6 +124,7 @@ typedef struct sedge {
     double k;         /* constant part of the offset residual */
     double g;         /* 1 + D */
     double lr;        /* ln(1 + D) */
+    double rw;        /* weight factor in the offset solve: 0 for a suspect edge */
     double mis[3];    /* misfit of the edge's offset curve from its line: start, centre, end */
     double mis_sd[3]; /* their σ; 0: unknown */
 } sedge_t;
@@ -168,7 +170,9 @@ static bool wls(const sedge_t *se, size_t ne, size_t m, int kind, double tau2, d
             ga = s->g;
             gb = -1.0;
             c = s->k;
-            w = 1.0 / (s->sig * s->sig + tau2);
+            if (!(s->rw > 0))
+                continue;
+            w = s->rw / (s->sig * s->sig + tau2);
         } else if (kind == WLS_RATE) {
             c = -s->lr;
             w = 1.0 / (s->sigd * s->sigd);
@@ -196,7 +200,8 @@ static bool wls(const sedge_t *se, size_t ne, size_t m, int kind, double tau2, d
     if (!factor(N, N0, m))
         return false;
     chol_solve(N, m, rhs);
-    chol_inverse(N, m, inv, col);
+    if (inv)
+        chol_inverse(N, m, inv, col);
     return true;
 }
 
@@ -206,6 +211,119 @@ static double resid(const sedge_t *s, const double *x, bool rates)
     if (rates)
         return xb - xa - s->lr;
     return s->k + s->g * xa - xb;
+}
+
+static size_t uf_find(size_t *up, size_t i)
+{
+    while (up[i] != i)
+        i = up[i] = up[up[i]];
+    return i;
+}
+
+/* Whether the edges that are not suspect still join all nn nodes of se into one. */
+static bool still_joined(const sedge_t *se, size_t ne, size_t nn, const bool *reach)
+{
+    size_t *up = xmalloc(nn * sizeof *up), parts = 0;
+    for (size_t i = 0; i < nn; i++) {
+        up[i] = i;
+        parts += reach[i];
+    }
+    for (size_t i = 0; i < ne; i++) {
+        if (!(se[i].rw > 0))
+            continue;
+        size_t a = uf_find(up, se[i].na), b = uf_find(up, se[i].nb);
+        if (a != b) {
+            up[a] = b;
+            parts--;
+        }
+    }
+    free(up);
+    return parts == 1;
+}
+
+/*
+ * Path detours.  An edge whose path is longer one way is biased by half the
+ * difference, and least squares spreads that bias over every node in its
+ * loops.  Least absolute deviations does not spread a few large errors: it
+ * fits the consistent majority and leaves each bias in its own edge's
+ * residual (IRLS from the least-squares start).  With residuals in units of
+ * the edges' σ (widened, see below), an edge stands out when it is beyond k
+ * times both 1 and their robust spread (robust sizes are medians of those
+ * LAD did not fit exactly: it interpolates m of the edges, a spanning
+ * tree).  The median bounds how many stand out to half the redundancy, and
+ * when asymmetry is on every path the spread takes it in and none does: it
+ * cannot be told apart from offsets at all, and stays in τ².  The edges LAD
+ * fits join every node; should they not (IRLS short of its vertex), nothing
+ * is flagged.  Returns the number flagged (rw = 0).
+ */
+static uint32_t flag_suspects(sedge_t *se, size_t ne, size_t m, size_t nn, const bool *reach,
+                              double floor2, double k, double *N, double *N0, double *x,
+                              double *col)
+{
+    for (size_t i = 0; i < ne; i++)
+        se[i].rw = 1.0;
+    size_t dof = ne > m ? ne - m : 0;
+    if (!(k > 0) || m == 0 || dof < 3)
+        return 0;
+    double *u = xmalloc(ne * sizeof *u), *us = xmalloc(ne * sizeof *us);
+    double *prev = xmalloc(m * sizeof *prev);
+    size_t mid = m + dof / 2 < ne ? m + dof / 2 : ne - 1;
+    double t2 = 0;
+    bool ok = wls(se, ne, m, WLS_OFFSET, floor2, N, N0, x, NULL, col);
+    /*
+     * Small link asymmetries are in every residual.  The first round, with
+     * the edges' own σ, learns their typical size t; the second widens every
+     * σ by it, so that an edge with a tiny σ neither holds its node against
+     * the others nor stands out by a small asymmetry alone.
+     */
+    for (int round = 0; ok && round < 2; round++) {
+        for (int it = 0; ok && it < 40; it++) {
+            for (size_t i = 0; i < ne; i++) {
+                double sd = sqrt(se[i].sig * se[i].sig + floor2 + t2);
+                se[i].rw = 1.0 / fmax(fabs(resid(&se[i], x, false)) / sd, 1e-3);
+            }
+            memcpy(prev, x, m * sizeof *x);
+            ok = wls(se, ne, m, WLS_OFFSET, floor2 + t2, N, N0, x, NULL, col);
+            /* Settled when no offset moves by a picosecond (big networks). */
+            double moved = 0;
+            for (size_t j = 0; ok && j < m; j++)
+                moved = fmax(moved, fabs(x[j] - prev[j]));
+            if (moved < 1e-3)
+                break;
+        }
+        if (!ok)
+            break;
+        for (size_t i = 0; i < ne; i++)
+            us[i] = fabs(resid(&se[i], x, false));
+        qsort(us, ne, sizeof *us, clk_cmp_double);
+        t2 = 1.4826 * 1.4826 * us[mid] * us[mid];
+    }
+    uint32_t flagged = 0;
+    if (ok) {
+        for (size_t i = 0; i < ne; i++)
+            us[i] = u[i] =
+                fabs(resid(&se[i], x, false)) / sqrt(se[i].sig * se[i].sig + floor2 + t2);
+        qsort(us, ne, sizeof *us, clk_cmp_double);
+        double spread = 1.4826 * us[mid];
+        double bar = k * fmax(spread, 1.0);
+        for (size_t i = 0; i < ne; i++) {
+            bool out = u[i] > bar;
+            se[i].rw = out ? 0.0 : 1.0;
+            flagged += out;
+        }
+    }
+    if (flagged > 0 && !still_joined(se, ne, nn, reach)) {
+        for (size_t i = 0; i < ne; i++)
+            se[i].rw = 1.0;
+        flagged = 0;
+    }
+    if (!ok)
+        for (size_t i = 0; i < ne; i++)
+            se[i].rw = 1.0;
+    free(u);
+    free(us);
+    free(prev);
+    return ok ? flagged : 0;
 }
 
 int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opts,
@@ -248,6 +366,7 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
     size_t *adj = xmalloc((2 * n + 1) * sizeof *adj);
     for (size_t i = 0; i < n; i++) {
         edges[i].residual_ns = NAN;
+        edges[i].suspect = false;
         if (!edge_usable(&edges[i])) {
             st->edges_skipped++;
             continue;
@@ -360,10 +479,10 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
         double D = e->drift_ppb * 1e-9;
         s->g = 1.0 + D;
         s->lr = log1p(D);
+        s->rw = 1.0;
         s->k = clk_diff(c0[a], c0[b]) + e->offset_ns + D * clk_diff(c0[a], e->anchor_ns);
     }
     st->edges_used = (uint32_t)ne;
-    st->dof = ne > m ? (uint32_t)(ne - m) : 0;
     /*
      * An edge's rate σ comes from the spread of a few subsets and is now and
      * then far too small (8 subsets: below half the truth about once in 70);
@@ -400,6 +519,11 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
             inv_m[j] = xmalloc(m * m * sizeof *inv_m[j]);
             ok = wls(se, ne, m, WLS_MISFIT + j, 0, N, N0, mis[j], inv_m[j], col);
         }
+        st->edges_suspect =
+            ok ? flag_suspects(se, ne, m, nn, reach, floor2, opts->suspect_k, N, N0, delta, col)
+               : 0;
+        size_t ne_off = ne - st->edges_suspect;
+        st->dof = ne_off > m ? (uint32_t)(ne_off - m) : 0;
         /* Offsets; then τ² by Paule–Mandel steps until Q(τ²) = dof. */
         for (int it = 0; ok && it < 8; it++) {
             ok = wls(se, ne, m, WLS_OFFSET, tau2, N, N0, delta, inv_o, col);
@@ -409,6 +533,8 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
             double Q = 0, c = 0;
             for (size_t i = 0; i < ne; i++) {
                 const sedge_t *s = &se[i];
+                if (!(s->rw > 0))
+                    continue;
                 double w = 1.0 / (s->sig * s->sig + tau2);
                 double r = resid(s, delta, false);
                 Q += w * r * r;
@@ -452,7 +578,7 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
         vo_stat = xcalloc(m, sizeof *vo_stat);
         for (size_t i = 0; i < ne; i++) {
             const sedge_t *s = &se[i];
-            double w = 1.0 / (s->sig * s->sig + tau2_used), w2s2 = w * w * s->sig * s->sig;
+            double w = s->rw / (s->sig * s->sig + tau2_used), w2s2 = w * w * s->sig * s->sig;
             for (size_t k = 0; k < m; k++) {
                 double c = 0;
                 if (s->ia >= 0)
@@ -464,8 +590,10 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
         }
     }
 
-    for (size_t i = 0; i < ne; i++)
+    for (size_t i = 0; i < ne; i++) {
         edges[se[i].e].residual_ns = resid(&se[i], delta, false);
+        edges[se[i].e].suspect = !(se[i].rw > 0);
+    }
 
     clock_node_fit_t *out = xcalloc(nn, sizeof *out);
     for (size_t i = 0; i < nn; i++) {

@@ -527,6 +527,103 @@ static void test_solver_loops_show_asymmetry(void **state)
     free(nodes);
 }
 
+/* A ring of 6 with chords two and three apart: 12 edges, 5 unknowns, 7 loops. */
+static size_t mesh6(const net_t *net, const double *bias, clock_edge_fit_t *e)
+{
+    static const int pairs[12][2] = {{0, 1}, {1, 2}, {2, 3}, {3, 4}, {4, 5}, {5, 0},
+                                     {0, 2}, {1, 3}, {2, 4}, {3, 5}, {4, 0}, {0, 3}};
+    for (size_t i = 0; i < 12; i++)
+        e[i] = exact_edge(net, pairs[i][0], pairs[i][1], T0 + 1e9, bias[i]);
+    return 12;
+}
+
+static void test_solver_sets_detours_aside(void **state)
+{
+    (void)state;
+    net_t net = {{0, 1e5, -2e5, 3e5, -4e5, 2.5e5}, {0, 10e-6, -20e-6, 30e-6, 5e-6, -40e-6}};
+    /* Two paths take a longer way one direction: 1→2 and 3→4. */
+    double bias[12] = {0, 2000, 0, -1500, 0, 0, 0, 0, 0, 0, 0, 0};
+    clock_edge_fit_t e[12];
+    size_t ne = mesh6(&net, bias, e);
+    clock_solve_opts_t o = solve_opts(0);
+    clock_node_fit_t *nodes;
+    size_t nn;
+    clock_solve_stats_t st;
+    assert_int_equal(clock_solve(e, ne, &o, &nodes, &nn, &st, NULL), BASE_OK);
+    assert_int_equal(st.edges_suspect, 2);
+    assert_int_equal(st.dof, 12 - 2 - 5);
+    for (size_t i = 0; i < ne; i++)
+        assert_int_equal(e[i].suspect, bias[i] != 0);
+    /* The residual of a suspect edge is its disagreement with the rest: its bias. */
+    assert_true(fabs(e[1].residual_ns + 2000) < 5 || fabs(e[1].residual_ns - 2000) < 5);
+    assert_true(fabs(e[3].residual_ns + 1500) < 5 || fabs(e[3].residual_ns - 1500) < 5);
+    for (int n = 1; n < 6; n++) {
+        const clock_node_fit_t *f = find_node(nodes, nn, (uint32_t)n);
+        double er = node_error(&net, f, n);
+        if (er > 2 || er > f->uncertainty_ns || f->uncertainty_ns > 30)
+            fail_msg("node %d: error %.1f, uncertainty %.1f", n, er, f->uncertainty_ns);
+    }
+    free(nodes);
+
+    /* Turned off, least squares spreads the two biases over the nodes. */
+    o.suspect_k = 0;
+    mesh6(&net, bias, e);
+    assert_int_equal(clock_solve(e, ne, &o, &nodes, &nn, &st, NULL), BASE_OK);
+    assert_int_equal(st.edges_suspect, 0);
+    double worst = 0;
+    for (int n = 1; n < 6; n++)
+        worst = fmax(worst, node_error(&net, find_node(nodes, nn, (uint32_t)n), n));
+    assert_true(worst > 100);
+    for (size_t i = 0; i < ne; i++)
+        assert_false(e[i].suspect);
+    free(nodes);
+
+    /*
+     * Asymmetry on every path is not a detour: no edge stands out, nothing is
+     * set aside, and the uncertainties widen instead.
+     */
+    o.suspect_k = 5;
+    for (size_t i = 0; i < 12; i++)
+        bias[i] = 500 * sin(2.1 * (double)i + 0.3);
+    mesh6(&net, bias, e);
+    assert_int_equal(clock_solve(e, ne, &o, &nodes, &nn, &st, NULL), BASE_OK);
+    assert_int_equal(st.edges_suspect, 0);
+    assert_int_equal(st.dof, 7);
+    assert_true(st.extra_sigma_ns > 50);
+    free(nodes);
+
+    /*
+     * Large biases on 5 of 12 edges: more than half the loops.  The typical
+     * residual takes them in, none stands out and nothing is set aside.
+     */
+    memset(bias, 0, sizeof bias);
+    bias[0] = 3000;
+    bias[2] = -2500;
+    bias[4] = 2000;
+    bias[7] = -3500;
+    bias[9] = 2800;
+    mesh6(&net, bias, e);
+    assert_int_equal(clock_solve(e, ne, &o, &nodes, &nn, &st, NULL), BASE_OK);
+    assert_int_equal(st.edges_suspect, 0);
+    assert_int_equal(st.dof, 7);
+    for (size_t i = 0; i < ne; i++)
+        assert_false(e[i].suspect);
+    free(nodes);
+
+    /* A biased bridge is in no loop: nothing can single it out. */
+    clock_edge_fit_t b[13];
+    memset(bias, 0, sizeof bias);
+    mesh6(&net, bias, b);
+    net.off[6] = 7e4;
+    net.rate[6] = 3e-6;
+    b[12] = exact_edge(&net, 5, 6, T0 + 1e9, 3000);
+    assert_int_equal(clock_solve(b, 13, &o, &nodes, &nn, &st, NULL), BASE_OK);
+    assert_int_equal(st.edges_suspect, 0);
+    assert_false(b[12].suspect);
+    assert_true(fabs(b[12].residual_ns) < 1);
+    free(nodes);
+}
+
 static void test_solver_disconnected_and_steps(void **state)
 {
     (void)state;
@@ -1157,6 +1254,7 @@ static void test_json_roundtrip(void **state)
     e.misfit_ns[2] = -3;
     e.misfit_sigma_ns[0] = e.misfit_sigma_ns[1] = e.misfit_sigma_ns[2] = 2;
     e.residual_ns = -0.125;
+    e.suspect = true;
     e.step = true;
     e.step_at_ns = T0 + 5;
     e.step_ns = 1e6;
@@ -1165,13 +1263,19 @@ static void test_json_roundtrip(void **state)
     const clock_edge_fit_t *g = &r.u.edge;
     assert_true(g->window == 42 && g->anchor_ns == e.anchor_ns && g->from_ns == e.from_ns);
     assert_true(fabs(g->offset_ns - e.offset_ns) < 1e-3 && fabs(g->drift_ppb - e.drift_ppb) < 1e-4);
-    assert_true(isnan(g->drift_unc_ppb) && g->residual_ns == -0.125 && g->step);
+    assert_true(isnan(g->drift_unc_ppb) && g->residual_ns == -0.125 && g->step && g->suspect);
     assert_true(g->misfit_ns[0] == 1 && isnan(g->misfit_ns[1]) && g->misfit_ns[2] == -3);
     /* The json-c object for the bus is the same object. */
     json_object *o = clock_json_edge_fit(&e);
     assert_int_equal(clock_json_decode(o, &r, err), BASE_DEC_OK);
-    assert_true(fabs(r.u.edge.offset_ns - e.offset_ns) < 1e-3 && r.u.edge.step);
+    assert_true(fabs(r.u.edge.offset_ns - e.offset_ns) < 1e-3 && r.u.edge.step && r.u.edge.suspect);
     json_object_put(o);
+    /* Not suspect: the field is left out and reads back false. */
+    e.suspect = false;
+    clock_json_format_edge_fit(&e, buf, sizeof buf);
+    assert_null(strstr(buf, "suspect"));
+    assert_int_equal(dec(buf, &r, err), BASE_DEC_OK);
+    assert_false(r.u.edge.suspect);
 
     clock_node_fit_t n;
     memset(&n, 0, sizeof n);
@@ -1495,6 +1599,7 @@ int main(void)
         cmocka_unit_test(test_step_detection),
         cmocka_unit_test(test_solver_tree),
         cmocka_unit_test(test_solver_loops_show_asymmetry),
+        cmocka_unit_test(test_solver_sets_detours_aside),
         cmocka_unit_test(test_solver_disconnected_and_steps),
         cmocka_unit_test(test_history),
         cmocka_unit_test(test_pooling),
