@@ -43,6 +43,13 @@ static const clock_scenario_t sc_asym = {
     .on_frac = 0.05, .on_mean_ms = 20, .util_on = 0.30, .util_off = 0.02, .job_mean_us = 2,
     .loss = 1e-4, .drift_ppm = 50, .offset_ms = 5, .wander_ppb = 2,
 };
+static const clock_scenario_t sc_detour = {
+    .name = "detour", .summary = "lan where 2 links take a longer way one direction (2-4 us)",
+    .ts_sigma_ns = 40, .dmin_lo_ns = 5000, .dmin_hi_ns = 20000, .asym_ns = 20,
+    .detour_links = 2, .detour_ns = 4000,
+    .on_frac = 0.05, .on_mean_ms = 20, .util_on = 0.30, .util_off = 0.02, .job_mean_us = 2,
+    .loss = 1e-4, .drift_ppm = 50, .offset_ms = 5, .wander_ppb = 2,
+};
 static const clock_scenario_t sc_drift = {
     .name = "drift", .summary = "high drift: +-500 ppm per node plus 20 ppb/sqrt(s) wander",
     .ts_sigma_ns = 40, .dmin_lo_ns = 5000, .dmin_hi_ns = 20000, .asym_ns = 20,
@@ -63,8 +70,8 @@ static const clock_scenario_t sc_step = {
 };
 /* clang-format on */
 
-static const clock_scenario_t *const scenarios[] = {&sc_lan,   &sc_busy,  &sc_swts, &sc_asym,
-                                                    &sc_drift, &sc_lossy, &sc_step};
+static const clock_scenario_t *const scenarios[] = {&sc_lan,    &sc_busy,  &sc_swts,  &sc_asym,
+                                                    &sc_detour, &sc_drift, &sc_lossy, &sc_step};
 
 const clock_scenario_t *const *clock_scenarios(size_t *n)
 {
@@ -258,6 +265,19 @@ int clock_simnet_run(const clock_scenario_t *sc, const clock_simnet_opts_t *opts
         for (uint32_t b = a + 1; b < N; b++)
             nl += adj[(size_t)a * N + b];
     truth->links = xcalloc(nl, sizeof *truth->links);
+    /* Which links detour: a random few (partial Fisher–Yates over the link order). */
+    bool *detour = xcalloc(nl ? nl : 1, sizeof *detour);
+    size_t *order = xmalloc((nl ? nl : 1) * sizeof *order);
+    for (size_t i = 0; i < nl; i++)
+        order[i] = i;
+    for (size_t i = 0; i < sc->detour_links && i < nl; i++) {
+        size_t j = i + (size_t)(clk_rng_next(&rng) % (nl - i));
+        size_t t = order[i];
+        order[i] = order[j];
+        order[j] = t;
+        detour[order[i]] = true;
+    }
+    free(order);
     dlink_t *dl = xcalloc((size_t)N * N, sizeof *dl);
     for (uint32_t a = 0; a < N; a++) {
         for (uint32_t b = a + 1; b < N; b++) {
@@ -270,6 +290,13 @@ int clock_simnet_run(const clock_scenario_t *sc, const clock_simnet_opts_t *opts
             L->b = b;
             L->dmin_ab_ns = base + 0.5 * asym;
             L->dmin_ba_ns = base - 0.5 * asym;
+            if (detour[truth->n_links - 1]) {
+                double extra = clk_rng_uniform(&rng, 0.5, 1.0) * sc->detour_ns;
+                if (clk_rng_unit(&rng) < 0.5)
+                    L->dmin_ab_ns += extra;
+                else
+                    L->dmin_ba_ns += extra;
+            }
             for (int d = 0; d < 2; d++) {
                 dlink_t *l = &dl[d == 0 ? (size_t)a * N + b : (size_t)b * N + a];
                 l->dmin = d == 0 ? L->dmin_ab_ns : L->dmin_ba_ns;
@@ -281,6 +308,7 @@ int clock_simnet_run(const clock_scenario_t *sc, const clock_simnet_opts_t *opts
         }
     }
 
+    free(detour);
     snode_t *nodes = xcalloc(N, sizeof *nodes);
     for (uint32_t i = 0; i < N; i++) {
         nodes[i].clk = clock_sim_new(&truth->nodes[i].p);

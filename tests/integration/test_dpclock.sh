@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # timeout: 300
 # dpclock end to end: sim → fit → eval on short scenarios with generous
-# bounds; fit on a hand-written log with sparse, large node ids, other line
-# types and junk; exit codes for missing files and bad usage.
+# bounds (detoured links set aside included); fit on a hand-written log with
+# sparse, large node ids, other line types and junk; exit codes for missing
+# files and bad usage.
 . "$(dirname "$0")/lib.sh"
 
 DP=$B/dpclock
@@ -95,6 +96,50 @@ cat "$IT_TMP/evalstep.txt"
 read -r una mx < <(awk '/^node windows/ {u=$5} /^offset error/ {m=$(NF-1)} END {print u, m}' "$IT_TMP/evalstep.txt")
 [ "${una:-0}" -ge 1 ] || it_fail "the step left no window unaligned"
 awk -v m="$mx" 'BEGIN {exit !(m + 0 < 1000)}' || it_fail "an aligned window is $mx ns off"
+
+# Detours: two links take a longer way one direction.  The loops single them
+# out: those edges are written suspect and left out of the offsets, which keeps
+# every node near the lan error; with --suspect-k 0 least squares spreads their
+# microseconds of bias over the nodes.
+"$DP" sim --scenario detour --seed 3 --nodes 8 --seconds 12 --out "$IT_TMP/detour" 2>/dev/null ||
+    it_fail "sim detour failed"
+declare -A DET
+for k in 5 0; do
+    "$DP" fit "$IT_TMP/detour/probes.jsonl" --suspect-k "$k" >"$IT_TMP/detour/fits-$k.jsonl" \
+        2>/dev/null || it_fail "fit --suspect-k $k (detour) failed"
+    ns=$(grep -c '"suspect":true' "$IT_TMP/detour/fits-$k.jsonl")
+    "$DP" eval "$IT_TMP/detour" "$IT_TMP/detour/fits-$k.jsonl" >"$IT_TMP/evaldet.txt" 2>&1 ||
+        it_fail "eval (detour, --suspect-k $k)"
+    read -r p99 cov < <(awk '/^offset error/ {p=$7} /coverage/ {c=$(NF-1)} END {print p, c}' \
+        "$IT_TMP/evaldet.txt")
+    echo "detour fit --suspect-k $k: $ns suspect edge fits, p99 $p99 ns, coverage $cov %"
+    DET[$k]="$ns $p99 $cov"
+done
+read -r ns p99 cov <<<"${DET[5]}"
+[ "$ns" -ge 8 ] || it_fail "detour: only $ns suspect edge fits (2 links over 5+ windows)"
+awk -v p="$p99" -v c="$cov" 'BEGIN {exit !(p + 0 > 0 && p + 0 < 100 && c + 0 >= 80)}' ||
+    it_fail "detour: p99 $p99 ns, coverage $cov % with the detours set aside"
+"$IT_PY" - "$IT_TMP/detour/truth.jsonl" "$IT_TMP/detour/fits-5.jsonl" <<'EOF' ||
+import json, sys
+links = [json.loads(l) for l in open(sys.argv[1])]
+bad = {frozenset((l["a"], l["b"])) for l in links
+       if l["type"] == "sim_link" and abs(l["dmin_ab_ns"] - l["dmin_ba_ns"]) > 1000}
+assert len(bad) == 2, bad
+sus = set()
+for l in open(sys.argv[2]):
+    f = json.loads(l)
+    if f["type"] == "edge_fit" and f.get("suspect"):
+        sus.add(frozenset((f["src"], f["dst"])))
+        assert abs(f["residual_ns"]) > 500, f
+assert sus == bad, (sus, bad)
+print("the suspect edges are exactly the detoured links")
+EOF
+    it_fail "the suspect edges are not the detoured links"
+read -r ns0 p990 _ <<<"${DET[0]}"
+[ "$ns0" -eq 0 ] || it_fail "--suspect-k 0 still set $ns0 edge fits aside"
+awk -v a="$p99" -v b="$p990" 'BEGIN {exit !(b + 0 > 5 * a)}' ||
+    it_fail "setting detours aside did not help: p99 $p99 ns, $p990 ns without"
+expect_rc 2 "$DP" fit "$IT_TMP/detour/probes.jsonl" --suspect-k x
 
 # ---- a hand-written log: sparse, large ids, other types, junk ----
 # Nodes 7 (reference), 1000000 (+5 ms, +20 ppm) and 4000000000 (−3 ms, −35 ppm),
