@@ -268,6 +268,7 @@ static const struct bus_field solve_res_fields[] = {
     {.name = "src", .type = BUS_T_INT, .required = true, NODE_R, .doc = "edge source"},
     {.name = "dst", .type = BUS_T_INT, .required = true, NODE_R, .doc = "edge destination"},
     {.name = "residual_ns", .type = BUS_T_NUM, .required = true, .unit = "ns", .doc = "loop"},
+    {.name = "suspect", .type = BUS_T_BOOL, .doc = "singled out by its loops (a detour)"},
 };
 
 static const struct bus_field solve_fields[] = {

@@ -691,6 +691,8 @@ static void solve_window(node_master_t *self, int64_t k)
             json_object_object_add(o, "dst", json_object_new_int64(p->e[i].dst));
             json_object_object_add(
                 o, "residual_ns", json_object_new_double(round(p->e[i].residual_ns * 1000) / 1000));
+            if (p->e[i].suspect)
+                json_object_object_add(o, "suspect", json_object_new_boolean(1));
             json_object_array_add(res, o);
         }
         json_object_object_add(h, "residuals", res);
@@ -698,6 +700,7 @@ static void solve_window(node_master_t *self, int64_t k)
         json_object_object_add(h, "edges_used", json_object_new_int64(st.edges_used));
         json_object_object_add(h, "edges_skipped", json_object_new_int64(st.edges_skipped));
         json_object_object_add(h, "dof", json_object_new_int64(st.dof));
+        json_object_object_add(h, "edges_suspect", json_object_new_int64(st.edges_suspect));
         if (isfinite(st.chi2))
             json_object_object_add(h, "chi2", json_object_new_double(st.chi2));
         if (isfinite(st.extra_sigma_ns))

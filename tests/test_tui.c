@@ -426,8 +426,8 @@ static void test_model_fits_windows(void **state)
              "\"n_rev\":175,\"from_ns\":%lld,\"to_ns\":%lld,\"margin_ns\":80}",
              T0, T0, T0 + 2000000000LL);
     apply_ok(m, BUS_K_SOLVE,
-             "{\"window\":7,\"ref\":1,\"residuals\":[{\"src\":3,\"dst\":1,\"residual_ns\":3.5}],"
-             "\"unaligned\":[]}");
+             "{\"window\":7,\"ref\":1,\"residuals\":[{\"src\":3,\"dst\":1,\"residual_ns\":3.5},"
+             "{\"src\":3,\"dst\":2,\"residual_ns\":-1800,\"suspect\":true}],\"unaligned\":[]}");
     assert_int_equal(tui_model_nedges(m), 2);
     const struct tui_edge *e = tui_model_edge(m, 0);
     assert_int_equal(e->src, 3);
@@ -437,8 +437,11 @@ static void test_model_fits_windows(void **state)
     assert_int_equal(e->win[0].n_fwd, 180);
     assert_true(fabs(e->win[0].offset_ns + 1234.25) < 1e-9);
     assert_true(fabs(e->win[0].margin_ns - 80) < 1e-9);
-    assert_true(fabs(e->win[0].residual_ns - 3.5) < 1e-9);
+    assert_true(fabs(e->win[0].residual_ns - 3.5) < 1e-9 && !e->win[0].suspect);
     assert_string_equal(e->win[0].estimator, "svm");
+    /* The solve left 3→2 out of the offsets: its path detours one way. */
+    const struct tui_edge *e32 = tui_model_edge(m, 1);
+    assert_true(e32->dst == 2 && e32->win[0].suspect && e32->win[0].residual_ns == -1800);
     /* Node-level probe statistics over the outgoing edges. */
     n = tui_model_find(m, 3);
     assert_true(fabs(n->rtt_min_ns - 20000) < 1e-9);

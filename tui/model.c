@@ -659,8 +659,10 @@ static enum base_dec on_edge_fit(tui_model_t *self, json_object *h, char *err)
     w->from_ns = f->from_ns;
     w->to_ns = f->to_ns;
     snprintf(w->estimator, sizeof w->estimator, "%s", f->estimator);
-    if (isfinite(f->residual_ns))
+    if (isfinite(f->residual_ns)) {
         w->residual_ns = f->residual_ns;
+        w->suspect = f->suspect;
+    }
     self->gen++;
     return BASE_DEC_OK;
 }
@@ -707,13 +709,17 @@ static enum base_dec on_solve(tui_model_t *self, json_object *h, char *err)
         json_object *r = json_object_array_get_idx(arr, i);
         uint16_t src, dst;
         double res;
+        bool suspect = false;
         TRY(get_u16(r, "src", &src, err));
         TRY(get_u16(r, "dst", &dst, err));
         TRY(base_json_get_double(r, "residual_ns", &res, err));
+        TRY(base_json_opt_bool(r, "suspect", &suspect, err));
         struct tui_edge *e = find_edge(self, src, dst, true);
         struct tui_win *w = e ? edge_window(e, window) : NULL;
-        if (w)
+        if (w) {
             w->residual_ns = res;
+            w->suspect = suspect;
+        }
     }
     self->gen++;
     return BASE_DEC_OK;

@@ -519,6 +519,7 @@ static void windows_draw(struct tui_app *app, struct tui_pane *p)
             chtype base = j > 0 ? app->role[R_DIM] : sel ? A_BOLD : A_NORMAL;
             char v[BASE_ARRAY_LEN(cols)][40];
             memset(v, 0, sizeof v);
+            bool suspect = false;
             if (j == 0)
                 snprintf(v[0], sizeof v[0], "n%u→n%u", e->src, e->dst);
             if (e->nwin == 0) {
@@ -546,6 +547,10 @@ static void windows_draw(struct tui_app *app, struct tui_pane *p)
                 }
                 fmt_or_dash(v[8], sizeof v[8], w->margin_ns, tui_fmt_dur);
                 fmt_or_dash(v[9], sizeof v[9], w->residual_ns, tui_fmt_dur);
+                /* Left out of the offsets: its path is longer one way. */
+                suspect = w->suspect && isfinite(w->residual_ns);
+                if (suspect)
+                    strncat(v[9], "!", sizeof v[9] - strlen(v[9]) - 1);
             }
             for (size_t c = 0; c < BASE_ARRAY_LEN(cols); c++) {
                 if (xs[c] < 0)
@@ -553,7 +558,8 @@ static void windows_draw(struct tui_app *app, struct tui_pane *p)
                 if (c == 0)
                     tui_put(p->win, y, xs[c], v[c], cols[c].w, base);
                 else
-                    put_right(p->win, y, xs[c], cols[c].w, v[c][0] ? v[c] : "-", base);
+                    put_right(p->win, y, xs[c], cols[c].w, v[c][0] ? v[c] : "-",
+                              c == 9 && suspect ? app->role[R_WARN] : base);
             }
         }
     }

@@ -213,6 +213,7 @@ struct tui_win {
     double offset_ns, drift_ppb, uncertainty_ns, margin_ns; /* NAN when no fit */
     uint32_t n_fwd, n_rev;
     double residual_ns; /* loop residual of the solve (NAN: none yet) */
+    bool suspect;       /* the solve left it out of the offsets (a detour) */
     bool have_stats, have_fit;
 };
 struct tui_edge {
