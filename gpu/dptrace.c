@@ -41,6 +41,9 @@
  * the exit) for the connection: a loaded machine can take well over
  * CONNECT_GRACE, and a process may exit soon after a slow start. */
 #define EXIT_CONNECT_WAIT 2000000000
+/* At exit, the final drop count is offered this often, this far apart. */
+#define LAST_WORD_TRIES   50
+#define LAST_WORD_WAIT_NS 4000000
 #define JOIN_S            3
 
 enum { ST_IDLE, ST_RUNNING, ST_DISABLED };
@@ -112,7 +115,7 @@ static struct dpt_process {
     size_t npairs;
     int64_t last_flush;
     uint64_t captured, sent_events, batches, not_sent, lost_closes, dead_ring_drops;
-    uint64_t last_dropped_sent;
+    uint64_t last_dropped_sent, dropped_delivered;
     void *cupti_slot;
     struct dpt_thread bg_self; /* the background thread's, marked busy */
 } dpt = {.mu = PTHREAD_MUTEX_INITIALIZER, .real_mu = PTHREAD_MUTEX_INITIALIZER};
@@ -206,7 +209,7 @@ static void atfork_child(void)
     dpt.names_sent = 0;
     dpt.nout = dpt.npairs = 0;
     dpt.captured = dpt.sent_events = dpt.batches = dpt.not_sent = 0;
-    dpt.lost_closes = dpt.dead_ring_drops = dpt.last_dropped_sent = 0;
+    dpt.lost_closes = dpt.dead_ring_drops = dpt.last_dropped_sent = dpt.dropped_delivered = 0;
     atomic_store(&dpt.untimed, 0);
     atomic_store(&dpt.stop, false);
     dpt_self = NULL;
@@ -762,6 +765,7 @@ static void bg_flush(bool force)
     if (ok) {
         dpt.sent_events += dpt.nout;
         dpt.batches++;
+        dpt.dropped_delivered = dropped;
     } else {
         dpt.not_sent += dpt.nout;
     }
@@ -939,6 +943,28 @@ static void wait_connected(void)
     }
 }
 
+/*
+ * The receiver learns of drops from the count every batch carries, so the
+ * final count must reach it even when the last batch found the queue full
+ * (its events are dropped, the count of them is not).  Bounded, and only
+ * with a receiver known: the process is exiting.
+ */
+static void bg_last_word(void)
+{
+    for (int i = 0; i < LAST_WORD_TRIES && dpt.connected && dpt.link != NULL; i++) {
+        uint64_t dropped = dropped_total();
+        if (dropped == dpt.dropped_delivered)
+            return;
+        gpu_msg_t m = {.kind = GPU_MSG_EV, .ev = dpt.out, .nev = 0, .dropped_total = dropped};
+        if (send_msg(&m)) {
+            dpt.batches++;
+            dpt.dropped_delivered = dpt.last_dropped_sent = dropped;
+            return;
+        }
+        base_sleep_ns(LAST_WORD_WAIT_NS);
+    }
+}
+
 static void *bg_main(void *arg)
 {
     /* This thread is never traced: the interposed functions see it busy. */
@@ -968,6 +994,7 @@ static void *bg_main(void *arg)
     bg_drain();
     wait_connected();
     bg_flush(true);
+    bg_last_word();
     gpu_link_destroy(&dpt.link);
     return NULL;
 }
