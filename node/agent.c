@@ -1515,6 +1515,9 @@ node_agent_t *node_agent_new(const base_config_t *cfg, char *err)
         .user_timestamps = base_config_bool(cfg, "user_timestamps"),
         .key = *keytext ? key : NULL,
     };
+    if (node_parse_sim_delay(base_config_str(cfg, "sim_path_delay"), pc.sim_delay, &pc.n_sim_delay,
+                             err) != BASE_OK)
+        goto err;
     self->prober = node_prober_new(&pc, err);
     if (self->prober == NULL)
         goto err;

@@ -7,6 +7,8 @@
 
 #include <arpa/inet.h>
 #include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -56,6 +58,8 @@ static const struct base_cfg_key keys[] = {
      "write every probe as a JSON line (SPEC 4.5) to this file (empty: none)"},
     {"sim_clock", BASE_CFG_STRING, "", 1, 0,
      "simulated clock OFFSET_NS,DRIFT_PPM[,WANDER_PPB] (empty: the real clocks)"},
+    {"sim_path_delay", BASE_CFG_STRING, "", 1, 0,
+     "simulated detours: probes from node ID arrive NS later, ID:NS[,ID:NS...] (empty: none)"},
     {"sim_seed", BASE_CFG_INT, "0", 0, 9007199254740992.0,
      "seed of the simulated wander and workload (0: drawn at start, announced in sim_truth)"},
     {"sim_workload", BASE_CFG_BOOL, "false", 1, 0, "run the simulated training workload"},
@@ -89,6 +93,32 @@ static int check_endpoint(const base_config_t *cfg, const char *key, char *err)
     char e[BASE_ERRLEN];
     if (bus_endpoints_derive(base_config_str(cfg, key), &ep, e) != BASE_OK)
         return base_err(err, "invalid value for %s: %s", key, e);
+    return BASE_OK;
+}
+
+int node_parse_sim_delay(const char *text, struct node_sim_delay *out, size_t *n, char *err)
+{
+    *n = 0;
+    const char *p = text;
+    while (*p) {
+        if (*n == NODE_SIM_DELAY_MAX)
+            return base_err(err, "at most %d entries", NODE_SIM_DELAY_MAX);
+        char *end;
+        errno = 0;
+        unsigned long long id = strtoull(p, &end, 10);
+        if (end == p || *end != ':' || errno || id > UINT32_MAX || *p == '-')
+            return base_err(err, "expected ID:NS at '%s'", p);
+        p = end + 1;
+        long long ns = strtoll(p, &end, 10);
+        if (end == p || errno || ns < 0 || ns > 1000000000LL || (*end && *end != ','))
+            return base_err(err, "expected a delay of 0..1000000000 ns at '%s'", p);
+        out[*n].from = (uint32_t)id;
+        out[*n].ns = ns;
+        (*n)++;
+        p = *end ? end + 1 : end;
+        if (*end == ',' && !*p)
+            return base_err(err, "a trailing comma");
+    }
     return BASE_OK;
 }
 
@@ -141,6 +171,10 @@ int node_config_check(const base_config_t *cfg, char *err)
     if (clock_estimator_find(est) == NULL)
         return base_err(
             err, "invalid value for estimator: '%s' (expected svm, hull, minrtt or ols)", est);
+    struct node_sim_delay sd[NODE_SIM_DELAY_MAX];
+    size_t nsd;
+    if (node_parse_sim_delay(base_config_str(cfg, "sim_path_delay"), sd, &nsd, e) != BASE_OK)
+        return base_err(err, "invalid value for sim_path_delay: %s", e);
     const char *sim = base_config_str(cfg, "sim_clock");
     if (*sim) {
         clock_sim_params_t p = {0};

@@ -82,6 +82,13 @@ uint64_t node_siphash(const uint8_t key[NODE_PROBE_KEY_SIZE], const uint8_t *dat
 /* Maps a real CLOCK_REALTIME reading to this node's (possibly simulated) probe clock. */
 typedef int64_t (*node_clock_fn)(void *ctx, int64_t real_ns);
 
+/* Simulation: probes from node `from` arrive `ns` later (a path that detours one way). */
+#define NODE_SIM_DELAY_MAX 16
+struct node_sim_delay {
+    uint32_t from;
+    int64_t ns;
+};
+
 struct node_prober_cfg {
     const char *bind_ip; /* "0.0.0.0", "127.0.0.1", "::", ... */
     uint16_t port;       /* 0: the OS chooses */
@@ -95,6 +102,8 @@ struct node_prober_cfg {
     const uint8_t *key;   /* NODE_PROBE_KEY_SIZE bytes, or NULL for no MAC */
     size_t queue_len;     /* completed samples buffered for the agent */
     uint64_t seed;
+    struct node_sim_delay sim_delay[NODE_SIM_DELAY_MAX];
+    size_t n_sim_delay;
 };
 
 struct node_peer {
@@ -173,6 +182,8 @@ int node_prober_set_timing(node_prober_t *self, int64_t cadence_ns, int64_t spac
 size_t node_prober_peer_counts(node_prober_t *self, struct node_peer_count *out, size_t max);
 /* Parse 32 hex digits into a probe MAC key. */
 int node_parse_key(const char *text, uint8_t key[NODE_PROBE_KEY_SIZE], char *err);
+/* "ID:NS[,ID:NS...]" (sim_path_delay) into at most NODE_SIM_DELAY_MAX entries. */
+int node_parse_sim_delay(const char *text, struct node_sim_delay *out, size_t *n, char *err);
 
 /* ---- Per-edge windows (node/window.c) --------------------------------- */
 

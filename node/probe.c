@@ -841,6 +841,9 @@ static void handle_packet(node_prober_t *self, const uint8_t *buf, size_t len,
         return;
     }
     in->have[pkt.index] = true;
+    for (size_t i = 0; i < self->cfg.n_sim_delay; i++)
+        if (self->cfg.sim_delay[i].from == pkt.src)
+            rx += self->cfg.sim_delay[i].ns;
     in->rx[pkt.index] = rx;
     in->user_rx |= !kernel_rx;
     if (pkt.seq > ps->in_max_seq)

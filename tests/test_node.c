@@ -624,6 +624,26 @@ static void test_config(void **state)
     uint8_t key[NODE_PROBE_KEY_SIZE];
     assert_int_equal(node_parse_key("000102030405060708090A0B0C0D0E0F", key, err), BASE_OK);
     assert_memory_equal(key, key16, 16);
+
+    /* Simulated detours: ID:NS pairs. */
+    struct node_sim_delay sd[NODE_SIM_DELAY_MAX];
+    size_t nsd = 99;
+    assert_int_equal(node_parse_sim_delay("", sd, &nsd, err), BASE_OK);
+    assert_int_equal(nsd, 0);
+    assert_int_equal(node_parse_sim_delay("3:40000,4000000000:0", sd, &nsd, err), BASE_OK);
+    assert_int_equal(nsd, 2);
+    assert_true(sd[0].from == 3 && sd[0].ns == 40000 && sd[1].from == 4000000000u && sd[1].ns == 0);
+    static const char *const bad_delays[] = {"3",       "3:",           ":5",          "x:5",
+                                             "3:x",     "3:-1",         "-3:5",        "3:5,",
+                                             "3:5;4:6", "3:2000000000", "5000000000:1"};
+    for (size_t i = 0; i < BASE_ARRAY_LEN(bad_delays); i++)
+        if (node_parse_sim_delay(bad_delays[i], sd, &nsd, err) == BASE_OK)
+            fail_msg("sim_path_delay \"%s\" was accepted", bad_delays[i]);
+    char many[512] = "";
+    for (int i = 0; i <= NODE_SIM_DELAY_MAX; i++)
+        snprintf(many + strlen(many), sizeof many - strlen(many), "%s%d:1", i ? "," : "", i);
+    assert_int_not_equal(node_parse_sim_delay(many, sd, &nsd, err), BASE_OK);
+    expect_bad("sim_path_delay", "3:x", "sim_path_delay");
 }
 
 /* ---- prober additions -------------------------------------------------------- */

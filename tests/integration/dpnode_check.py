@@ -19,6 +19,8 @@ usage: dpnode_check.py COMMAND FILE ARGS...
   when-up FILE N SINCE        print the arrival time of the first node table
                               after SINCE with N nodes up or unaligned
   status FILE NODE FIELD MIN  the latest status of NODE has FIELD >= MIN
+  suspects FILE SINCE         solve messages after SINCE: print how many, and per
+                              edge how many marked it suspect (exit 1: none)
   epoch FILE                  print the latest plan epoch
   node-of-pid FILE PID        print the node id whose hello carries PID
   collectives FILE SINCE STRAGGLER LATE_NS MAX_NS
@@ -311,6 +313,19 @@ def main():
             return 1
         print(f"{field}={h[field]}")
         return 0 if float(h[field]) >= lo else 1
+    if cmd == "suspects":
+        since = float(a[0])
+        solves, edges = 0, {}
+        for r in recs:
+            if kind(r) != "solve" or r["state"] or r["t"] < since:
+                continue
+            solves += 1
+            for e in r["h"]["residuals"]:
+                key = "%d-%d" % tuple(sorted((e["src"], e["dst"])))
+                if e.get("suspect"):
+                    edges[key] = edges.get(key, 0) + 1
+        print(solves, " ".join(f"{k}:{v}" for k, v in sorted(edges.items())))
+        return 0 if solves else 1
     if cmd == "epoch":
         h = latest(recs, "plan")
         print(h["epoch"] if h else -1)
