@@ -256,6 +256,12 @@ static bool still_joined(const sedge_t *se, size_t ne, size_t nn, const bool *re
  * fits join every node; should they not (IRLS short of its vertex), nothing
  * is flagged.  Returns the number flagged (rw = 0).
  */
+/* 1.4826 × the k-th smallest |v|: a robust σ when k is the median's place (reorders v). */
+static double robust_size(double *v, size_t n, size_t k)
+{
+    return 1.4826 * clk_select(v, n, k);
+}
+
 static uint32_t flag_suspects(sedge_t *se, size_t ne, size_t m, size_t nn, const bool *reach,
                               double floor2, double k, double *N, double *N0, double *x,
                               double *col)
@@ -267,7 +273,7 @@ static uint32_t flag_suspects(sedge_t *se, size_t ne, size_t m, size_t nn, const
         return 0;
     double *u = xmalloc(ne * sizeof *u), *us = xmalloc(ne * sizeof *us);
     double *prev = xmalloc(m * sizeof *prev);
-    size_t mid = m + dof / 2 < ne ? m + dof / 2 : ne - 1;
+    size_t mid = m + dof / 2;
     double t2 = 0;
     bool ok = wls(se, ne, m, WLS_OFFSET, floor2, N, N0, x, NULL, col);
     /*
@@ -291,39 +297,32 @@ static uint32_t flag_suspects(sedge_t *se, size_t ne, size_t m, size_t nn, const
             if (moved < 1e-3)
                 break;
         }
-        if (!ok)
-            break;
-        for (size_t i = 0; i < ne; i++)
+        for (size_t i = 0; ok && i < ne; i++)
             us[i] = fabs(resid(&se[i], x, false));
-        qsort(us, ne, sizeof *us, clk_cmp_double);
-        t2 = 1.4826 * 1.4826 * us[mid] * us[mid];
+        double t = ok ? robust_size(us, ne, mid) : 0;
+        t2 = t * t;
     }
     uint32_t flagged = 0;
     if (ok) {
         for (size_t i = 0; i < ne; i++)
             us[i] = u[i] =
                 fabs(resid(&se[i], x, false)) / sqrt(se[i].sig * se[i].sig + floor2 + t2);
-        qsort(us, ne, sizeof *us, clk_cmp_double);
-        double spread = 1.4826 * us[mid];
-        double bar = k * fmax(spread, 1.0);
+        double bar = k * fmax(robust_size(us, ne, mid), 1.0);
         for (size_t i = 0; i < ne; i++) {
             bool out = u[i] > bar;
             se[i].rw = out ? 0.0 : 1.0;
             flagged += out;
         }
     }
-    if (flagged > 0 && !still_joined(se, ne, nn, reach)) {
+    if (!ok || (flagged > 0 && !still_joined(se, ne, nn, reach))) {
         for (size_t i = 0; i < ne; i++)
             se[i].rw = 1.0;
         flagged = 0;
     }
-    if (!ok)
-        for (size_t i = 0; i < ne; i++)
-            se[i].rw = 1.0;
     free(u);
     free(us);
     free(prev);
-    return ok ? flagged : 0;
+    return flagged;
 }
 
 int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opts,
