@@ -115,7 +115,7 @@ static struct dpt_process {
     size_t npairs;
     int64_t last_flush;
     uint64_t captured, sent_events, batches, not_sent, lost_closes, dead_ring_drops;
-    uint64_t last_dropped_sent, dropped_delivered;
+    uint64_t dropped_delivered; /* the count the receiver last got */
     void *cupti_slot;
     struct dpt_thread bg_self; /* the background thread's, marked busy */
 } dpt = {.mu = PTHREAD_MUTEX_INITIALIZER, .real_mu = PTHREAD_MUTEX_INITIALIZER};
@@ -209,7 +209,7 @@ static void atfork_child(void)
     dpt.names_sent = 0;
     dpt.nout = dpt.npairs = 0;
     dpt.captured = dpt.sent_events = dpt.batches = dpt.not_sent = 0;
-    dpt.lost_closes = dpt.dead_ring_drops = dpt.last_dropped_sent = dpt.dropped_delivered = 0;
+    dpt.lost_closes = dpt.dead_ring_drops = dpt.dropped_delivered = 0;
     atomic_store(&dpt.untimed, 0);
     atomic_store(&dpt.stop, false);
     dpt_self = NULL;
@@ -738,12 +738,11 @@ static void bg_flush(bool force)
     if (!force && dpt.nout < GPU_LINK_MAX_EVENTS / 2 && now - dpt.last_flush < dpt.flush_ns)
         return;
     dpt.last_flush = now;
-    /* Idle: nothing new to say (a changed drop count is news: it goes out
-     * in an empty batch). */
+    /* Idle: nothing new to say (a drop count the receiver lacks is news: it
+     * goes out in an empty batch, until one gets through). */
     uint64_t dropped = dropped_total();
-    if (dpt.nout == 0 && dpt.npairs == 0 && dropped == dpt.last_dropped_sent)
+    if (dpt.nout == 0 && dpt.npairs == 0 && dropped == dpt.dropped_delivered)
         return;
-    dpt.last_dropped_sent = dropped;
     if (dpt.state_dirty)
         bg_send_state();
     bool ok = !dpt.state_dirty;
@@ -952,16 +951,10 @@ static void wait_connected(void)
 static void bg_last_word(void)
 {
     for (int i = 0; i < LAST_WORD_TRIES && dpt.connected && dpt.link != NULL; i++) {
-        uint64_t dropped = dropped_total();
-        if (dropped == dpt.dropped_delivered)
+        if (dropped_total() == dpt.dropped_delivered)
             return;
-        gpu_msg_t m = {.kind = GPU_MSG_EV, .ev = dpt.out, .nev = 0, .dropped_total = dropped};
-        if (send_msg(&m)) {
-            dpt.batches++;
-            dpt.dropped_delivered = dpt.last_dropped_sent = dropped;
-            return;
-        }
         base_sleep_ns(LAST_WORD_WAIT_NS);
+        bg_flush(true);
     }
 }
 
