@@ -37,6 +37,10 @@ expect_rc 2 "$DP" bench --scenarios lan,nope
 grep -q "nope" "$IT_TMP/err.txt" || it_fail "the bad value is not named"
 
 # ---- simulate, fit, evaluate ----
+# "P99 COVERAGE" from an eval report.
+p99_cov() {
+    awk '/^offset error/ {p=$7} /coverage/ {c=$(NF-1)} END {print p, c}' "$1"
+}
 "$DP" sim --scenario lan --seed 5 --nodes 6 --seconds 12 --out "$IT_TMP/lan" 2>"$IT_TMP/sim.log" ||
     it_fail "sim failed: $(cat "$IT_TMP/sim.log")"
 [ -s "$IT_TMP/lan/probes.jsonl" ] && [ -s "$IT_TMP/lan/truth.jsonl" ] || it_fail "sim wrote no files"
@@ -51,7 +55,7 @@ nn=$(grep -c '"type":"node_fit"' "$IT_TMP/lan/fits.jsonl")
 "$DP" eval "$IT_TMP/lan" "$IT_TMP/lan/fits.jsonl" >"$IT_TMP/eval.txt" 2>&1 ||
     it_fail "eval failed: $(cat "$IT_TMP/eval.txt")"
 cat "$IT_TMP/eval.txt"
-read -r p99 cov < <(awk '/^offset error/ {p=$7} /coverage/ {c=$(NF-1)} END {print p, c}' "$IT_TMP/eval.txt")
+read -r p99 cov < <(p99_cov "$IT_TMP/eval.txt")
 awk -v p="$p99" -v c="$cov" 'BEGIN {exit !(p + 0 > 0 && p + 0 < 200 && c + 0 >= 80)}' ||
     it_fail "lan: p99 $p99 ns, coverage $cov %"
 
@@ -74,8 +78,7 @@ for mode in "--pool 0" "--causal" ""; do
         it_fail "fit $mode (swts) failed"
     "$DP" eval "$IT_TMP/swts" "$IT_TMP/swts/fits.jsonl" >"$IT_TMP/evalswts.txt" 2>&1 ||
         it_fail "eval $mode (swts)"
-    read -r p99 cov < <(awk '/^offset error/ {p=$7} /coverage/ {c=$(NF-1)} END {print p, c}' \
-        "$IT_TMP/evalswts.txt")
+    read -r p99 cov < <(p99_cov "$IT_TMP/evalswts.txt")
     echo "swts fit ${mode:-(pooled)}: p99 $p99 ns, coverage $cov %"
     awk -v p="$p99" -v c="$cov" 'BEGIN {exit !(p + 0 > 0 && p + 0 < 400 && c + 0 >= 80)}' ||
         it_fail "swts ${mode:-pooled}: p99 $p99 ns, coverage $cov %"
@@ -110,8 +113,7 @@ for k in 5 0; do
     ns=$(grep -c '"suspect":true' "$IT_TMP/detour/fits-$k.jsonl")
     "$DP" eval "$IT_TMP/detour" "$IT_TMP/detour/fits-$k.jsonl" >"$IT_TMP/evaldet.txt" 2>&1 ||
         it_fail "eval (detour, --suspect-k $k)"
-    read -r p99 cov < <(awk '/^offset error/ {p=$7} /coverage/ {c=$(NF-1)} END {print p, c}' \
-        "$IT_TMP/evaldet.txt")
+    read -r p99 cov < <(p99_cov "$IT_TMP/evaldet.txt")
     echo "detour fit --suspect-k $k: $ns suspect edge fits, p99 $p99 ns, coverage $cov %"
     DET[$k]="$ns $p99 $cov"
 done
