@@ -858,6 +858,9 @@ static double detrend(const blocks_t *B, double *s)
     return t;
 }
 
+/* A step's median shift on each side, in standard errors (steps seen: > 400; queuing: < 10). */
+#define STEP_Z 10.0
+
 /*
  * Step detection.  A clock step moves both boundaries by the same amount at
  * the same time; queuing moves one side only, which is what tells them
@@ -870,6 +873,24 @@ typedef struct step_found {
     double end_before; /* anchored x: the clean earlier segment ends here */
     double start_after;
 } step_found_t;
+
+/* σ of one block level from the block-to-block differences (a step is one of them). */
+static double side_noise(const double *s, size_t v)
+{
+    double d[MAX_BLOCKS];
+    for (size_t i = 0; i + 1 < v; i++)
+        d[i] = fabs(s[i + 1] - s[i]);
+    return 1.4826 * clk_median(d, v - 1) / M_SQRT2;
+}
+
+/* Median of s[split..v) minus median of s[0..split). */
+static double median_shift(const double *s, size_t v, size_t split)
+{
+    double a[MAX_BLOCKS], b[MAX_BLOCKS];
+    memcpy(b, s, split * sizeof *b);
+    memcpy(a, s + split, (v - split) * sizeof *a);
+    return clk_median(a, v - split) - clk_median(b, split);
+}
 
 static bool detect_step(const blocks_t *B0, const clock_fit_opts_t *o, step_found_t *out)
 {
@@ -908,6 +929,20 @@ static bool detect_step(const blocks_t *B0, const clock_fit_opts_t *o, step_foun
         }
     }
     if (split == 0 || fabs(best) < fmax((double)o->step_min_ns, 10.0 * noise))
+        return false;
+    /*
+     * Means are swayed by a few queued blocks (a burst that starts on one side
+     * as another ends on the other reads as a shift of both), and a split next
+     * to either end averages a single noisy block.  A step moves every block
+     * after it: each side's median must shift with it, by STEP_Z standard
+     * errors of that side's own block noise.
+     */
+    double mf = median_shift(B.lf, v, split), mr = median_shift(B.lr, v, split);
+    if (mf * best <= 0 || mr * best <= 0 || fmin(fabs(mf), fabs(mr)) < 0.5 * fabs(best))
+        return false;
+    double se = sqrt(1.0 / (double)split + 1.0 / (double)(v - split));
+    if (fabs(mf) < STEP_Z * side_noise(B.lf, v) * se ||
+        fabs(mr) < STEP_Z * side_noise(B.lr, v) * se)
         return false;
     /* The size from the clean blocks only: the two around the split may be mixed. */
     double sb = 0, sa = 0;
