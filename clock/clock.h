@@ -501,6 +501,12 @@ typedef struct clock_logfit_opts {
      * window with earlier windows only, as a live master does.
      */
     bool causal;
+    /*
+     * Causal only: window k is solved again and written once windows up to
+     * k + lag have been fed (a fixed-lag smoother: what a master that
+     * publishes lag windows late would show).  Default 0.
+     */
+    uint32_t lag;
 } clock_logfit_opts_t;
 
 typedef struct clock_logfit_stats {

@@ -306,6 +306,69 @@ static void push_node(clock_logfit_t *self, const clock_node_fit_t *f)
     self->nf[self->nnf++] = *f;
 }
 
+typedef struct win_ctx {
+    clock_logfit_t *self;
+    const int64_t *wins;
+    const size_t *first; /* edge fits of window w: ef[first[w] .. first[w + 1]) */
+    const uint32_t *ids;
+    size_t nn;
+    uint32_t ref;
+    int64_t origin, W, tmin, tmax;
+    clock_history_t *hist;
+} win_ctx_t;
+
+/* Solve window w (with the history or without), feed it to the history, write its node fits. */
+static int solve_window(const win_ctx_t *c, size_t w, bool use_hist, bool feed, bool write,
+                        char *err)
+{
+    clock_logfit_t *self = c->self;
+    int64_t win = c->wins[w];
+    size_t ei = c->first[w], ej = c->first[w + 1];
+    clock_solve_opts_t so = self->o.solve;
+    so.ref = c->ref;
+    /* The window, cut to where the log has samples (its first and last are partial). */
+    so.from_ns = clk_add(c->origin, (double)win * (double)c->W);
+    so.to_ns = clk_add(so.from_ns, (double)c->W);
+    if (so.from_ns < c->tmin && c->tmin < so.to_ns)
+        so.from_ns = c->tmin;
+    if (so.to_ns > c->tmax && c->tmax > so.from_ns)
+        so.to_ns = c->tmax;
+    so.at_ns = clk_mid(so.from_ns, so.to_ns);
+    so.history = use_hist ? c->hist : NULL;
+    clock_node_fit_t *nodes = NULL;
+    size_t nnodes = 0;
+    double t0 = cpu_ns();
+    clock_solve_stats_t sst;
+    if (clock_solve(ej > ei ? &self->ef[ei] : NULL, ej - ei, &so, &nodes, &nnodes, &sst, err) !=
+        BASE_OK)
+        return BASE_ERR;
+    self->st.solve_ns_total += cpu_ns() - t0;
+    if (feed)
+        clock_history_add(c->hist, nodes, nnodes, &sst);
+    /* Merge with the full node list so that every node is reported every window. */
+    for (size_t i = 0, k = 0; write && i < c->nn; i++) {
+        clock_node_fit_t f;
+        if (k < nnodes && nodes[k].node == c->ids[i]) {
+            f = nodes[k++];
+        } else {
+            memset(&f, 0, sizeof f);
+            f.node = c->ids[i];
+            f.ref = c->ref;
+            f.aligned = false;
+            f.drift_unc_ppb = f.model_ns = f.misfit_ms_ns2 = NAN;
+            f.own_offset_ns = f.own_drift_ppb = NAN;
+            f.own_offset_sd_ns = f.own_drift_sd_ppb = NAN;
+        }
+        f.window = win;
+        self->st.node_windows++;
+        if (!f.aligned)
+            self->st.node_unaligned++;
+        push_node(self, &f);
+    }
+    free(nodes);
+    return BASE_OK;
+}
+
 int clock_logfit_run(clock_logfit_t *self, char *err)
 {
     assert(self);
@@ -479,73 +542,41 @@ int clock_logfit_run(clock_logfit_t *self, char *err)
      * typical path asymmetry and every window's own maps over the whole log,
      * the second solves with them (pooling each window with its neighbours
      * on both sides).  Causal: one pass, each window with what the earlier
-     * ones taught, fed as it goes, as a live master does (same half-life).
+     * ones taught, fed as it goes, as a live master does (same half-life);
+     * with a lag, window k is written once window k + lag has been fed, as a
+     * master that publishes late would (a fixed-lag smoother).
      */
     int rc = BASE_OK;
     bool causal = self->o.causal;
+    size_t lag = causal ? self->o.lag : 0;
     clock_history_t *hist = clock_history_new(causal ? 30 : 0, nn);
     if (!causal) /* the whole log's maps: about a third of what the node fits hold anyway */
         clock_history_set_track(hist, nw + 1);
-    for (int pass = causal ? 1 : 0; pass < 2 && rc == BASE_OK; pass++) {
+    size_t *first = xmalloc((nw + 1) * sizeof *first);
+    for (size_t w = 0, ei = 0; w <= nw; w++) {
+        while (ei < self->nef && (w == nw || self->ef[ei].window < wins[w]))
+            ei++;
+        first[w] = ei;
+    }
+    win_ctx_t wc = {self, wins, first, ids, nn, ref, origin, W, tmin, tmax, hist};
+    self->st.solve_ns_total = 0;
+    if (!causal) {
+        for (size_t w = 0; w < nw && rc == BASE_OK; w++)
+            rc = solve_window(&wc, w, false, true, false, err);
         self->nnf = 0;
         self->st.node_windows = self->st.node_unaligned = 0;
         self->st.solve_ns_total = 0;
-        size_t ei = 0;
-        for (size_t w = 0; w < nw; w++) {
-            int64_t win = wins[w];
-            while (ei < self->nef && self->ef[ei].window < win)
-                ei++;
-            size_t ej = ei;
-            while (ej < self->nef && self->ef[ej].window == win)
-                ej++;
-            clock_solve_opts_t so = self->o.solve;
-            so.ref = ref;
-            /* The window, cut to where the log has samples (its first and last are partial). */
-            so.from_ns = clk_add(origin, (double)win * (double)W);
-            so.to_ns = clk_add(so.from_ns, (double)W);
-            if (so.from_ns < tmin && tmin < so.to_ns)
-                so.from_ns = tmin;
-            if (so.to_ns > tmax && tmax > so.from_ns)
-                so.to_ns = tmax;
-            so.at_ns = clk_mid(so.from_ns, so.to_ns);
-            so.history = pass == 1 ? hist : NULL;
-            clock_node_fit_t *nodes = NULL;
-            size_t nnodes = 0;
-            double t0 = cpu_ns();
-            clock_solve_stats_t sst;
-            if (clock_solve(ej > ei ? &self->ef[ei] : NULL, ej - ei, &so, &nodes, &nnodes, &sst,
-                            err) != BASE_OK) {
-                rc = BASE_ERR;
-                break;
-            }
-            self->st.solve_ns_total += cpu_ns() - t0;
-            if (pass == 0 || causal)
-                clock_history_add(hist, nodes, nnodes, &sst);
-            /* Merge with the full node list so that every node is reported every window. */
-            size_t k = 0;
-            for (size_t i = 0; i < nn; i++) {
-                clock_node_fit_t f;
-                if (k < nnodes && nodes[k].node == ids[i]) {
-                    f = nodes[k++];
-                } else {
-                    memset(&f, 0, sizeof f);
-                    f.node = ids[i];
-                    f.ref = ref;
-                    f.aligned = false;
-                    f.drift_unc_ppb = f.model_ns = f.misfit_ms_ns2 = NAN;
-                    f.own_offset_ns = f.own_drift_ppb = NAN;
-                    f.own_offset_sd_ns = f.own_drift_sd_ppb = NAN;
-                }
-                f.window = win;
-                self->st.node_windows++;
-                if (!f.aligned)
-                    self->st.node_unaligned++;
-                push_node(self, &f);
-            }
-            free(nodes);
-            ei = ej;
+        for (size_t w = 0; w < nw && rc == BASE_OK; w++)
+            rc = solve_window(&wc, w, true, false, true, err);
+    } else {
+        for (size_t w = 0; w < nw + lag && rc == BASE_OK; w++) {
+            if (w < nw)
+                rc = solve_window(&wc, w, true, true, lag == 0, err);
+            if (rc == BASE_OK && lag > 0 && w >= lag)
+                rc = solve_window(&wc, w - lag, true, false, true, err);
         }
     }
+    free(first);
     clock_history_destroy(&hist);
     free(wins);
     free(in_ref);

@@ -87,6 +87,23 @@ done
 awk -v a="${P99[pooled]}" -v b="${P99[--pool 0]}" 'BEGIN {exit !(a + 0 < 0.8 * b)}' ||
     it_fail "pooling did not help: p99 ${P99[pooled]} ns pooled, ${P99[--pool 0]} ns alone"
 expect_rc 2 "$DP" fit "$IT_TMP/swts/probes.jsonl" --pool x
+# One window late (--lag 1): every window once, in order, and better than live.
+"$DP" fit "$IT_TMP/swts/probes.jsonl" --causal --lag 1 >"$IT_TMP/swts/fits-lag.jsonl" 2>/dev/null ||
+    it_fail "fit --causal --lag 1 (swts) failed"
+[ "$(grep -c '"type":"node_fit"' "$IT_TMP/swts/fits-lag.jsonl")" = \
+    "$(grep -c '"type":"node_fit"' "$IT_TMP/swts/fits.jsonl")" ] ||
+    it_fail "--lag 1 wrote another number of node fits than the pooled fit"
+grep '"type":"node_fit"' "$IT_TMP/swts/fits-lag.jsonl" | grep -o '"window":[0-9]*' | cut -d: -f2 |
+    sort -c -n || it_fail "--lag 1 wrote windows out of order"
+"$DP" eval "$IT_TMP/swts" "$IT_TMP/swts/fits-lag.jsonl" >"$IT_TMP/evalswts.txt" 2>&1 ||
+    it_fail "eval --lag 1 (swts)"
+read -r p99 cov < <(p99_cov "$IT_TMP/evalswts.txt")
+echo "swts fit --causal --lag 1: p99 $p99 ns, coverage $cov %"
+awk -v p="$p99" -v l="${P99[--causal]}" -v c="$cov" \
+    'BEGIN {exit !(p + 0 > 0 && p + 0 < l + 0 && c + 0 >= 80)}' ||
+    it_fail "swts --lag 1: p99 $p99 ns (live ${P99[--causal]} ns), coverage $cov %"
+expect_rc 2 "$DP" fit "$IT_TMP/swts/probes.jsonl" --lag 1
+expect_rc 2 "$DP" fit "$IT_TMP/swts/probes.jsonl" --causal --lag -1
 
 # A clock step: detected, the stepping node unaligned for that window, nothing else off.
 "$DP" sim --scenario step --seed 2 --nodes 5 --seconds 16 --out "$IT_TMP/step" 2>/dev/null ||
