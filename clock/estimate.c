@@ -874,13 +874,14 @@ typedef struct step_found {
     double start_after;
 } step_found_t;
 
-/* σ of one block level from the block-to-block differences (a step is one of them). */
+/* σ of one block level (or midpoint) from the block-to-block differences (a step is one of them).
+ */
 static double side_noise(const double *s, size_t v)
 {
     double d[MAX_BLOCKS];
     for (size_t i = 0; i + 1 < v; i++)
         d[i] = fabs(s[i + 1] - s[i]);
-    return 1.4826 * clk_median(d, v - 1) / M_SQRT2;
+    return clk_median(d, v - 1) / 0.6745 / M_SQRT2;
 }
 
 /* Median of s[split..v) minus median of s[0..split). */
@@ -901,10 +902,7 @@ static bool detect_step(const blocks_t *B0, const clock_fit_opts_t *o, step_foun
     detrend(&B, B.lf);
     detrend(&B, B.lr);
     detrend(&B, B.mid);
-    double d[MAX_BLOCKS];
-    for (size_t i = 0; i + 1 < v; i++)
-        d[i] = fabs(B.mid[i + 1] - B.mid[i]);
-    double noise = clk_median(d, v - 1) / 0.6745 / M_SQRT2;
+    double noise = side_noise(B.mid, v);
     double best = 0;
     size_t split = 0;
     for (size_t sp = 1; sp < v; sp++) {
