@@ -106,7 +106,8 @@ import json, sys
 good = sum(1 for e in json.load(open(sys.argv[1]))["traceEvents"] if e.get("ph") == "X")
 bad = sum(1 for e in json.load(open(sys.argv[2]))["traceEvents"] if e.get("ph") == "X")
 print("events: intact %d, damaged %d" % (good, bad))
-assert 0.8 * good < bad < good
+# The damaged frames may hold no complete events (a fit or snapshot frame).
+assert 0.8 * good < bad <= good, (good, bad)
 EOF
 
 # The replay console: header, node table, seek, quit.
