@@ -262,6 +262,13 @@ static const struct bus_field node_fit_fields[] = {
     {.name = "from_ns", .type = BUS_T_NS, .required = true, .unit = "ns", .doc = "L0"},
     {.name = "to_ns", .type = BUS_T_NS, .required = true, .unit = "ns", .doc = "L1"},
     {.name = "aligned", .type = BUS_T_BOOL, .required = true, .doc = "connected to R"},
+    {.name = "lag",
+     .type = BUS_T_INT,
+     .key = true,
+     .ranged = true,
+     .min = 1,
+     .max = 64,
+     .doc = "a refinement: solved again once K + lag was in; replaces K's map"},
 };
 
 static const struct bus_field solve_res_fields[] = {

@@ -195,6 +195,9 @@ int64_t clock_edge_map(const clock_edge_fit_t *fit, int64_t x);
 /* The network effect (SPEC §4.3)                                      */
 /* ------------------------------------------------------------------ */
 
+/* The most later windows a refined map may have waited for (fit --lag, the master's refine). */
+#define CLOCK_LAG_MAX 64
+
 typedef struct clock_node_fit {
     int64_t window;
     uint32_t node, ref;
@@ -217,6 +220,12 @@ typedef struct clock_node_fit {
     double own_offset_ns, own_drift_ppb;
     double own_offset_sd_ns, own_drift_sd_ppb;
     uint32_t pooled; /* other windows that went into offset_ns / drift_ppb (0: none) */
+    /*
+     * Extra field "lag" (written when > 0): the solve of this window saw the
+     * fits of this many later windows.  A map with lag L > 0 is a refinement:
+     * it replaces the window's earlier map (a fixed-lag smoother).
+     */
+    uint32_t lag;
 } clock_node_fit_t;
 
 typedef struct clock_history clock_history_t;
@@ -250,8 +259,11 @@ typedef struct clock_solve_opts {
      * Pooled maps' uncertainty = pool_k × their σ at the window's ends (default
      * 2.5: their noise model is fitted to the windows' scatter, so σ is not
      * the windows' own, often too small, estimate that coverage_k makes up for).
+     * pool_k_both (default 2.2) when windows on both sides were pooled: the map
+     * is then interpolated, not extrapolated past the last window seen, and a
+     * change of frequency that no window has shown yet cannot surprise it.
      */
-    double pool_k;
+    double pool_k, pool_k_both;
 } clock_solve_opts_t;
 
 typedef struct clock_solve_stats {
@@ -504,7 +516,7 @@ typedef struct clock_logfit_opts {
     /*
      * Causal only: window k is solved again and written once windows up to
      * k + lag have been fed (a fixed-lag smoother: what a master that
-     * publishes lag windows late would show).  Default 0.
+     * publishes lag windows late would show), 0..CLOCK_LAG_MAX.  Default 0.
      */
     uint32_t lag;
 } clock_logfit_opts_t;

@@ -134,6 +134,7 @@ typedef struct clk_pool_out {
     double P[2][2];
     double q;      /* frequency wander used, ppb²/s */
     uint32_t used; /* other windows pooled */
+    bool both;     /* windows on both sides went in */
 } clk_pool_out_t;
 
 bool clk_history_pool(const clock_history_t *self, uint32_t node, const clk_pool_in_t *in,

@@ -26,8 +26,8 @@ static const char usage[] =
     "        node_fit lines go to stdout, a summary to stderr; node maps are pooled\n"
     "        with up to N windows on either side (default 8, 0: each window alone),\n"
     "        --causal: earlier windows only, as a live master does (--lag L: each\n"
-    "        window written once L later ones are in, as a master publishing L\n"
-    "        windows late would); an edge off its loops by K robust sigmas is set\n"
+    "        window written once L later ones are in, marked \"lag\", as the master's\n"
+    "        refined maps); an edge off its loops by K robust sigmas is set\n"
     "        aside as a detour (default 5, 0: never)\n"
     "  eval DIR FITS\n"
     "        compare the node_fit lines of FITS with DIR/truth.jsonl\n"
@@ -261,7 +261,7 @@ static int cmd_fit(int argc, char **argv)
             if (rc == 0 && (rc = parse_double("--suspect-k", v, 0, 1e6, &d)) == 0)
                 lo.solve.suspect_k = d;
         } else if (flag_value(argc, argv, &i, "--lag", &v, &rc)) {
-            if (rc == 0 && (rc = parse_u64("--lag", v, 0, 64, &u)) == 0)
+            if (rc == 0 && (rc = parse_u64("--lag", v, 0, CLOCK_LAG_MAX, &u)) == 0)
                 lo.lag = (uint32_t)u;
         } else if (strcmp(argv[i], "--causal") == 0) {
             lo.causal = true;
@@ -388,6 +388,47 @@ static void print_eval(FILE *out, const clock_eval_t *ev)
             100.0 * ev->coverage);
 }
 
+static int cmp_fit_key(const void *a, const void *b)
+{
+    const clock_node_fit_t *p = *(const clock_node_fit_t *const *)a;
+    const clock_node_fit_t *q = *(const clock_node_fit_t *const *)b;
+    if (p->node != q->node)
+        return p->node < q->node ? -1 : 1;
+    if (p->window != q->window)
+        return p->window < q->window ? -1 : 1;
+    if (p->lag != q->lag)
+        return p->lag < q->lag ? -1 : 1;
+    return p < q ? -1 : p > q; /* the later line last */
+}
+
+/*
+ * A refinement (lag > 0) replaces the maps of its window read before it, as
+ * on the bus: of each node's window only the one with the largest lag (the
+ * last of those) is kept, in reading order.  Returns how many were dropped.
+ */
+static size_t keep_refined(clock_node_fit_t *fits, size_t *n)
+{
+    if (*n < 2)
+        return 0;
+    const clock_node_fit_t **ix = xmalloc(*n * sizeof *ix);
+    bool *drop = xcalloc(*n, sizeof *drop);
+    for (size_t i = 0; i < *n; i++)
+        ix[i] = &fits[i];
+    qsort(ix, *n, sizeof *ix, cmp_fit_key);
+    for (size_t i = 0; i + 1 < *n; i++)
+        if (ix[i]->node == ix[i + 1]->node && ix[i]->window == ix[i + 1]->window)
+            drop[ix[i] - fits] = true;
+    size_t m = 0;
+    for (size_t i = 0; i < *n; i++)
+        if (!drop[i])
+            fits[m++] = fits[i];
+    size_t dropped = *n - m;
+    *n = m;
+    free(drop);
+    free(ix);
+    return dropped;
+}
+
 static int cmd_eval(int argc, char **argv)
 {
     if (argc != 2)
@@ -438,10 +479,14 @@ static int cmd_eval(int argc, char **argv)
         fclose(ff);
     if (base_decstats_errors(&dec))
         print_dec_summary(argv[1], &dec);
+    size_t read = n, replaced = keep_refined(fits, &n);
     clock_eval_t ev;
     rc = clock_eval_nodes(&truth, fits, n, &ev, err);
-    printf("scenario       %s, seed %" PRIu64 ", %zu node fits read\n", truth.scenario, truth.seed,
-           n);
+    printf("scenario       %s, seed %" PRIu64 ", %zu node fits read", truth.scenario, truth.seed,
+           read);
+    if (replaced)
+        printf(" (%zu replaced by a later solve of their window)", replaced);
+    printf("\n");
     if (rc == BASE_OK)
         print_eval(stdout, &ev);
     else
@@ -572,7 +617,7 @@ typedef struct bench_cell {
 
 /*
  * Every mode but lag1 for svm and minrtt (the comparison the targets make),
- * lag1 for svm (what a master publishing one window late would show), pooled
+ * lag1 for svm (what the master refines each window to, one window later), pooled
  * only for the rest.
  */
 static bool bench_mode_wanted(const clock_estimator_t *e, int mode)
@@ -730,7 +775,7 @@ static int cmd_bench(int argc, char **argv)
            "solve_us = CPU time per node window (network solve + pooling).\n"
            "E: each window pooled with up to 8 windows on either side (dpclock fit);\n"
            "E/live: earlier windows only, as a live master; E/lag1: earlier windows and the\n"
-           "next one, as a master publishing one window late would; E/1w: every window alone.\n\n",
+           "next one, as the master refines them; E/1w: every window alone.\n\n",
            so.nodes, so.seconds, so.seed, so.seed + seeds - 1);
     printf("%-6s %-11s %8s %8s %9s %8s %8s %7s %9s %6s %7s %8s %6s\n", "scen", "estim", "p50_ns",
            "p99_ns", "max_ns", "drift50", "drift99", "cover%", "unc50_ns", "unc/er", "fit_us",
@@ -783,7 +828,8 @@ static int cmd_bench(int argc, char **argv)
 
     size_t isvm = est_index(es, nest, "svm"), imr = est_index(es, nest, "minrtt");
     printf("\nsvm against the targets (pooled, what dpclock fit does; live: earlier windows "
-           "only),\nand minrtt against svm on the same data:\n");
+           "only,\nas the master first publishes; lag1: the master's refinement one window "
+           "later),\nand minrtt against svm on the same data:\n");
     for (size_t s = 0; s < nsc && s < BENCH_MAX_SC && isvm != SIZE_MAX; s++) {
         const bench_cell_t *sv = &cells[s][isvm][MODE_POOLED];
         if (!sv->done)
@@ -795,12 +841,15 @@ static int cmd_bench(int argc, char **argv)
                 target = targets[t].p99_ns;
         for (int m = 0; m < BENCH_MODES; m++) {
             const bench_cell_t *c = &cells[s][isvm][m];
-            /* The targets are for what ships: dpclock fit (pooled) and the live master. */
-            if (!c->done || m == MODE_WINDOW || m == MODE_LAG1)
+            /* The targets are for what ships: dpclock fit (pooled) and the master's maps. */
+            if (!c->done || m == MODE_WINDOW)
                 continue;
             double ratio = c->ev.err_p50 > 0 ? c->ev.unc_p50 / c->ev.err_p50 : INFINITY;
             char label[32];
-            snprintf(label, sizeof label, "%s%s", sn, m == MODE_LIVE ? " live" : "");
+            snprintf(label, sizeof label, "%s%s", sn,
+                     m == MODE_LIVE   ? " live"
+                     : m == MODE_LAG1 ? " lag1"
+                                      : "");
             printf("  %-10s p99 %7.1f ns", label, c->ev.off_p99);
             if (isfinite(target))
                 printf(" (target <= %3.0f: %-6s)", target,
@@ -813,7 +862,7 @@ static int cmd_bench(int argc, char **argv)
             printf("  coverage %5.1f %% (%s)  unc/err %.1f (%s)\n", 100 * c->ev.coverage,
                    c->ev.coverage >= 0.95 ? "met" : "MISSED", ratio, ratio <= 4 ? "met" : "MISSED");
         }
-        if (imr == SIZE_MAX)
+        if (imr == SIZE_MAX || !cells[s][imr][MODE_POOLED].done)
             continue;
         printf("    minrtt p99 / svm p99:\n");
         print_ratio("same pooling (both pooled)", "", sn, &cells[s][imr][MODE_POOLED], sv);

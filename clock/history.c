@@ -796,5 +796,6 @@ bool clk_history_pool(const clock_history_t *self, uint32_t node, const clk_pool
     memcpy(out->P, LC, sizeof LC);
     out->q = m.q;
     out->used = used;
+    out->both = kb.have && ka.have;
     return true;
 }

@@ -228,6 +228,13 @@ static enum base_dec decode_node(json_object *o, clock_node_fit_t *f, char *err)
     TRY(base_json_get_bool(o, "aligned", &f->aligned, err));
     TRY(opt_num(o, "drift_uncertainty_ppb", &f->drift_unc_ppb, err));
     TRY(opt_num(o, "model_ns", &f->model_ns, err));
+    int64_t lag = 0;
+    TRY(base_json_opt_i64(o, "lag", &lag, err));
+    if (lag < 0 || lag > CLOCK_LAG_MAX) {
+        base_err(err, "lag %lld out of range 0..%d", (long long)lag, CLOCK_LAG_MAX);
+        return BASE_DEC_BAD_VALUE;
+    }
+    f->lag = (uint32_t)lag;
     return BASE_DEC_OK;
 }
 
@@ -423,6 +430,8 @@ size_t clock_json_format_node_fit(const clock_node_fit_t *f, char *buf, size_t c
         (long long)f->to_ns, f->aligned ? "true" : "false");
     put_num(&o, "drift_uncertainty_ppb", f->drift_unc_ppb, 4);
     put_num(&o, "model_ns", f->aligned ? f->model_ns : NAN, 3);
+    if (f->lag > 0)
+        put(&o, ",\"lag\":%u", f->lag);
     put(&o, "}");
     return finish(&o);
 }
@@ -509,6 +518,8 @@ json_object *clock_json_node_fit(const clock_node_fit_t *f)
     json_object_object_add(o, "aligned", json_object_new_boolean(f->aligned));
     json_object_object_add(o, "drift_uncertainty_ppb", num(f->drift_unc_ppb, 4));
     json_object_object_add(o, "model_ns", num(f->aligned ? f->model_ns : NAN, 3));
+    if (f->lag > 0)
+        json_object_object_add(o, "lag", json_object_new_int64(f->lag));
     return o;
 }
 

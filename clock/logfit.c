@@ -319,7 +319,7 @@ typedef struct win_ctx {
 
 /* Solve window w (with the history or without), feed it to the history, write its node fits. */
 static int solve_window(const win_ctx_t *c, size_t w, bool use_hist, bool feed, bool write,
-                        char *err)
+                        uint32_t lag, char *err)
 {
     clock_logfit_t *self = c->self;
     int64_t win = c->wins[w];
@@ -360,6 +360,7 @@ static int solve_window(const win_ctx_t *c, size_t w, bool use_hist, bool feed, 
             f.own_offset_sd_ns = f.own_drift_sd_ppb = NAN;
         }
         f.window = win;
+        f.lag = f.aligned ? lag : 0;
         self->st.node_windows++;
         if (!f.aligned)
             self->st.node_unaligned++;
@@ -562,16 +563,19 @@ int clock_logfit_run(clock_logfit_t *self, char *err)
     self->st.solve_ns_total = 0;
     if (!causal) {
         for (size_t w = 0; w < nw && rc == BASE_OK; w++)
-            rc = solve_window(&wc, w, false, true, false, err);
+            rc = solve_window(&wc, w, false, true, false, 0, err);
         self->st.solve_ns_total = 0; /* the cost of the solve that is written */
         for (size_t w = 0; w < nw && rc == BASE_OK; w++)
-            rc = solve_window(&wc, w, true, false, true, err);
+            rc = solve_window(&wc, w, true, false, true, 0, err);
     } else {
         for (size_t w = 0; w < nw + lag && rc == BASE_OK; w++) {
             if (w < nw)
-                rc = solve_window(&wc, w, true, true, lag == 0, err);
-            if (rc == BASE_OK && lag > 0 && w >= lag)
-                rc = solve_window(&wc, w - lag, true, false, true, err);
+                rc = solve_window(&wc, w, true, true, lag == 0, 0, err);
+            if (rc != BASE_OK || lag == 0 || w < lag)
+                continue;
+            /* The log's last windows have fewer later ones to wait for. */
+            size_t seen = (w < nw ? w : nw - 1) - (w - lag);
+            rc = solve_window(&wc, w - lag, true, false, true, (uint32_t)seen, err);
         }
     }
     free(first);

@@ -30,6 +30,7 @@ void clock_solve_opts_default(clock_solve_opts_t *opts)
     opts->pool_windows = 8;
     opts->wander_floor_ppb = 0.5;
     opts->pool_k = 2.5;
+    opts->pool_k_both = 2.2;
     opts->suspect_k = 5.0;
 }
 
@@ -655,7 +656,7 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
             clk_history_pool(opts->history, f->node, &pin, &po)) {
             /*
              * The pooled map.  Its uncertainty: its σ at the window's ends
-             * (pool_k: the noise model was fitted to the windows' scatter),
+             * (pool_k, pool_k_both: the noise model was fitted to the windows' scatter),
              * the persistent part of the offset error that no pooling removes
              * (coverage_k, as for a single window: path asymmetry is only
              * partly visible in loops), and how far the wander may bend the
@@ -667,6 +668,8 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
             f->drift_ppb = po.drift;
             f->pooled = po.used;
             double pk = opts->pool_k > 0 ? opts->pool_k : 2.5;
+            if (po.both && opts->pool_k_both > 0)
+                pk = opts->pool_k_both;
             double stat2 = pk * pk * ve + kcov * kcov * (vo - vs);
             double bend95 = POOL_BEND95 * sqrt(po.q * hs * hs * hs);
             f->uncertainty_ns = sqrt(stat2 + bend95 * bend95);

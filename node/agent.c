@@ -77,6 +77,7 @@ struct node_agent {
     int k;
     int ref_cfg;
     int64_t forget_ns;
+    int refine_lag;
     char hub[256], listen[256], sysfs_root[256];
     bool sim_workload;
     struct gpu_sim_cfg wl_cfg;
@@ -1190,6 +1191,8 @@ static void publish_status(node_agent_t *self, int64_t period_ns)
         bus_msg_set_i64(m, "nodes_known", (int64_t)known);
         bus_msg_set_u64(m, "solves", ms.solves);
         bus_msg_set_u64(m, "solve_errors", ms.solve_errors);
+        bus_msg_set_u64(m, "refines", ms.refines);
+        bus_msg_set_u64(m, "refine_errors", ms.refine_errors);
         bus_msg_set_u64(m, "edge_fits_in", ms.edge_fits);
         bus_msg_set_u64(m, "edge_fits_late", ms.edge_fits_late);
         bus_msg_set_u64(m, "edge_fits_bad", ms.edge_fits_bad);
@@ -1459,6 +1462,7 @@ node_agent_t *node_agent_new(const base_config_t *cfg, char *err)
     self->hb_ns = base_config_int(cfg, "heartbeat_ms") * 1000000;
     self->status_ns = base_config_int(cfg, "status_period_ms") * 1000000;
     self->forget_ns = base_config_int(cfg, "forget_down_s") * 1000000000;
+    self->refine_lag = (int)base_config_int(cfg, "refine_windows");
     self->guard_ns = base_config_int(cfg, "guard_ns");
     self->k = (int)base_config_int(cfg, "neighbors");
     self->ref_cfg = (int)base_config_int(cfg, "ref_node");
@@ -1562,6 +1566,7 @@ node_agent_t *node_agent_new(const base_config_t *cfg, char *err)
             .status_ns = self->status_ns,
             .grace_ns = grace_for(self->window_ns, self->cadence_ns),
             .forget_ns = self->forget_ns,
+            .refine_lag = self->refine_lag,
             .server_curve = self->server_curve,
             .client_curve = self->client_curve,
             .host = self->host,

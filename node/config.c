@@ -51,6 +51,9 @@ static const struct base_cfg_key keys[] = {
     {"heartbeat_ms", BASE_CFG_INT, "1000", 10, 3600000,
      "heartbeat period; a node silent for 3 periods is marked down"},
     {"status_period_ms", BASE_CFG_INT, "1000", 50, 3600000, "period of the status message"},
+    {"refine_windows", BASE_CFG_INT, "1", 0, NODE_REFINE_MAX,
+     "master: solve each window again once this many later windows are in, and publish its "
+     "refined maps (0: never)"},
     {"forget_down_s", BASE_CFG_INT, "600", 1, 31536000,
      "master: a node down this long leaves the node table"},
     {"output_dir", BASE_CFG_STRING, ".", 1, 0, "directory for files given as relative paths"},

@@ -46,6 +46,18 @@ struct pending {
     size_t n, cap;
 };
 
+/*
+ * A solved window kept until it is refined: its edge fits and solve options.
+ * Window K lives in slot K mod (NODE_REFINE_MAX + 1).
+ */
+struct solved {
+    bool used;
+    int64_t k;
+    clock_solve_opts_t so;
+    clock_edge_fit_t *e;
+    size_t n, cap;
+};
+
 struct node_master {
     struct node_master_cfg cfg;
     bus_hub_t *hub;
@@ -61,6 +73,7 @@ struct node_master {
     bool started;
     struct pending pend[PENDING_WINDOWS];
     clock_history_t *history;
+    struct solved solved[NODE_REFINE_MAX + 1];
     int64_t last_nodes_pub;
     bool announced;
     struct node_master_stats st;
@@ -174,6 +187,8 @@ void node_master_destroy(node_master_t **self_p)
     bus_hub_destroy(&self->hub);
     for (int i = 0; i < PENDING_WINDOWS; i++)
         free(self->pend[i].e);
+    for (int i = 0; i <= NODE_REFINE_MAX; i++)
+        free(self->solved[i].e);
     clock_history_destroy(&self->history);
     node_plan_free(&self->plan);
     free(self->nodes);
@@ -602,6 +617,60 @@ static void publish_node_fit(node_master_t *self, const clock_node_fit_t *f)
     bus_msg_destroy(&m);
 }
 
+static struct solved *solved_slot(node_master_t *self, int64_t k)
+{
+    int64_t m = NODE_REFINE_MAX + 1;
+    return &self->solved[((k % m) + m) % m];
+}
+
+/* Keep window k's edge fits for its refinement. */
+static void keep_solved(node_master_t *self, int64_t k, const clock_solve_opts_t *so,
+                        const clock_edge_fit_t *e, size_t n)
+{
+    struct solved *s = solved_slot(self, k);
+    if (n > s->cap) {
+        s->e = xreallocarray(s->e, n, sizeof *s->e);
+        s->cap = n;
+    }
+    memcpy(s->e, e, n * sizeof *e);
+    s->n = n;
+    s->so = *so;
+    s->k = k;
+    s->used = true;
+}
+
+/*
+ * Solve window k again now that the history holds the windows after it (a
+ * fixed-lag smoother: the pooling sees both sides, as an offline fit does)
+ * and publish the refined maps with their lag.  The edges, and so which
+ * nodes are aligned, are the same as in the first solve: only the maps of
+ * aligned nodes other than the reference are sent again.
+ */
+static void refine_window(node_master_t *self, int64_t k, uint32_t lag)
+{
+    struct solved *s = solved_slot(self, k);
+    if (!s->used || s->k != k)
+        return; /* not solved (no edges, a failed solve, a stall) */
+    s->used = false;
+    clock_node_fit_t *fits = NULL;
+    size_t nfits = 0;
+    clock_solve_stats_t st;
+    char err[BASE_ERRLEN];
+    if (clock_solve(s->e, s->n, &s->so, &fits, &nfits, &st, err) != BASE_OK) {
+        self->st.refine_errors++;
+        base_log(BASE_LOG_WARN, "master", "window %" PRId64 ": refinement failed: %s", k, err);
+        return;
+    }
+    self->st.refines++;
+    for (size_t i = 0; i < nfits && self->pub; i++) {
+        if (!fits[i].aligned || fits[i].node == s->so.ref)
+            continue;
+        fits[i].lag = lag;
+        publish_node_fit(self, &fits[i]);
+    }
+    free(fits);
+}
+
 static void solve_window(node_master_t *self, int64_t k)
 {
     struct pending *p = NULL;
@@ -640,6 +709,8 @@ static void solve_window(node_master_t *self, int64_t k)
         } else {
             self->st.solves++;
             clock_history_add(self->history, fits, nfits, &st);
+            if (self->cfg.refine_lag > 0)
+                keep_solved(self, k, &so, p->e, n);
         }
     }
     bool changed = false;
@@ -717,6 +788,8 @@ static void solve_window(node_master_t *self, int64_t k)
     }
     if (changed)
         self->table_dirty = true;
+    if (self->cfg.refine_lag > 0)
+        refine_window(self, k - self->cfg.refine_lag, (uint32_t)self->cfg.refine_lag);
 }
 
 /* Solve every window whose fits are all in, or whose time is up. */

@@ -282,6 +282,9 @@ const struct node_plan_node *node_plan_find(const struct node_plan *plan, uint32
 
 /* ---- The master (node/master.c) ---------------------------------------- */
 
+/* The most windows a master may wait before it refines a window's maps. */
+#define NODE_REFINE_MAX 4
+
 struct bus_curve;
 struct bus_pub;
 
@@ -291,8 +294,9 @@ struct node_master_cfg {
     int ref;            /* reference node; -1: self */
     int k;              /* out-neighbours */
     int64_t window_ns, cadence_ns, spacing_ns, snapshot_ns, hb_ns, status_ns;
-    int64_t grace_ns;                     /* agents fit a window this long after it ends */
-    int64_t forget_ns;                    /* down nodes leave the table after this */
+    int64_t grace_ns;  /* agents fit a window this long after it ends */
+    int64_t forget_ns; /* down nodes leave the table after this */
+    int refine_lag;    /* publish window K's maps again once K + refine_lag is solved; 0: never */
     const struct bus_curve *server_curve; /* NULL: no security */
     const struct bus_curve *client_curve; /* the master's own subscriber */
     /* The master as a node. */
@@ -308,6 +312,7 @@ struct node_master_cfg {
 struct node_master_stats {
     uint64_t hellos, welcomes, hbs, byes, unknown_hb, table_full;
     uint64_t plans, solves, solve_errors, node_fits;
+    uint64_t refines, refine_errors; /* windows solved again with later ones (refine_lag) */
     uint64_t edge_fits, edge_fits_late, edge_fits_bad, edge_fits_dropped;
     uint64_t marked_down, forgotten;
     base_decstats_t dec; /* edge fits and registration headers */

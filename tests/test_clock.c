@@ -1332,9 +1332,21 @@ static void test_json_roundtrip(void **state)
     /* The window's own map is not in the JSON: a decoded fit carries none (not tracked). */
     assert_true(isnan(r.u.node.own_offset_ns) && isnan(r.u.node.own_offset_sd_ns) &&
                 r.u.node.pooled == 0);
+    assert_null(strstr(buf, "lag")); /* a first map carries no lag */
+    assert_int_equal(r.u.node.lag, 0);
     o = clock_json_node_fit(&n);
     assert_int_equal(clock_json_decode(o, &r, err), BASE_DEC_OK);
     assert_true(r.u.node.anchor_ns == T0);
+    json_object_put(o);
+    /* A refinement carries its lag, both ways. */
+    n.lag = 3;
+    clock_json_format_node_fit(&n, buf, sizeof buf);
+    assert_non_null(strstr(buf, "\"lag\":3"));
+    assert_int_equal(dec(buf, &r, err), BASE_DEC_OK);
+    assert_int_equal(r.u.node.lag, 3);
+    o = clock_json_node_fit(&n);
+    assert_int_equal(clock_json_decode(o, &r, err), BASE_DEC_OK);
+    assert_int_equal(r.u.node.lag, 3);
     json_object_put(o);
 
     clock_truth_node_t t = {.node = 4,
@@ -1401,6 +1413,18 @@ static void test_json_malformed(void **state)
         {"{\"type\":\"node_fit\",\"window\":0,\"node\":1,\"ref\":0,\"anchor_ns\":1,"
          "\"offset_ns\":1,\"drift_ppb\":1,\"uncertainty_ns\":1,\"from_ns\":1,\"to_ns\":2,"
          "\"aligned\":1}",
+         BASE_DEC_BAD_TYPE},
+        {"{\"type\":\"node_fit\",\"window\":0,\"node\":1,\"ref\":0,\"anchor_ns\":1,"
+         "\"offset_ns\":1,\"drift_ppb\":1,\"uncertainty_ns\":1,\"from_ns\":1,\"to_ns\":2,"
+         "\"aligned\":true,\"lag\":65}",
+         BASE_DEC_BAD_VALUE},
+        {"{\"type\":\"node_fit\",\"window\":0,\"node\":1,\"ref\":0,\"anchor_ns\":1,"
+         "\"offset_ns\":1,\"drift_ppb\":1,\"uncertainty_ns\":1,\"from_ns\":1,\"to_ns\":2,"
+         "\"aligned\":true,\"lag\":-1}",
+         BASE_DEC_BAD_VALUE},
+        {"{\"type\":\"node_fit\",\"window\":0,\"node\":1,\"ref\":0,\"anchor_ns\":1,"
+         "\"offset_ns\":1,\"drift_ppb\":1,\"uncertainty_ns\":1,\"from_ns\":1,\"to_ns\":2,"
+         "\"aligned\":true,\"lag\":\"1\"}",
          BASE_DEC_BAD_TYPE},
         {"{\"type\":\"probe\",\"src\":1,\"dst\":2,\"tx\":[1,2],\"rx\":[1,2]} trailing",
          BASE_DEC_BAD_JSON},

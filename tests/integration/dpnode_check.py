@@ -19,6 +19,14 @@ usage: dpnode_check.py COMMAND FILE ARGS...
   when-up FILE N SINCE        print the arrival time of the first node table
                               after SINCE with N nodes up or unaligned
   status FILE NODE FIELD MIN  the latest status of NODE has FIELD >= MIN
+  refined FILE SINCE MAX_NS    the master's refinements (node fits with a lag) after
+                              SINCE: each arrived after its window's first map and
+                              after the first map of the window it waited for;
+                              prints the errors of both against the truth, exit 1
+                              when there is none, one is out of order, or a
+                              refined map is off by more than MAX_NS
+  state-fits FILE NODE        the late-joiner state holds NODE's newest first map
+                              and its newest refinement (exit 1: not both)
   suspects FILE SINCE         solve messages after SINCE: print how many, and per
                               edge how many marked it suspect (exit 1: none)
   epoch FILE                  print the latest plan epoch
@@ -313,6 +321,56 @@ def main():
             return 1
         print(f"{field}={h[field]}")
         return 0 if float(h[field]) >= lo else 1
+    if cmd == "refined":
+        since, max_ns = float(a[0]), float(a[1])
+        t = truths(recs)
+        first, refined, order_bad = {}, [], []
+        for r in recs:
+            if kind(r) != "node_fit" or r["state"]:
+                continue
+            h = r["h"]
+            key = (h["window"], h["node"])
+            lag = h.get("lag", 0)
+            if lag == 0:
+                first.setdefault(key, (r["t"], h))
+                continue
+            if r["t"] < since:
+                continue
+            later = (h["window"] + lag, h["node"])
+            if key not in first or later not in first:
+                if key in first:  # the later window's first map never came before it
+                    order_bad.append(key)
+                continue
+            refined.append((first[key][1], h))
+        if not refined:
+            print("no refined node fit")
+            return 1
+        if order_bad:
+            print(f"refinements before the window they waited for: {order_bad[:5]}")
+            return 1
+        e0, e1 = [], []
+        for f0, f1 in refined:
+            if not f1["aligned"] or f1["node"] == f1["ref"]:
+                print(f"refined fit of window {f1['window']} node {f1['node']} not aligned")
+                return 1
+            if f1["node"] not in t and f1["ref"] not in t:
+                continue
+            e0.append(fit_error(f0, t.get(f0["node"]), t.get(f0["ref"])))
+            e1.append(fit_error(f1, t.get(f1["node"]), t.get(f1["ref"])))
+        if not e1:
+            print("no refined fit to compare with the truth")
+            return 1
+        print(f"REFINED fits={len(e1)} first_p50_ns={pct(e0, 50):.1f} first_max_ns={max(e0):.1f} "
+              f"refined_p50_ns={pct(e1, 50):.1f} refined_max_ns={max(e1):.1f}")
+        return 0 if max(e1) <= max_ns else 1
+    if cmd == "state-fits":
+        node = int(a[0])
+        lags = set()
+        for r in recs:
+            if kind(r) == "node_fit" and r["state"] and r["h"]["node"] == node:
+                lags.add(r["h"].get("lag", 0))
+        print(f"state node_fit lags of node {node}: {sorted(lags)}")
+        return 0 if 0 in lags and len(lags) > 1 else 1
     if cmd == "suspects":
         since = float(a[0])
         solves, edges = 0, {}

@@ -83,6 +83,7 @@ for mode in "--pool 0" "--causal" ""; do
     awk -v p="$p99" -v c="$cov" 'BEGIN {exit !(p + 0 > 0 && p + 0 < 400 && c + 0 >= 80)}' ||
         it_fail "swts ${mode:-pooled}: p99 $p99 ns, coverage $cov %"
     P99["${mode:-pooled}"]=$p99
+    [ "$mode" = "--causal" ] && cp "$IT_TMP/swts/fits.jsonl" "$IT_TMP/swts/fits-live.jsonl"
 done
 awk -v a="${P99[pooled]}" -v b="${P99[--pool 0]}" 'BEGIN {exit !(a + 0 < 0.8 * b)}' ||
     it_fail "pooling did not help: p99 ${P99[pooled]} ns pooled, ${P99[--pool 0]} ns alone"
@@ -102,6 +103,17 @@ echo "swts fit --causal --lag 1: p99 $p99 ns, coverage $cov %"
 awk -v p="$p99" -v l="${P99[--causal]}" -v c="$cov" \
     'BEGIN {exit !(p + 0 > 0 && p + 0 < l + 0 && c + 0 >= 80)}' ||
     it_fail "swts --lag 1: p99 $p99 ns (live ${P99[--causal]} ns), coverage $cov %"
+grep -q '"type":"node_fit".*"lag":1' "$IT_TMP/swts/fits-lag.jsonl" ||
+    it_fail "--lag 1 did not mark its maps with their lag"
+# As on the bus, a refinement replaces the window's earlier map: live maps
+# followed by the refined ones evaluate as the refined ones alone.
+cat "$IT_TMP/swts/fits-live.jsonl" "$IT_TMP/swts/fits-lag.jsonl" >"$IT_TMP/swts/fits-both.jsonl"
+"$DP" eval "$IT_TMP/swts" "$IT_TMP/swts/fits-both.jsonl" >"$IT_TMP/evalboth.txt" 2>&1 ||
+    it_fail "eval of live and refined maps"
+grep -q "replaced by a later solve" "$IT_TMP/evalboth.txt" || it_fail "eval kept the replaced maps"
+read -r p99b covb < <(p99_cov "$IT_TMP/evalboth.txt")
+[ "$p99b $covb" = "$p99 $cov" ] ||
+    it_fail "live + refined maps: p99 $p99b ns, coverage $covb % (refined alone: $p99, $cov %)"
 expect_rc 2 "$DP" fit "$IT_TMP/swts/probes.jsonl" --lag 1
 expect_rc 2 "$DP" fit "$IT_TMP/swts/probes.jsonl" --causal --lag -1
 

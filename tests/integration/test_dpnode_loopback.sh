@@ -3,7 +3,7 @@
 # A master and 4 agents on loopback, each with its own simulated clock
 # (offsets up to +-50 ms, drifts up to +-200 ppm): every node is aligned
 # within 3 windows of joining, and the master's node fits match the
-# simulated truth (sim_truth on the bus) within 10 us.  One agent writes its
+# simulated truth (sim_truth on the bus) within 10 us, refined maps too.  One agent writes its
 # probes as SPEC 4.5 lines, which dpclock fits offline.
 . "$(dirname "$0")/lib.sh"
 [ -x "$B/dpnode" ] || it_skip "dpnode not built"
@@ -40,6 +40,16 @@ sleep 4.5
 out=$($CHECK errors "$REC" 5 "$t_al" 10000) || it_fail "node fits off the truth: $out"
 echo "$out"
 
+# The master solves each window again once the next one is in (refine_windows
+# 1) and publishes the refined maps, in order and near the truth.
+ref=$($CHECK refined "$REC" "$t_al" 10000) || it_fail "refined maps: $ref"
+echo "$ref"
+$CHECK status "$REC" 0 refines 3 >/dev/null || it_fail "the master's status counts no refinements"
+# A late joiner gets each node's newest first map and its newest refinement.
+it_spawn late "$IT_PY" "$IT_ROOT/tests/integration/dpnode_watch.py" "$H" "$IT_TMP/late.jsonl"
+it_wait 10 $CHECK state-fits "$IT_TMP/late.jsonl" 1 >/dev/null ||
+    it_fail "the late joiner's state: $($CHECK state-fits "$IT_TMP/late.jsonl" 1)"
+
 # Every agent published its status, window statistics and edge fits.
 for node in 0 1 2 3 4; do
     $CHECK status "$REC" $node probes_sent 50 >/dev/null || it_fail "node $node: no probes in its status"
@@ -56,4 +66,4 @@ if [ -x "$B/dpclock" ]; then
         it_fail "dpclock fit refused the probe log: $(tail -3 "$IT_TMP/dpclock.log")"
     grep -q '"type":"edge_fit"' "$IT_TMP/offline.jsonl" || it_fail "dpclock found no edge fit in the probe log"
 fi
-it_pass "5 nodes aligned after $n window(s); $out; probe log of $lines lines"
+it_pass "5 nodes aligned after $n window(s); $out; $ref; probe log of $lines lines"
