@@ -652,6 +652,10 @@ static void refine_window(node_master_t *self, int64_t k, uint32_t lag)
     if (!s->used || s->k != k)
         return; /* not solved (no edges, a failed solve, a stall) */
     s->used = false;
+    /* A new reference since: the history forgot the old one's maps, and a
+     * map onto the old reference would switch every consumer back to it. */
+    if (s->so.ref != self->ref)
+        return;
     clock_node_fit_t *fits = NULL;
     size_t nfits = 0;
     clock_solve_stats_t st;
@@ -691,6 +695,7 @@ static void solve_window(node_master_t *self, int64_t k)
     clock_solve_stats_t st;
     memset(&st, 0, sizeof st);
     char err[BASE_ERRLEN];
+    bool fed = false;
     /* Only edges between live nodes count. */
     size_t n = 0;
     if (p) {
@@ -709,6 +714,7 @@ static void solve_window(node_master_t *self, int64_t k)
         } else {
             self->st.solves++;
             clock_history_add(self->history, fits, nfits, &st);
+            fed = true;
             if (self->cfg.refine_lag > 0)
                 keep_solved(self, k, &so, p->e, n);
         }
@@ -788,7 +794,8 @@ static void solve_window(node_master_t *self, int64_t k)
     }
     if (changed)
         self->table_dirty = true;
-    if (self->cfg.refine_lag > 0)
+    /* Only a window that taught the history something refines an earlier one. */
+    if (fed && self->cfg.refine_lag > 0)
         refine_window(self, k - self->cfg.refine_lag, (uint32_t)self->cfg.refine_lag);
 }
 

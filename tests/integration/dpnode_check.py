@@ -338,8 +338,9 @@ def main():
                 continue
             later = (h["window"] + lag, h["node"])
             if key not in first or later not in first:
-                if key in first:  # the later window's first map never came before it
-                    order_bad.append(key)
+                # The recorder runs from before the master: every refinement
+                # must follow its window's first map and the later window's.
+                order_bad.append(key)
                 continue
             refined.append((first[key][1], h))
         if not refined:
