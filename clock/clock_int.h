@@ -96,6 +96,15 @@ double clk_select(double *v, size_t n, size_t k);
 double clk_median(double *v, size_t n);
 /* Quantile q in [0,1] of sorted v (linear interpolation). */
 double clk_quantile_sorted(const double *v, size_t n, double q);
+/*
+ * Dense Cholesky, row-major: clk_chol factors a symmetric positive definite
+ * m×m matrix in place into its lower factor (false: not positive definite);
+ * clk_chol_solve solves with that factor in place of b; clk_chol_inverse
+ * writes the inverse (col: m doubles of scratch).
+ */
+bool clk_chol(double *A, size_t m);
+void clk_chol_solve(const double *L, size_t m, double *b);
+void clk_chol_inverse(const double *L, size_t m, double *inv, double *col);
 int clk_cmp_double(const void *a, const void *b);
 int clk_cmp_i64(const void *a, const void *b);
 

@@ -306,36 +306,11 @@ static double chi2_of(const double d[2], const double Si[2][2])
 /* Inverse of a symmetric positive definite n×n matrix (n ≤ 4) by Cholesky. */
 static bool inv_spd(const double *A, size_t n, double *out)
 {
-    double L[16] = {0};
-    for (size_t j = 0; j < n; j++) {
-        double d = A[j * n + j];
-        for (size_t k = 0; k < j; k++)
-            d -= L[j * n + k] * L[j * n + k];
-        if (!(d > 0) || !isfinite(d))
-            return false;
-        L[j * n + j] = sqrt(d);
-        for (size_t i = j + 1; i < n; i++) {
-            double v = A[i * n + j];
-            for (size_t k = 0; k < j; k++)
-                v -= L[i * n + k] * L[j * n + k];
-            L[i * n + j] = v / L[j * n + j];
-        }
-    }
-    for (size_t c = 0; c < n; c++) {
-        double y[4] = {0};
-        for (size_t i = 0; i < n; i++) {
-            double v = i == c ? 1.0 : 0.0;
-            for (size_t k = 0; k < i; k++)
-                v -= L[i * n + k] * y[k];
-            y[i] = v / L[i * n + i];
-        }
-        for (size_t ii = n; ii-- > 0;) {
-            double v = y[ii];
-            for (size_t k = ii + 1; k < n; k++)
-                v -= L[k * n + ii] * out[k * n + c];
-            out[ii * n + c] = v / L[ii * n + ii];
-        }
-    }
+    double L[16], col[4];
+    memcpy(L, A, n * n * sizeof *L);
+    if (!clk_chol(L, n))
+        return false;
+    clk_chol_inverse(L, n, out, col);
     return true;
 }
 

@@ -53,59 +53,10 @@ static int64_t node_inverse(const clock_node_fit_t *f, int64_t y)
     return clk_add(f->anchor_ns, (clk_diff(y, f->anchor_ns) - f->offset_ns) / r);
 }
 
-/* ---- dense Cholesky (row-major, lower) ---- */
-
-static bool chol(double *A, size_t m)
-{
-    for (size_t j = 0; j < m; j++) {
-        double d = A[j * m + j];
-        for (size_t k = 0; k < j; k++)
-            d -= A[j * m + k] * A[j * m + k];
-        if (!(d > 0))
-            return false;
-        d = sqrt(d);
-        A[j * m + j] = d;
-        for (size_t i = j + 1; i < m; i++) {
-            double s = A[i * m + j];
-            for (size_t k = 0; k < j; k++)
-                s -= A[i * m + k] * A[j * m + k];
-            A[i * m + j] = s / d;
-        }
-    }
-    return true;
-}
-
-static void chol_solve(const double *L, size_t m, double *b)
-{
-    for (size_t i = 0; i < m; i++) {
-        double s = b[i];
-        for (size_t k = 0; k < i; k++)
-            s -= L[i * m + k] * b[k];
-        b[i] = s / L[i * m + i];
-    }
-    for (size_t ii = m; ii-- > 0;) {
-        double s = b[ii];
-        for (size_t k = ii + 1; k < m; k++)
-            s -= L[k * m + ii] * b[k];
-        b[ii] = s / L[ii * m + ii];
-    }
-}
-
-static void chol_inverse(const double *L, size_t m, double *inv, double *col)
-{
-    for (size_t j = 0; j < m; j++) {
-        for (size_t i = 0; i < m; i++)
-            col[i] = i == j ? 1.0 : 0.0;
-        chol_solve(L, m, col);
-        for (size_t i = 0; i < m; i++)
-            inv[i * m + j] = col[i];
-    }
-}
-
 /* Factor N (adding a tiny ridge when it is numerically singular). */
 static bool factor(double *N, const double *orig, size_t m)
 {
-    if (chol(N, m))
+    if (clk_chol(N, m))
         return true;
     double tr = 0;
     for (size_t i = 0; i < m; i++)
@@ -113,7 +64,7 @@ static bool factor(double *N, const double *orig, size_t m)
     memcpy(N, orig, m * m * sizeof *N);
     for (size_t i = 0; i < m; i++)
         N[i * m + i] += 1e-12 * tr / (double)m + 1e-300;
-    return chol(N, m);
+    return clk_chol(N, m);
 }
 
 typedef struct sedge {
@@ -200,9 +151,9 @@ static bool wls(const sedge_t *se, size_t ne, size_t m, int kind, double tau2, d
     memcpy(N, N0, m * m * sizeof *N);
     if (!factor(N, N0, m))
         return false;
-    chol_solve(N, m, rhs);
+    clk_chol_solve(N, m, rhs);
     if (inv)
-        chol_inverse(N, m, inv, col);
+        clk_chol_inverse(N, m, inv, col);
     return true;
 }
 

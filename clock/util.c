@@ -1,4 +1,4 @@
-/* Small numeric helpers of clock/: selection, quantiles, Gaussian draws. */
+/* Small numeric helpers of clock/: selection, quantiles, Gaussian draws, Cholesky. */
 #include "clock/clock_int.h"
 
 #include <stdlib.h>
@@ -91,4 +91,51 @@ int clk_cmp_i64(const void *a, const void *b)
 {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
     return (x > y) - (x < y);
+}
+
+bool clk_chol(double *A, size_t m)
+{
+    for (size_t j = 0; j < m; j++) {
+        double d = A[j * m + j];
+        for (size_t k = 0; k < j; k++)
+            d -= A[j * m + k] * A[j * m + k];
+        if (!(d > 0) || !isfinite(d))
+            return false;
+        d = sqrt(d);
+        A[j * m + j] = d;
+        for (size_t i = j + 1; i < m; i++) {
+            double s = A[i * m + j];
+            for (size_t k = 0; k < j; k++)
+                s -= A[i * m + k] * A[j * m + k];
+            A[i * m + j] = s / d;
+        }
+    }
+    return true;
+}
+
+void clk_chol_solve(const double *L, size_t m, double *b)
+{
+    for (size_t i = 0; i < m; i++) {
+        double s = b[i];
+        for (size_t k = 0; k < i; k++)
+            s -= L[i * m + k] * b[k];
+        b[i] = s / L[i * m + i];
+    }
+    for (size_t ii = m; ii-- > 0;) {
+        double s = b[ii];
+        for (size_t k = ii + 1; k < m; k++)
+            s -= L[k * m + ii] * b[k];
+        b[ii] = s / L[ii * m + ii];
+    }
+}
+
+void clk_chol_inverse(const double *L, size_t m, double *inv, double *col)
+{
+    for (size_t j = 0; j < m; j++) {
+        for (size_t i = 0; i < m; i++)
+            col[i] = i == j ? 1.0 : 0.0;
+        clk_chol_solve(L, m, col);
+        for (size_t i = 0; i < m; i++)
+            inv[i * m + j] = col[i];
+    }
 }
