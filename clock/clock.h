@@ -264,6 +264,16 @@ typedef struct clock_solve_opts {
      * change of frequency that no window has shown yet cannot surprise it.
      */
     double pool_k, pool_k_both;
+    /*
+     * The persistent part of a node's offset variance (path asymmetry: the
+     * per-edge τ² the loops show, through the solve) enters the uncertainty
+     * times persist_k (default 3).  It is the same in every window, so a
+     * network's error is one draw of it, and τ comes from some 15 loop
+     * residuals: about 2.7 would make the median uncertainty 4× the median
+     * error where this part dominates (asym), but covers only 94-95 % in
+     * detour; 3 covers, at 4.4× in asym (docs/CLOCK.md).
+     */
+    double persist_k;
 } clock_solve_opts_t;
 
 typedef struct clock_solve_stats {
@@ -544,6 +554,12 @@ int clock_logfit_add(clock_logfit_t *self, const clock_probe_t *p);
  * owned by the object until the next run or destroy.
  */
 int clock_logfit_run(clock_logfit_t *self, char *err);
+/*
+ * Solve the edge fits of the last run again with opts' solve, causal and lag
+ * (the rest of opts is not looked at): the node fits are replaced, the edge
+ * fits kept.  For comparing solve modes on the same fits without fitting again.
+ */
+int clock_logfit_resolve(clock_logfit_t *self, const clock_logfit_opts_t *opts, char *err);
 const clock_edge_fit_t *clock_logfit_edges(const clock_logfit_t *self, size_t *n);
 const clock_node_fit_t *clock_logfit_nodes(const clock_logfit_t *self, size_t *n);
 void clock_logfit_get_stats(const clock_logfit_t *self, clock_logfit_stats_t *st);
@@ -572,6 +588,12 @@ typedef struct clock_scenario {
     double offset_ms;         /* node offset uniform in ±offset_ms */
     double wander_ppb;        /* per node */
     double step_ns;           /* one node steps by this, mid-run (0: none) */
+    /*
+     * Its error is set by the paths and stays put from window to window, so
+     * its samples are networks: the bench runs ten times the seeds, each a
+     * third as long.
+     */
+    bool per_network;
 } clock_scenario_t;
 
 const clock_scenario_t *const *clock_scenarios(size_t *n);

@@ -651,6 +651,8 @@ static int bench_run(const clock_scenario_t *sc, const clock_estimator_t *const 
         for (size_t e = 0; e < nest && e < BENCH_MAX_EST; e++) {
             if (!in_list(ests, es[e]->name))
                 continue;
+            /* One fit of the edges per estimator; every mode solves those again. */
+            clock_logfit_t *lf = NULL;
             for (int m = 0; m < BENCH_MODES; m++) {
                 if (!bench_mode_wanted(es[e], m))
                     continue;
@@ -665,10 +667,16 @@ static int bench_run(const clock_scenario_t *sc, const clock_estimator_t *const 
                 lo.lag = m == MODE_LAG1 ? 1 : 0;
                 if (m == MODE_WINDOW)
                     lo.solve.pool_windows = 0;
-                clock_logfit_t *lf = clock_logfit_new(&lo);
-                for (size_t i = 0; i < pv.n; i++)
-                    clock_logfit_add(lf, &pv.p[i]);
-                if (clock_logfit_run(lf, err) != BASE_OK) {
+                int rc;
+                if (lf == NULL) {
+                    lf = clock_logfit_new(&lo);
+                    for (size_t i = 0; i < pv.n; i++)
+                        clock_logfit_add(lf, &pv.p[i]);
+                    rc = clock_logfit_run(lf, err);
+                } else {
+                    rc = clock_logfit_resolve(lf, &lo, err);
+                }
+                if (rc != BASE_OK) {
                     fprintf(stderr, "dpclock: bench %s/%s%s: %s\n", sc->name, es[e]->name,
                             mode_suffix[m], err);
                     ret = 1;
@@ -683,8 +691,8 @@ static int bench_run(const clock_scenario_t *sc, const clock_estimator_t *const 
                 windows[e][m] += (double)st.edge_windows;
                 solve_ns[e][m] += st.solve_ns_total;
                 nwin[e][m] += (double)st.node_windows;
-                clock_logfit_destroy(&lf);
             }
+            clock_logfit_destroy(&lf);
         }
         clock_truth_free(&truth);
         free(pv.p);
@@ -786,15 +794,17 @@ static int cmd_bench(int argc, char **argv)
         if (!in_list(scen, scs[s]->name))
             continue;
         /*
-         * asym's error is fixed per network (the paths' asymmetry does not change
-         * from window to window): its samples are networks, so it gets more seeds.
+         * Where the error is fixed per network (asym, detour: the paths'
+         * asymmetry does not change from window to window) a few long runs
+         * are a few samples; many shorter ones measure its coverage.
          */
         clock_simnet_opts_t sso = so;
         uint32_t sseeds = seeds;
-        if (strcmp(scs[s]->name, "asym") == 0) {
-            sseeds = seeds * 10 / 3 > seeds ? seeds * 10 / 3 : seeds;
+        if (scs[s]->per_network) {
+            sseeds = seeds * 10;
             sso.seconds = so.seconds / 3 > 10 ? so.seconds / 3 : fmin(so.seconds, 10);
-            printf("(asym: %u seeds of %.0f s)\n", sseeds, sso.seconds);
+            printf("(%s: %u networks of %.0f s, seeds %" PRIu64 "..%" PRIu64 ")\n", scs[s]->name,
+                   sseeds, sso.seconds, so.seed, so.seed + sseeds - 1);
         }
         ret |= bench_run(scs[s], es, nest, ests, &sso, sseeds, cells[s]);
         for (size_t e = 0; e < nest && e < BENCH_MAX_EST; e++) {

@@ -26,6 +26,13 @@ struct clock_logfit {
     clock_node_fit_t *nf;
     size_t nnf, capnf;
     uint32_t ref;
+    /* What the edge fits left for the solves (clock_logfit_resolve reuses it). */
+    bool fitted;
+    int64_t *wins; /* the windows that saw probes, ascending */
+    size_t nw;
+    uint32_t *ids; /* node ids, ascending */
+    size_t nn;
+    int64_t origin, tmin, tmax;
 };
 
 void clock_logfit_opts_default(clock_logfit_opts_t *opts)
@@ -61,6 +68,8 @@ void clock_logfit_destroy(clock_logfit_t **self)
     free((*self)->p);
     free((*self)->ef);
     free((*self)->nf);
+    free((*self)->wins);
+    free((*self)->ids);
     free(*self);
     *self = NULL;
 }
@@ -308,12 +317,7 @@ static void push_node(clock_logfit_t *self, const clock_node_fit_t *f)
 
 typedef struct win_ctx {
     clock_logfit_t *self;
-    const int64_t *wins;
     const size_t *first; /* edge fits of window w: ef[first[w] .. first[w + 1]) */
-    const uint32_t *ids;
-    size_t nn;
-    uint32_t ref;
-    int64_t origin, W, tmin, tmax;
     clock_history_t *hist;
 } win_ctx_t;
 
@@ -322,17 +326,17 @@ static int solve_window(const win_ctx_t *c, size_t w, bool use_hist, bool feed, 
                         uint32_t lag, char *err)
 {
     clock_logfit_t *self = c->self;
-    int64_t win = c->wins[w];
+    int64_t win = self->wins[w], W = self->o.window_ns;
     size_t ei = c->first[w], ej = c->first[w + 1];
     clock_solve_opts_t so = self->o.solve;
-    so.ref = c->ref;
+    so.ref = self->ref;
     /* The window, cut to where the log has samples (its first and last are partial). */
-    so.from_ns = clk_add(c->origin, (double)win * (double)c->W);
-    so.to_ns = clk_add(so.from_ns, (double)c->W);
-    if (so.from_ns < c->tmin && c->tmin < so.to_ns)
-        so.from_ns = c->tmin;
-    if (so.to_ns > c->tmax && c->tmax > so.from_ns)
-        so.to_ns = c->tmax;
+    so.from_ns = clk_add(self->origin, (double)win * (double)W);
+    so.to_ns = clk_add(so.from_ns, (double)W);
+    if (so.from_ns < self->tmin && self->tmin < so.to_ns)
+        so.from_ns = self->tmin;
+    if (so.to_ns > self->tmax && self->tmax > so.from_ns)
+        so.to_ns = self->tmax;
     so.at_ns = clk_mid(so.from_ns, so.to_ns);
     so.history = use_hist ? c->hist : NULL;
     clock_node_fit_t *nodes = NULL;
@@ -346,14 +350,14 @@ static int solve_window(const win_ctx_t *c, size_t w, bool use_hist, bool feed, 
     if (feed)
         clock_history_add(c->hist, nodes, nnodes, &sst);
     /* Merge with the full node list so that every node is reported every window. */
-    for (size_t i = 0, k = 0; write && i < c->nn; i++) {
+    for (size_t i = 0, k = 0; write && i < self->nn; i++) {
         clock_node_fit_t f;
-        if (k < nnodes && nodes[k].node == c->ids[i]) {
+        if (k < nnodes && nodes[k].node == self->ids[i]) {
             f = nodes[k++];
         } else {
             memset(&f, 0, sizeof f);
-            f.node = c->ids[i];
-            f.ref = c->ref;
+            f.node = self->ids[i];
+            f.ref = self->ref;
             f.aligned = false;
             f.drift_unc_ppb = f.model_ns = f.misfit_ms_ns2 = NAN;
             f.own_offset_ns = f.own_drift_ppb = NAN;
@@ -370,10 +374,17 @@ static int solve_window(const win_ctx_t *c, size_t w, bool use_hist, bool feed, 
     return BASE_OK;
 }
 
+static int logfit_solve(clock_logfit_t *self, char *err);
+
 int clock_logfit_run(clock_logfit_t *self, char *err)
 {
     assert(self);
     self->nef = self->nnf = 0;
+    self->fitted = false;
+    free(self->wins);
+    free(self->ids);
+    self->wins = NULL;
+    self->ids = NULL;
     clock_logfit_stats_t keep = self->st;
     memset(&self->st, 0, sizeof self->st);
     self->st.probes = keep.probes;
@@ -536,30 +547,62 @@ int clock_logfit_run(clock_logfit_t *self, char *err)
     for (size_t i = 0; i < n; i++)
         if (nw == 0 || wins[i] != wins[nw - 1])
             wins[nw++] = wins[i];
-    self->st.windows = nw;
+    free(in_ref);
+    free(R);
+    free(E);
+    free(K);
+    self->wins = wins;
+    self->nw = nw;
+    self->ids = ids;
+    self->nn = nn;
+    self->origin = origin;
+    self->tmin = tmin;
+    self->tmax = tmax;
+    self->fitted = true;
+    return logfit_solve(self, err);
+}
 
-    /*
-     * Two passes: the first learns each node's typical misfit (wander), the
-     * typical path asymmetry and every window's own maps over the whole log,
-     * the second solves with them (pooling each window with its neighbours
-     * on both sides).  Causal: one pass, each window with what the earlier
-     * ones taught, fed as it goes, as a live master does (same half-life);
-     * with a lag, window k is written once window k + lag has been fed, as a
-     * master that publishes late would (a fixed-lag smoother).
-     */
+int clock_logfit_resolve(clock_logfit_t *self, const clock_logfit_opts_t *opts, char *err)
+{
+    assert(self && opts);
+    if (!self->fitted)
+        return base_err(err, "no edge fits to solve again (run the fit first)");
+    if (opts->lag > CLOCK_LAG_MAX)
+        return base_err(err, "lag %u is beyond %d", opts->lag, CLOCK_LAG_MAX);
+    self->o.solve = opts->solve;
+    self->o.causal = opts->causal;
+    self->o.lag = opts->lag;
+    self->nnf = 0;
+    self->st.node_windows = self->st.node_unaligned = 0;
+    return logfit_solve(self, err);
+}
+
+/*
+ * Two passes: the first learns each node's typical misfit (wander), the
+ * typical path asymmetry and every window's own maps over the whole log,
+ * the second solves with them (pooling each window with its neighbours
+ * on both sides).  Causal: one pass, each window with what the earlier
+ * ones taught, fed as it goes, as a live master does (same half-life);
+ * with a lag, window k is written once window k + lag has been fed, as a
+ * master that publishes late would (a fixed-lag smoother).
+ */
+static int logfit_solve(clock_logfit_t *self, char *err)
+{
+    size_t nw = self->nw;
+    self->st.windows = nw;
     int rc = BASE_OK;
     bool causal = self->o.causal;
     size_t lag = causal ? self->o.lag : 0;
-    clock_history_t *hist = clock_history_new(causal ? 30 : 0, nn);
+    clock_history_t *hist = clock_history_new(causal ? 30 : 0, self->nn);
     if (!causal) /* the whole log's maps: about a third of what the node fits hold anyway */
         clock_history_set_track(hist, nw + 1);
     size_t *first = xmalloc((nw + 1) * sizeof *first);
     for (size_t w = 0, ei = 0; w <= nw; w++) {
-        while (ei < self->nef && (w == nw || self->ef[ei].window < wins[w]))
+        while (ei < self->nef && (w == nw || self->ef[ei].window < self->wins[w]))
             ei++;
         first[w] = ei;
     }
-    win_ctx_t wc = {self, wins, first, ids, nn, ref, origin, W, tmin, tmax, hist};
+    win_ctx_t wc = {self, first, hist};
     self->st.solve_ns_total = 0;
     if (!causal) {
         for (size_t w = 0; w < nw && rc == BASE_OK; w++)
@@ -580,11 +623,5 @@ int clock_logfit_run(clock_logfit_t *self, char *err)
     }
     free(first);
     clock_history_destroy(&hist);
-    free(wins);
-    free(in_ref);
-    free(R);
-    free(E);
-    free(K);
-    free(ids);
     return rc;
 }

@@ -41,14 +41,14 @@ static const clock_scenario_t sc_asym = {
     .name = "asym", .summary = "asymmetric paths: forward and reverse minimum delays differ by up to 4 us",
     .ts_sigma_ns = 40, .dmin_lo_ns = 5000, .dmin_hi_ns = 20000, .asym_ns = 4000,
     .on_frac = 0.05, .on_mean_ms = 20, .util_on = 0.30, .util_off = 0.02, .job_mean_us = 2,
-    .loss = 1e-4, .drift_ppm = 50, .offset_ms = 5, .wander_ppb = 2,
+    .loss = 1e-4, .drift_ppm = 50, .offset_ms = 5, .wander_ppb = 2, .per_network = true,
 };
 static const clock_scenario_t sc_detour = {
     .name = "detour", .summary = "lan where 2 links take a longer way one direction (2-4 us)",
     .ts_sigma_ns = 40, .dmin_lo_ns = 5000, .dmin_hi_ns = 20000, .asym_ns = 20,
     .detour_links = 2, .detour_ns = 4000,
     .on_frac = 0.05, .on_mean_ms = 20, .util_on = 0.30, .util_off = 0.02, .job_mean_us = 2,
-    .loss = 1e-4, .drift_ppm = 50, .offset_ms = 5, .wander_ppb = 2,
+    .loss = 1e-4, .drift_ppm = 50, .offset_ms = 5, .wander_ppb = 2, .per_network = true,
 };
 static const clock_scenario_t sc_drift = {
     .name = "drift", .summary = "high drift: +-500 ppm per node plus 20 ppb/sqrt(s) wander",

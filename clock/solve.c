@@ -31,6 +31,7 @@ void clock_solve_opts_default(clock_solve_opts_t *opts)
     opts->wander_floor_ppb = 0.5;
     opts->pool_k = 2.5;
     opts->pool_k_both = 2.2;
+    opts->persist_k = 3.0;
     opts->suspect_k = 5.0;
 }
 
@@ -289,6 +290,7 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
     *nodes = NULL;
     *n_nodes = 0;
     double kcov = opts->coverage_k > 0 ? opts->coverage_k : 3.0;
+    double kp = opts->persist_k > 0 ? opts->persist_k : 3.0;
     int rc = BASE_ERR;
 
     /* Nodes: every endpoint plus the reference. */
@@ -590,9 +592,11 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
         double mk = opts->misfit_k > 0 ? opts->misfit_k : 2.0;
         if (isfinite(typical))
             f->model_ns = fmax(f->model_ns, mk * typical);
-        f->uncertainty_ns = kcov * sqrt(vo + vr * half * half) + f->model_ns;
-        f->drift_unc_ppb = kcov * sqrt(vr) * 1e9;
+        /* The part that changes from window to window, and the persistent part. */
         double vs = fmin(vo_stat[k], vo);
+        f->uncertainty_ns =
+            sqrt(kcov * kcov * (vs + vr * half * half) + kp * kp * (vo - vs)) + f->model_ns;
+        f->drift_unc_ppb = kcov * sqrt(vr) * 1e9;
         f->own_offset_ns = f->offset_ns;
         f->own_drift_ppb = f->drift_ppb;
         f->own_offset_sd_ns = sqrt(vs);
@@ -609,7 +613,7 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
              * The pooled map.  Its uncertainty: its σ at the window's ends
              * (pool_k, pool_k_both: the noise model was fitted to the windows' scatter),
              * the persistent part of the offset error that no pooling removes
-             * (coverage_k, as for a single window: path asymmetry is only
+             * (persist_k, as for a single window: path asymmetry is only
              * partly visible in loops), and how far the wander may bend the
              * offset away from any line over the window (95th percentile).
              */
@@ -621,7 +625,7 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
             double pk = opts->pool_k > 0 ? opts->pool_k : 2.5;
             if (po.both && opts->pool_k_both > 0)
                 pk = opts->pool_k_both;
-            double stat2 = pk * pk * ve + kcov * kcov * (vo - vs);
+            double stat2 = pk * pk * ve + kp * kp * (vo - vs);
             double bend95 = POOL_BEND95 * sqrt(po.q * hs * hs * hs);
             f->uncertainty_ns = sqrt(stat2 + bend95 * bend95);
             f->model_ns = f->uncertainty_ns - sqrt(stat2);

@@ -548,6 +548,25 @@ static void test_solver_loops_show_asymmetry(void **state)
         assert_true(f->own_offset_sd_ns > 0 && 3 * f->own_offset_sd_ns < 0.5 * f->uncertainty_ns);
         assert_true(f->own_offset_ns == f->offset_ns && f->pooled == 0);
     }
+    /*
+     * persist_k sizes the persistent part alone: twice the factor, and the
+     * uncertainty grows by nearly 2× (the asymmetry dominates), never by more.
+     */
+    clock_node_fit_t *wide;
+    size_t nw;
+    clock_solve_opts_t o2 = o;
+    o2.persist_k = 2 * o.persist_k;
+    assert_int_equal(clock_solve(e, 6, &o2, &wide, &nw, &st, NULL), BASE_OK);
+    assert_int_equal(nw, nn);
+    for (int n = 1; n < 5; n++) {
+        const clock_node_fit_t *f = find_node(nodes, nn, (uint32_t)n);
+        const clock_node_fit_t *g = find_node(wide, nw, (uint32_t)n);
+        double r = (g->uncertainty_ns - g->model_ns) / (f->uncertainty_ns - f->model_ns);
+        if (!(r > 1.8 && r <= 2.0 + 1e-9))
+            fail_msg("node %d: persist_k ×2 widened the uncertainty %.3f×", n, r);
+        assert_true(g->offset_ns == f->offset_ns);
+    }
+    free(wide);
     free(nodes);
 
     /* Without the asymmetry everything is consistent and tight. */
@@ -1569,6 +1588,10 @@ static void test_simulate_fit_eval(void **state)
     for (size_t i = 0; i < nn; i++)
         if (nf[i].aligned && nf[i].node != nf[i].ref)
             assert_true(nf[i].pooled >= 2);
+    size_t npooled = nn;
+    clock_node_fit_t *pooled = malloc(nn * sizeof *pooled);
+    assert_non_null(pooled);
+    memcpy(pooled, nf, nn * sizeof *pooled);
     clock_logfit_destroy(&lf);
 
     /* Causal, as a live master: the first window stands alone, later ones pool earlier ones. */
@@ -1592,8 +1615,20 @@ static void test_simulate_fit_eval(void **state)
     assert_int_equal(clock_eval_nodes(&back, nf, nn, &ev, err), BASE_OK);
     if (!(ev.off_p99 < 100 && ev.coverage >= 0.8))
         fail_msg("lan 8 s causal: p99 %.1f ns, coverage %.2f", ev.off_p99, ev.coverage);
-    clock_logfit_destroy(&lf);
+    /* Solving the causal run's edge fits again, pooled, gives the pooled run's maps. */
     lo.causal = false;
+    assert_int_equal(clock_logfit_resolve(lf, &lo, err), BASE_OK);
+    nf = clock_logfit_nodes(lf, &nn);
+    assert_int_equal(nn, npooled);
+    for (size_t i = 0; i < nn; i++) {
+        assert_int_equal(nf[i].node, pooled[i].node);
+        assert_int_equal(nf[i].window, pooled[i].window);
+        assert_int_equal(nf[i].aligned, pooled[i].aligned);
+        assert_true(nf[i].offset_ns == pooled[i].offset_ns);
+        assert_true(nf[i].uncertainty_ns == pooled[i].uncertainty_ns);
+    }
+    free(pooled);
+    clock_logfit_destroy(&lf);
     clock_truth_free(&back);
 
     /* A step: the stepping node's window is unaligned, every aligned window stays good. */
@@ -1629,7 +1664,9 @@ static void test_logfit_refusals(void **state)
     lo.ref = 77;
     clock_logfit_t *lf = clock_logfit_new(&lo);
     char err[BASE_ERRLEN];
-    assert_int_equal(clock_logfit_run(lf, err), BASE_ERR); /* nothing to fit */
+    assert_int_equal(clock_logfit_run(lf, err), BASE_ERR);          /* nothing to fit */
+    assert_int_equal(clock_logfit_resolve(lf, &lo, err), BASE_ERR); /* no fits to solve again */
+    assert_non_null(strstr(err, "no edge fits"));
     clock_probe_t p = probe(1, 2, T0, 100000, 5000, 5000);
     for (int i = 0; i < 5; i++)
         clock_logfit_add(lf, &p);
