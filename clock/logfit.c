@@ -567,8 +567,6 @@ int clock_logfit_resolve(clock_logfit_t *self, const clock_logfit_opts_t *opts, 
     assert(self && opts);
     if (!self->fitted)
         return base_err(err, "no edge fits to solve again (run the fit first)");
-    if (opts->lag > CLOCK_LAG_MAX)
-        return base_err(err, "lag %u is beyond %d", opts->lag, CLOCK_LAG_MAX);
     self->o.solve = opts->solve;
     self->o.causal = opts->causal;
     self->o.lag = opts->lag;
@@ -588,6 +586,8 @@ int clock_logfit_resolve(clock_logfit_t *self, const clock_logfit_opts_t *opts, 
  */
 static int logfit_solve(clock_logfit_t *self, char *err)
 {
+    if (self->o.lag > CLOCK_LAG_MAX)
+        return base_err(err, "lag %u is beyond %d", self->o.lag, CLOCK_LAG_MAX);
     size_t nw = self->nw;
     self->st.windows = nw;
     int rc = BASE_OK;

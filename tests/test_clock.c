@@ -1628,6 +1628,12 @@ static void test_simulate_fit_eval(void **state)
         assert_true(nf[i].uncertainty_ns == pooled[i].uncertainty_ns);
     }
     free(pooled);
+    lo.causal = true;
+    lo.lag = CLOCK_LAG_MAX + 1;
+    assert_int_equal(clock_logfit_resolve(lf, &lo, err), BASE_ERR);
+    assert_non_null(strstr(err, "beyond"));
+    lo.causal = false;
+    lo.lag = 0;
     clock_logfit_destroy(&lf);
     clock_truth_free(&back);
 
