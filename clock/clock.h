@@ -267,11 +267,12 @@ typedef struct clock_solve_opts {
     /*
      * The persistent part of a node's offset variance (path asymmetry: the
      * per-edge τ² the loops show, through the solve) enters the uncertainty
-     * times persist_k (default 3).  It is the same in every window, so a
+     * times persist_k (default 2.7).  It is the same in every window, so a
      * network's error is one draw of it, and τ comes from some 15 loop
-     * residuals: about 2.7 would make the median uncertainty 4× the median
-     * error where this part dominates (asym), but covers only 94-95 % in
-     * detour; 3 covers, at 4.4× in asym (docs/CLOCK.md).
+     * residuals: the error over its σ is Student-t-like, median |z| 0.7, so
+     * the median uncertainty is about persist_k / 0.7 times the median error
+     * where this part dominates (asym: 3.9× at 2.7, 4.4× at 3), and 2.7
+     * leaves about 2.5 % of such nodes outside (docs/CLOCK.md, section 9).
      */
     double persist_k;
 } clock_solve_opts_t;
@@ -590,8 +591,8 @@ typedef struct clock_scenario {
     double step_ns;           /* one node steps by this, mid-run (0: none) */
     /*
      * Its error is set by the paths and stays put from window to window, so
-     * its samples are networks: the bench runs ten times the seeds, each a
-     * third as long.
+     * its samples are networks: the bench runs thirty times the seeds, each
+     * a third as long.
      */
     bool per_network;
 } clock_scenario_t;

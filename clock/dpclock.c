@@ -801,7 +801,7 @@ static int cmd_bench(int argc, char **argv)
         clock_simnet_opts_t sso = so;
         uint32_t sseeds = seeds;
         if (scs[s]->per_network) {
-            sseeds = seeds * 10;
+            sseeds = seeds * 30;
             sso.seconds = so.seconds / 3 > 10 ? so.seconds / 3 : fmin(so.seconds, 10);
             printf("(%s: %u networks of %.0f s, seeds %" PRIu64 "..%" PRIu64 ")\n", scs[s]->name,
                    sseeds, sso.seconds, so.seed, so.seed + sseeds - 1);

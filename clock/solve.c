@@ -31,7 +31,7 @@ void clock_solve_opts_default(clock_solve_opts_t *opts)
     opts->wander_floor_ppb = 0.5;
     opts->pool_k = 2.5;
     opts->pool_k_both = 2.2;
-    opts->persist_k = 3.0;
+    opts->persist_k = 2.7;
     opts->suspect_k = 5.0;
 }
 
@@ -91,6 +91,33 @@ enum wls_kind { WLS_OFFSET, WLS_RATE, WLS_MISFIT };
  * sqrt(q·h³) (simulated): how far a pooled line may miss the wander's bend.
  */
 #define POOL_BEND95 0.6
+
+/*
+ * The error a map is held to is its largest over the window: the error at
+ * the anchor (persistent asymmetry part and changing part, at the centre)
+ * plus how far drift error and wander carry it towards either end.  The
+ * worst instant is the end where the excursion has the anchor error's sign,
+ * so the two add, |a| + b, rather than in quadrature.  A bound on the sum:
+ * the quadrature of every part (u_all, right when the parts are alike),
+ * but no less than either part's bound plus the other's mean (qa + mean b,
+ * qb + mean |a|), which is what the sum's tail is when one part dominates:
+ * in a lan the anchor's asymmetry part, which otherwise lost the excursion
+ * it always carries.
+ */
+static double worst_instant_bound(double u_all, double qa, double mean_a, double qb, double mean_b)
+{
+    return fmax(u_all, fmax(qa + mean_b, qb + mean_a));
+}
+
+/* Mean of |x| for a centred normal x, per unit σ: sqrt(2/π). */
+#define MEAN_ABS_NORMAL 0.798
+
+/*
+ * Mean largest distance between a random-walk frequency's phase and its
+ * least-squares line over the window, in units of its 95th percentile
+ * (POOL_BEND95, same simulation).
+ */
+#define POOL_BEND_MEAN 0.48
 
 /* Nodes without misfit readings keep a weak prior of no misfit. */
 #define MISFIT_PRIOR_SIGMA 1e6
@@ -290,7 +317,7 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
     *nodes = NULL;
     *n_nodes = 0;
     double kcov = opts->coverage_k > 0 ? opts->coverage_k : 3.0;
-    double kp = opts->persist_k > 0 ? opts->persist_k : 3.0;
+    double kp = opts->persist_k > 0 ? opts->persist_k : 2.7;
     int rc = BASE_ERR;
 
     /* Nodes: every endpoint plus the reference. */
@@ -594,8 +621,12 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
             f->model_ns = fmax(f->model_ns, mk * typical);
         /* The part that changes from window to window, and the persistent part. */
         double vs = fmin(vo_stat[k], vo);
+        double vp = vo - vs, ed = sqrt(vr) * half;
         f->uncertainty_ns =
-            sqrt(kcov * kcov * (vs + vr * half * half) + kp * kp * (vo - vs)) + f->model_ns;
+            worst_instant_bound(sqrt(kcov * kcov * (vs + ed * ed) + kp * kp * vp),
+                                sqrt(kcov * kcov * vs + kp * kp * vp), MEAN_ABS_NORMAL * sqrt(vo),
+                                kcov * ed, MEAN_ABS_NORMAL * ed) +
+            f->model_ns;
         f->drift_unc_ppb = kcov * sqrt(vr) * 1e9;
         f->own_offset_ns = f->offset_ns;
         f->own_drift_ppb = f->drift_ppb;
@@ -625,9 +656,13 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
             double pk = opts->pool_k > 0 ? opts->pool_k : 2.5;
             if (po.both && opts->pool_k_both > 0)
                 pk = opts->pool_k_both;
-            double stat2 = pk * pk * ve + kp * kp * (vo - vs);
+            double stat2 = pk * pk * ve + kp * kp * vp;
             double bend95 = POOL_BEND95 * sqrt(po.q * hs * hs * hs);
-            f->uncertainty_ns = sqrt(stat2 + bend95 * bend95);
+            double pd = sqrt(po.P[1][1]) * hs;
+            f->uncertainty_ns = worst_instant_bound(
+                sqrt(stat2 + bend95 * bend95), sqrt(pk * pk * po.P[0][0] + kp * kp * vp),
+                MEAN_ABS_NORMAL * sqrt(po.P[0][0] + vp), sqrt(pk * pk * pd * pd + bend95 * bend95),
+                MEAN_ABS_NORMAL * pd + POOL_BEND_MEAN * bend95);
             f->model_ns = f->uncertainty_ns - sqrt(stat2);
             f->drift_unc_ppb = pk * sqrt(po.P[1][1]);
         }

@@ -569,6 +569,33 @@ static void test_solver_loops_show_asymmetry(void **state)
     free(wide);
     free(nodes);
 
+    /*
+     * The map's error is held over the whole window: a drift error carries
+     * the anchor's error further at one end, with its sign half the time, so
+     * the uncertainty grows by at least the mean excursion, not by the little
+     * it would in quadrature with the much larger asymmetry part.
+     */
+    clock_edge_fit_t ed[6];
+    memcpy(ed, e, sizeof ed);
+    for (int i = 0; i < 6; i++)
+        ed[i].drift_unc_ppb = 60;
+    assert_int_equal(clock_solve(ed, 6, &o, &wide, &nw, &st, NULL), BASE_OK);
+    for (int n = 1; n < 5; n++) {
+        const clock_node_fit_t *f = find_node(nodes, nn, (uint32_t)n);
+        const clock_node_fit_t *g = find_node(wide, nw, (uint32_t)n);
+        double half = 0.5 * (double)(o.to_ns - o.from_ns);
+        double sd_end = g->drift_unc_ppb / o.coverage_k * 1e-9 * half;
+        double sd_was = f->drift_unc_ppb / o.coverage_k * 1e-9 * half;
+        double grew = g->uncertainty_ns - f->uncertainty_ns, u = f->uncertainty_ns;
+        double quad = sqrt(u * u + pow(o.coverage_k * sd_end, 2)) - u;
+        if (!(sd_end > 5 && grew >= 0.75 * (sd_end - sd_was) && grew > 2 * quad &&
+              grew <= o.coverage_k * sd_end))
+            fail_msg("node %d: a drift σ of %.1f ns at the ends widened ±%.1f by %.2f ns "
+                     "(quadrature alone: %.2f)",
+                     n, sd_end, u, grew, quad);
+    }
+    free(wide);
+
     /* Without the asymmetry everything is consistent and tight. */
     e[1] = exact_edge(&net, 1, 2, T0 + 1e9, 0);
     assert_int_equal(clock_solve(e, 6, &o, &nodes, &nn, &st, NULL), BASE_OK);
