@@ -567,7 +567,6 @@ static void test_solver_loops_show_asymmetry(void **state)
         assert_true(g->offset_ns == f->offset_ns);
     }
     free(wide);
-    free(nodes);
 
     /*
      * The map's error is held over the whole window: a drift error carries
@@ -595,6 +594,7 @@ static void test_solver_loops_show_asymmetry(void **state)
                      n, sd_end, u, grew, quad);
     }
     free(wide);
+    free(nodes);
 
     /* Without the asymmetry everything is consistent and tight. */
     e[1] = exact_edge(&net, 1, 2, T0 + 1e9, 0);
