@@ -68,6 +68,14 @@ struct ihipStream_t {
     uint64_t submitted, completed;
     bool waiting, stop;
     struct ihipStream_t *next_in_dev;
+    /*
+     * Under fk.mu: device-wide synchronizations walking this stream now,
+     * and whether it was destroyed meanwhile (the last of them frees it).
+     * An application may destroy a stream on one thread while another
+     * synchronizes the device, as the real runtime allows.
+     */
+    int walkers;
+    bool destroyed;
 };
 
 struct ihipModuleSymbol_t {
@@ -299,14 +307,42 @@ int hipGetStreamDeviceId(hipStream_t s)
     return resolve(s)->device;
 }
 
+static void stream_free(struct ihipStream_t *s)
+{
+    pthread_mutex_destroy(&s->mu);
+    pthread_cond_destroy(&s->cv);
+    pthread_cond_destroy(&s->idle_cv);
+    free(s);
+}
+
 hipError_t hipDeviceSynchronize(void)
 {
     int d = cur_dev;
+    /* The device's streams as of now, each held until synchronized. */
     pthread_mutex_lock(&fk.mu);
-    struct ihipStream_t *list = fk.streams[d];
+    size_t n = 0;
+    for (struct ihipStream_t *s = fk.streams[d]; s != NULL; s = s->next_in_dev)
+        n++;
+    struct ihipStream_t **held = malloc((n ? n : 1) * sizeof *held);
+    if (held == NULL) {
+        pthread_mutex_unlock(&fk.mu);
+        return hipErrorOutOfMemory;
+    }
+    n = 0;
+    for (struct ihipStream_t *s = fk.streams[d]; s != NULL; s = s->next_in_dev) {
+        s->walkers++;
+        held[n++] = s;
+    }
     pthread_mutex_unlock(&fk.mu);
-    for (struct ihipStream_t *s = list; s != NULL; s = s->next_in_dev)
-        sync_stream(s);
+    for (size_t i = 0; i < n; i++) {
+        sync_stream(held[i]);
+        pthread_mutex_lock(&fk.mu);
+        bool last = --held[i]->walkers == 0 && held[i]->destroyed;
+        pthread_mutex_unlock(&fk.mu);
+        if (last)
+            stream_free(held[i]);
+    }
+    free(held);
     return hipSuccess;
 }
 
@@ -482,10 +518,12 @@ hipError_t hipStreamDestroy(hipStream_t h)
     pthread_cond_signal(&s->cv);
     pthread_mutex_unlock(&s->mu);
     pthread_join(s->th, NULL);
-    pthread_mutex_destroy(&s->mu);
-    pthread_cond_destroy(&s->cv);
-    pthread_cond_destroy(&s->idle_cv);
-    free(s);
+    pthread_mutex_lock(&fk.mu);
+    s->destroyed = true;
+    bool held = s->walkers > 0;
+    pthread_mutex_unlock(&fk.mu);
+    if (!held)
+        stream_free(s);
     return hipSuccess;
 }
 
