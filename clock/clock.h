@@ -267,12 +267,15 @@ typedef struct clock_solve_opts {
     /*
      * The persistent part of a node's offset variance (path asymmetry: the
      * per-edge τ² the loops show, through the solve) enters the uncertainty
-     * times persist_k (default 2.7).  It is the same in every window, so a
-     * network's error is one draw of it, and τ comes from some 15 loop
-     * residuals: the error over its σ is Student-t-like, median |z| 0.7, so
-     * the median uncertainty is about persist_k / 0.7 times the median error
-     * where this part dominates (asym: 3.9× at 2.7, 4.4× at 3), and 2.7
-     * leaves about 2.5 % of such nodes outside (docs/CLOCK.md, section 9).
+     * times persist_k (default 2.7) × t(ν)/t(16), t(ν) Student's 95 %
+     * quantile for the window's ν loops.  It is the same in every window,
+     * so a network's error is one draw of it, and τ comes from ν loop
+     * residuals: the error over its σ is Student-t, median |z| 0.7 at 16
+     * loops, so the median uncertainty is about persist_k / 0.7 times the
+     * median error where this part dominates (asym: 3.9× at 2.7, 4.4× at
+     * 3), and 2.7 leaves about 2.5 % of such nodes outside; one loop needs
+     * six times the factor (docs/CLOCK.md, section 9).  Without loops τ is
+     * not seen and the factor does not matter.
      */
     double persist_k;
 } clock_solve_opts_t;
@@ -538,6 +541,14 @@ typedef struct clock_logfit_stats {
     uint64_t edge_windows, edge_fits, edge_fit_errors, steps;
     uint64_t node_windows, node_unaligned;
     uint64_t windows;
+    /*
+     * Loops (offset degrees of freedom) over the windows solved with more
+     * than the reference aligned; where there are none, path asymmetry
+     * cannot be seen and is in no uncertainty (windows_no_loops counts them).
+     * loops_min is UINT32_MAX when no window had more than the reference.
+     */
+    uint32_t loops_min, loops_max;
+    uint64_t windows_no_loops;
     double fit_ns_total;   /* CPU time spent in edge fits */
     double solve_ns_total; /* CPU time spent in solves */
 } clock_logfit_stats_t;

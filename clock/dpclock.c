@@ -31,7 +31,7 @@ static const char usage[] =
     "        aside as a detour (default 5, 0: never)\n"
     "  eval DIR FITS\n"
     "        compare the node_fit lines of FITS with DIR/truth.jsonl\n"
-    "  bench [--seconds S] [--nodes N] [--seed N] [--seeds K] [--scenarios A,B]\n"
+    "  bench [--seconds S] [--nodes N] [--k K] [--seed N] [--seeds K] [--scenarios A,B]\n"
     "        [--estimators A,B]\n"
     "        every scenario with every estimator over K seeds: accuracy table and BENCH lines\n"
     "\n"
@@ -366,6 +366,15 @@ static int cmd_fit(int argc, char **argv)
             "probes: %" PRIu64 " pure, %" PRIu64 " impure, %" PRIu64 " lost, %" PRIu64 " bad\n",
             st.windows, st.edge_fits, st.edge_fit_errors, st.steps, st.node_unaligned,
             st.node_windows, st.pure, st.impure, st.lost, st.bad);
+    if (st.loops_min != UINT32_MAX)
+        fprintf(stderr, "dpclock: loops in the probe graph per window: %" PRIu32 "-%" PRIu32 "\n",
+                st.loops_min, st.loops_max);
+    if (st.windows_no_loops > 0)
+        fprintf(stderr,
+                "dpclock: warning: %" PRIu64 " windows without a loop in the probe graph: "
+                "path asymmetry cannot be seen there, and their uncertainties leave it out "
+                "(probe more pairs of nodes)\n",
+                st.windows_no_loops);
     clock_logfit_destroy(&lf);
     if (fflush(stdout) != 0 || ferror(stdout)) {
         fprintf(stderr, "dpclock: writing the fits failed\n");
@@ -759,6 +768,9 @@ static int cmd_bench(int argc, char **argv)
         } else if (flag_value(argc, argv, &i, "--seeds", &v, &rc)) {
             if (rc == 0 && (rc = parse_u64("--seeds", v, 1, 1000, &u)) == 0)
                 seeds = (uint32_t)u;
+        } else if (flag_value(argc, argv, &i, "--k", &v, &rc)) {
+            if (rc == 0 && (rc = parse_u64("--k", v, 1, 1023, &u)) == 0)
+                so.k = (uint32_t)u;
         } else if (flag_value(argc, argv, &i, "--scenarios", &v, &rc)) {
             if (rc == 0 && (rc = check_list("--scenarios", v, true)) == 0)
                 scen = v;
@@ -775,8 +787,9 @@ static int cmd_bench(int argc, char **argv)
     size_t nsc, nest;
     const clock_scenario_t *const *scs = clock_scenarios(&nsc);
     const clock_estimator_t *const *es = clock_estimators(&nest);
-    printf("dpclock bench: %u nodes, %.0f s per run, seeds %" PRIu64 "..%" PRIu64
-           " pooled, 2 s windows, reference node 0.\n"
+    printf("dpclock bench: %u nodes probing a ring and up to %u random partners each, %.0f s per "
+           "run,\n"
+           "seeds %" PRIu64 "..%" PRIu64 " pooled, 2 s windows, reference node 0.\n"
            "Node fits against simulation truth; error = largest |fit - truth| over the window's\n"
            "range (offset, drift and bend together); unc/er = median uncertainty / median error;\n"
            "fit_us = CPU time per edge window (purity filter + fit + uncertainty);\n"
@@ -784,7 +797,7 @@ static int cmd_bench(int argc, char **argv)
            "E: each window pooled with up to 8 windows on either side (dpclock fit);\n"
            "E/live: earlier windows only, as a live master; E/lag1: earlier windows and the\n"
            "next one, as the master refines them; E/1w: every window alone.\n\n",
-           so.nodes, so.seconds, so.seed, so.seed + seeds - 1);
+           so.nodes, so.k - 1, so.seconds, so.seed, so.seed + seeds - 1);
     printf("%-6s %-11s %8s %8s %9s %8s %8s %7s %9s %6s %7s %8s %6s\n", "scen", "estim", "p50_ns",
            "p99_ns", "max_ns", "drift50", "drift99", "cover%", "unc50_ns", "unc/er", "fit_us",
            "solve_us", "unalgn");

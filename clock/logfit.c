@@ -347,6 +347,11 @@ static int solve_window(const win_ctx_t *c, size_t w, bool use_hist, bool feed, 
         BASE_OK)
         return BASE_ERR;
     self->st.solve_ns_total += cpu_ns() - t0;
+    if (write && sst.aligned > 1) {
+        self->st.loops_min = sst.dof < self->st.loops_min ? sst.dof : self->st.loops_min;
+        self->st.loops_max = sst.dof > self->st.loops_max ? sst.dof : self->st.loops_max;
+        self->st.windows_no_loops += sst.dof == 0;
+    }
     if (feed)
         clock_history_add(c->hist, nodes, nnodes, &sst);
     /* Merge with the full node list so that every node is reported every window. */
@@ -590,6 +595,9 @@ static int logfit_solve(clock_logfit_t *self, char *err)
         return base_err(err, "lag %u is beyond %d", self->o.lag, CLOCK_LAG_MAX);
     size_t nw = self->nw;
     self->st.windows = nw;
+    self->st.loops_min = UINT32_MAX;
+    self->st.loops_max = 0;
+    self->st.windows_no_loops = 0;
     int rc = BASE_OK;
     bool causal = self->o.causal;
     size_t lag = causal ? self->o.lag : 0;

@@ -512,6 +512,65 @@ static void test_solver_tree(void **state)
     free(nodes);
 }
 
+/*
+ * τ comes from the loop residuals, so with few loops it is a poor estimate
+ * and the persistent part's factor follows Student's t quantile: a triangle
+ * (one loop) gets about six times the factor of a complete graph of 8 nodes
+ * (21 loops).  Tiny edge σ, so the asymmetry is the whole uncertainty: with
+ * equal weights a node's variance is 2/3 of τ² in a triangle, 2/8 in K8.
+ */
+static double persistent_factor(const clock_node_fit_t *f, double tau, double share)
+{
+    return (f->uncertainty_ns - f->model_ns) / (tau * sqrt(share));
+}
+
+static void test_solver_few_loops_widen_persistent(void **state)
+{
+    (void)state;
+    net_t net = {{0, 1e5, -2e5, 3e5, -4e5, 5e5, -6e5, 7e5},
+                 {0, 10e-6, -20e-6, 30e-6, 5e-6, -5e-6, 15e-6, -25e-6}};
+    clock_solve_opts_t o = solve_opts(0);
+    clock_node_fit_t *nodes;
+    size_t nn;
+    clock_solve_stats_t st;
+
+    clock_edge_fit_t tri[3] = {exact_edge(&net, 0, 1, T0 + 1e9, 0),
+                               exact_edge(&net, 1, 2, T0 + 1e9, 300),
+                               exact_edge(&net, 2, 0, T0 + 1e9, 0)};
+    for (int i = 0; i < 3; i++)
+        tri[i].uncertainty_ns = 1;
+    assert_int_equal(clock_solve(tri, 3, &o, &nodes, &nn, &st, NULL), BASE_OK);
+    assert_int_equal(st.dof, 1);
+    double tau = st.extra_sigma_ns, one[2];
+    assert_true(tau > 150 && tau < 200); /* 300/√3: one residual's worth */
+    for (int n = 1; n <= 2; n++) {
+        one[n - 1] = persistent_factor(find_node(nodes, nn, (uint32_t)n), tau, 2.0 / 3.0);
+        /* 2.7 × t(0.975, 1) / t(0.975, 16) = 2.7 × 12.706 / 2.120 */
+        if (!(one[n - 1] > 15.5 && one[n - 1] < 17.0))
+            fail_msg("triangle node %d: persistent factor %.2f", n, one[n - 1]);
+    }
+    free(nodes);
+
+    clock_edge_fit_t k8[28];
+    size_t ne = 0;
+    for (int a = 0; a < 8; a++)
+        for (int b = a + 1; b < 8; b++) {
+            k8[ne] = exact_edge(&net, a, b, T0 + 1e9, 100.0 * ((a * 7 + b * 3) % 5 - 2));
+            k8[ne++].uncertainty_ns = 1;
+        }
+    assert_int_equal(clock_solve(k8, ne, &o, &nodes, &nn, &st, NULL), BASE_OK);
+    assert_int_equal(st.dof, 21);
+    assert_int_equal(st.edges_suspect, 0);
+    tau = st.extra_sigma_ns;
+    for (int n = 1; n < 8; n++) {
+        double many = persistent_factor(find_node(nodes, nn, (uint32_t)n), tau, 2.0 / 8.0);
+        /* t(0.975, 1) / t(0.975, 21) = 12.706 / 2.080 */
+        if (!(many > 2.5 && many < 2.75 && one[0] / many > 5.8 && one[0] / many < 6.4))
+            fail_msg("K8 node %d: persistent factor %.3f (triangle %.2f)", n, many, one[0]);
+    }
+    free(nodes);
+}
+
 static void test_solver_loops_show_asymmetry(void **state)
 {
     (void)state;
@@ -1729,6 +1788,7 @@ int main(void)
         cmocka_unit_test(test_step_small),
         cmocka_unit_test(test_solver_tree),
         cmocka_unit_test(test_solver_loops_show_asymmetry),
+        cmocka_unit_test(test_solver_few_loops_widen_persistent),
         cmocka_unit_test(test_solver_sets_detours_aside),
         cmocka_unit_test(test_solver_disconnected_and_steps),
         cmocka_unit_test(test_history),

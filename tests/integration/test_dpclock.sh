@@ -58,6 +58,18 @@ cat "$IT_TMP/eval.txt"
 read -r p99 cov < <(p99_cov "$IT_TMP/eval.txt")
 awk -v p="$p99" -v c="$cov" 'BEGIN {exit !(p + 0 > 0 && p + 0 < 200 && c + 0 >= 80)}' ||
     it_fail "lan: p99 $p99 ns, coverage $cov %"
+grep -q "loops in the probe graph per window: [1-9][0-9]*-" "$IT_TMP/fit.log" ||
+    it_fail "fit did not report the probe graph's loops: $(cat "$IT_TMP/fit.log")"
+! grep -q "without a loop" "$IT_TMP/fit.log" || it_fail "a graph with loops was said to have none"
+
+# Two nodes: one edge, no loop; the asymmetry cannot be seen, and fit says so.
+"$DP" sim --scenario asym --seed 2 --nodes 2 --seconds 6 --out "$IT_TMP/pair" 2>/dev/null ||
+    it_fail "sim of two nodes failed"
+"$DP" fit "$IT_TMP/pair/probes.jsonl" >/dev/null 2>"$IT_TMP/pair.log" ||
+    it_fail "fit of two nodes failed: $(cat "$IT_TMP/pair.log")"
+grep -q "loops in the probe graph per window: 0-0" "$IT_TMP/pair.log" &&
+    grep -q "warning: [0-9]* windows without a loop" "$IT_TMP/pair.log" ||
+    it_fail "two nodes: no warning that asymmetry is unseen: $(cat "$IT_TMP/pair.log")"
 
 # Other estimators read the same log.
 for e in hull minrtt ols; do
