@@ -384,6 +384,60 @@ static void test_model_nodes(void **state)
     assert_null(m);
 }
 
+/*
+ * The solve's loops: path asymmetry shows only in loops, so a probe graph
+ * without any (two nodes, a tree) leaves it out of every ±, and the console
+ * says so.  Late refinements of older windows do not override the newest.
+ */
+static void test_model_solve_loops(void **state)
+{
+    (void)state;
+    tui_model_t *m = tui_model_new(NULL);
+    struct tui_summary s;
+    tui_model_summary(m, &s);
+    assert_true(s.loops == -1 && !s.asym_unseen);
+    /* A master that does not say: unknown, no warning. */
+    apply_ok(m, BUS_K_SOLVE, "{\"window\":3,\"ref\":0,\"residuals\":[],\"unaligned\":[]}");
+    tui_model_summary(m, &s);
+    assert_true(s.loops == -1 && !s.asym_unseen);
+    apply_ok(m, BUS_K_SOLVE,
+             "{\"window\":4,\"ref\":0,\"residuals\":[],\"unaligned\":[],\"dof\":3,"
+             "\"edges_used\":6}");
+    tui_model_summary(m, &s);
+    assert_true(s.loops == 3 && !s.asym_unseen);
+    apply_ok(m, BUS_K_SOLVE,
+             "{\"window\":5,\"ref\":0,\"residuals\":[],\"unaligned\":[],\"dof\":0,"
+             "\"edges_used\":1}");
+    tui_model_summary(m, &s);
+    assert_true(s.loops == 0 && s.asym_unseen);
+    /* The refinement of window 4 arrives after window 5. */
+    apply_ok(m, BUS_K_SOLVE,
+             "{\"window\":4,\"ref\":0,\"residuals\":[],\"unaligned\":[],\"dof\":3,"
+             "\"edges_used\":6}");
+    tui_model_summary(m, &s);
+    assert_true(s.loops == 0 && s.asym_unseen);
+    /* No edges at all (only the reference): nothing to warn about. */
+    apply_ok(m, BUS_K_SOLVE,
+             "{\"window\":6,\"ref\":0,\"residuals\":[],\"unaligned\":[],\"dof\":0,"
+             "\"edges_used\":0}");
+    tui_model_summary(m, &s);
+    assert_true(s.loops == 0 && !s.asym_unseen);
+    /* Malformed counts: rejected, counted, nothing changed. */
+    uint64_t errs = base_decstats_errors(tui_model_decstats(m));
+    assert_int_equal(apply_json(m, BUS_K_SOLVE,
+                                "{\"window\":7,\"ref\":0,\"residuals\":[],\"unaligned\":[],"
+                                "\"dof\":-5}"),
+                     BASE_DEC_BAD_VALUE);
+    assert_int_equal(apply_json(m, BUS_K_SOLVE,
+                                "{\"window\":7,\"ref\":0,\"residuals\":[],\"unaligned\":[],"
+                                "\"dof\":\"many\"}"),
+                     BASE_DEC_BAD_TYPE);
+    assert_int_equal(base_decstats_errors(tui_model_decstats(m)), errs + 2);
+    tui_model_summary(m, &s);
+    assert_true(s.loops == 0 && !s.asym_unseen);
+    tui_model_destroy(&m);
+}
+
 static void test_model_fits_windows(void **state)
 {
     (void)state;
@@ -1785,6 +1839,7 @@ int main(void)
         cmocka_unit_test(test_store_order),
         cmocka_unit_test(test_model_nodes),
         cmocka_unit_test(test_model_fits_windows),
+        cmocka_unit_test(test_model_solve_loops),
         cmocka_unit_test(test_model_names_and_rejects),
         cmocka_unit_test(test_aligned_vs_raw),
         cmocka_unit_test(test_sort),

@@ -59,6 +59,8 @@ struct tui_model {
     gpu_event_t *scratch;
     size_t scratch_cap;
     int ref;
+    /* The newest solve's loops (offset degrees of freedom) and edges used. */
+    int64_t solve_window, loops, solve_edges;
     bool have_table; /* the master's node table has arrived */
     uint64_t gen;
     base_decstats_t dec;
@@ -77,6 +79,8 @@ static void model_init(tui_model_t *self)
     self->store = tui_store_new(self->opts.event_budget, TUI_MAX_TRACKS);
     self->conv = clock_conv_new(NULL);
     self->ref = -1;
+    self->solve_window = INT64_MIN;
+    self->loops = -1;
 }
 
 static void model_fini(tui_model_t *self)
@@ -704,7 +708,20 @@ static enum base_dec on_solve(tui_model_t *self, json_object *h, char *err)
     TRY(base_json_get_i64(h, "window", &window, err));
     TRY(get_u16(h, "ref", &ref, err));
     TRY(get_array(h, "residuals", &arr, err));
+    int64_t dof = -1, used = 0;
+    TRY(base_json_opt_i64(h, "dof", &dof, err));
+    TRY(base_json_opt_i64(h, "edges_used", &used, err));
+    if (dof < -1 || dof > INT32_MAX || used < 0 || used > INT32_MAX) {
+        base_err(err, "solve: dof %" PRId64 " or edges_used %" PRId64 " out of range", dof, used);
+        return BASE_DEC_BAD_VALUE;
+    }
     set_ref(self, ref);
+    /* Refinements of older windows arrive late: the newest window's count stands. */
+    if (dof >= 0 && window >= self->solve_window) {
+        self->solve_window = window;
+        self->loops = dof;
+        self->solve_edges = used;
+    }
     for (size_t i = 0; i < json_object_array_length(arr); i++) {
         json_object *r = json_object_array_get_idx(arr, i);
         uint16_t src, dst;
@@ -1143,6 +1160,8 @@ void tui_model_summary(const tui_model_t *self, struct tui_summary *out)
     assert(self && out);
     memset(out, 0, sizeof *out);
     out->ref = self->ref;
+    out->loops = (int)self->loops;
+    out->asym_unseen = self->loops == 0 && self->solve_edges > 0;
     out->worst_unc_ns = NAN;
     out->worst_unc_node = -1;
     for (size_t i = 0; i < self->nnodes; i++) {

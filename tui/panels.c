@@ -163,9 +163,11 @@ static void header_draw(struct tui_app *app, struct tui_pane *p)
              app->clock == TUI_CLOCK_ALIGNED ? "ALIGNED (global)" : "RAW (per node)", a, b,
              (unsigned long long)s.evicted, (unsigned long long)s.ev_drops,
              (unsigned long long)(s.dec_errors + s.refused),
-             s.nodes_unaligned ? "⚠ unaligned nodes on raw clocks" : "");
+             s.nodes_unaligned ? "⚠ unaligned nodes on raw clocks"
+             : s.asym_unseen   ? "⚠ no loop in the probe graph: ± leaves out path asymmetry"
+                               : "");
     tui_put(p->win, 1, 0, buf, p->w,
-            s.nodes_unaligned || s.dec_errors ? app->role[R_WARN] : A_NORMAL);
+            s.nodes_unaligned || s.dec_errors || s.asym_unseen ? app->role[R_WARN] : A_NORMAL);
 }
 
 /* ---- node table ------------------------------------------------------------ */
@@ -473,8 +475,15 @@ static bool nodes_mouse(struct tui_app *app, struct tui_pane *p, int y, int x, m
 static void windows_draw(struct tui_app *app, struct tui_pane *p)
 {
     size_t ne = tui_model_nedges(app->model);
-    char title[128];
-    snprintf(title, sizeof title, " Windows: %zu edges, latest windows first ", ne);
+    struct tui_summary s;
+    tui_model_summary(app->model, &s);
+    char title[160], loops[64] = "";
+    if (s.asym_unseen)
+        snprintf(loops, sizeof loops, ", no loop: asymmetry unseen");
+    else if (s.loops >= 0)
+        snprintf(loops, sizeof loops, ", %d loop%s", s.loops, s.loops == 1 ? "" : "s");
+    snprintf(title, sizeof title, " Windows: %zu edge%s%s, newest first ", ne, ne == 1 ? "" : "s",
+             loops);
     tui_draw_title(app, p, title);
     if (p->h < 2)
         return;
@@ -668,6 +677,8 @@ static const char *const help_lines[] = {
     "Lanes marked ⚠ belong to unaligned nodes: drawn on their raw clock.",
     "Node table: OFFSET is global − node clock at the time in the title,",
     "±UNC the 95 % bound of the time base, * marks the reference node.",
+    "Path asymmetry shows only in loops of the probe graph (Windows",
+    "title); with none, ±UNC cannot include it: probe more node pairs.",
 };
 
 int tui_help_lines(void)

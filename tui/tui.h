@@ -225,6 +225,12 @@ struct tui_edge {
 struct tui_summary {
     size_t nodes_total, nodes_up, nodes_down, nodes_unaligned;
     int ref; /* -1: unknown */
+    /*
+     * Loops in the newest solve's probe graph (-1: unknown).  None, with
+     * edges: path asymmetry cannot be seen, and no ± includes it.
+     */
+    int loops;
+    bool asym_unseen;
     double worst_unc_ns;
     int worst_unc_node;
     double events_per_s;

@@ -106,6 +106,13 @@ for n in 0 1 2 3; do
         { cat "$IT_TMP/pane.txt"; it_fail "no blocks in node $n's lane"; }
 done
 
+# Four nodes probe each other: the Windows title counts the loops the
+# asymmetry can show in (no warning that it is unseen).
+grep -qE "Windows: [0-9]+ edges, [1-9][0-9]* loops?," "$IT_TMP/pane.txt" ||
+    { cat "$IT_TMP/pane.txt"; it_fail "the Windows title does not count the loops"; }
+! grep -q "asymmetry unseen\|leaves out path asymmetry" "$IT_TMP/pane.txt" ||
+    { cat "$IT_TMP/pane.txt"; it_fail "loops present, yet asymmetry said unseen"; }
+
 # Keys.
 "${TM[@]}" send-keys -t t a
 it_wait 5 sh -c "tmux -L $SOCK capture-pane -p -t t | grep -q 'RAW: each node'" || it_fail "'a' did not switch to raw clocks"
