@@ -394,6 +394,7 @@ int clock_logfit_run(clock_logfit_t *self, char *err)
     memset(&self->st, 0, sizeof self->st);
     self->st.probes = keep.probes;
     self->st.probes_dropped = keep.probes_dropped;
+    self->st.loops_min = UINT32_MAX;
     if (self->n == 0)
         return base_err(err, "no probes to fit");
     const clock_probe_t *P = self->p;

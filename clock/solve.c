@@ -119,9 +119,10 @@ static double student_t975(uint32_t nu)
                                    2.262,  2.228, 2.201, 2.179, 2.160, 2.145, 2.131, 2.120,
                                    2.110,  2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064,
                                    2.060,  2.056, 2.052, 2.048, 2.045, 2.042};
-    if (nu >= 1 && nu <= 30)
+    assert(nu >= 1);
+    if (nu <= 30)
         return tab[nu - 1];
-    double v = nu > 30 ? (double)nu : 30.0;
+    double v = (double)nu;
     return 1.960 + 2.372 / v + 2.82 / (v * v);
 }
 
@@ -135,14 +136,15 @@ static double student_t975(uint32_t nu)
  * τ comes from dof loop residuals, so a node's persistent error over its
  * estimated σ is Student-t with dof degrees of freedom: the factor follows
  * the t quantile.  With one loop (three nodes, or a bare ring) τ is one
- * residual's worth and the factor is six times what sixteen loops need;
- * without loops τ cannot be seen at all and the factor does not matter.
+ * residual's worth and the factor is six times what sixteen loops need.
+ * Without a loop this window sees no asymmetry; τ² is then only its floor
+ * (what earlier windows' loops taught the history, or the caller's), and
+ * gets the factor of the fewest loops, so that a window that lost its
+ * loops is never surer of the asymmetry than one that kept one.
  */
 static double persist_factor(double kp, uint32_t dof)
 {
-    if (dof == 0)
-        return kp;
-    return kp * student_t975(dof) / student_t975(PERSIST_CAL_DOF);
+    return kp * student_t975(dof > 0 ? dof : 1) / student_t975(PERSIST_CAL_DOF);
 }
 
 /* Mean of |x| for a centred normal x, per unit σ: sqrt(2/π). */

@@ -569,6 +569,20 @@ static void test_solver_few_loops_widen_persistent(void **state)
             fail_msg("K8 node %d: persistent factor %.3f (triangle %.2f)", n, many, one[0]);
     }
     free(nodes);
+
+    /*
+     * No loop, but an asymmetry floor (what a history learnt from earlier
+     * windows' loops): never surer of it than one loop would be.
+     */
+    clock_edge_fit_t pair = exact_edge(&net, 0, 1, T0 + 1e9, 0);
+    pair.uncertainty_ns = 1;
+    o.extra_var_ns2 = 100.0 * 100.0;
+    assert_int_equal(clock_solve(&pair, 1, &o, &nodes, &nn, &st, NULL), BASE_OK);
+    assert_int_equal(st.dof, 0);
+    double lone = persistent_factor(find_node(nodes, nn, 1), st.extra_sigma_ns, 1.0);
+    if (!(st.extra_sigma_ns == 100 && lone > 15.5 && lone < 17.0))
+        fail_msg("no loop, τ floor %.1f: persistent factor %.2f", st.extra_sigma_ns, lone);
+    free(nodes);
 }
 
 static void test_solver_loops_show_asymmetry(void **state)

@@ -432,9 +432,17 @@ static void test_model_solve_loops(void **state)
                                 "{\"window\":7,\"ref\":0,\"residuals\":[],\"unaligned\":[],"
                                 "\"dof\":\"many\"}"),
                      BASE_DEC_BAD_TYPE);
-    assert_int_equal(base_decstats_errors(tui_model_decstats(m)), errs + 2);
+    /* A good count with a bad residual after a good one: nothing applied. */
+    size_t edges = tui_model_nedges(m);
+    assert_int_equal(apply_json(m, BUS_K_SOLVE,
+                                "{\"window\":8,\"ref\":5,\"residuals\":[{\"src\":1,\"dst\":2,"
+                                "\"residual_ns\":4},{\"src\":1,\"residual_ns\":4}],"
+                                "\"unaligned\":[],\"dof\":9,\"edges_used\":12}"),
+                     BASE_DEC_BAD_TYPE);
+    assert_int_equal(base_decstats_errors(tui_model_decstats(m)), errs + 3);
     tui_model_summary(m, &s);
-    assert_true(s.loops == 0 && !s.asym_unseen);
+    assert_true(s.loops == 0 && !s.asym_unseen && s.ref == 0);
+    assert_int_equal(tui_model_nedges(m), edges);
     tui_model_destroy(&m);
 }
 

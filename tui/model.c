@@ -11,6 +11,7 @@
 #include "tui/tui.h"
 
 #include <assert.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -715,28 +716,34 @@ static enum base_dec on_solve(tui_model_t *self, json_object *h, char *err)
         base_err(err, "solve: dof %" PRId64 " or edges_used %" PRId64 " out of range", dof, used);
         return BASE_DEC_BAD_VALUE;
     }
+    /* Every residual is checked before anything is applied: a rejected
+     * message changes nothing. */
+    size_t nres = json_object_array_length(arr);
+    for (size_t pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < nres; i++) {
+            json_object *r = json_object_array_get_idx(arr, i);
+            uint16_t src, dst;
+            double res;
+            bool suspect = false;
+            TRY(get_u16(r, "src", &src, err));
+            TRY(get_u16(r, "dst", &dst, err));
+            TRY(base_json_get_double(r, "residual_ns", &res, err));
+            TRY(base_json_opt_bool(r, "suspect", &suspect, err));
+            if (pass == 0)
+                continue;
+            struct tui_edge *e = find_edge(self, src, dst, true);
+            struct tui_win *w = e ? edge_window(e, window) : NULL;
+            if (w) {
+                w->residual_ns = res;
+                w->suspect = suspect;
+            }
+        }
     set_ref(self, ref);
     /* Refinements of older windows arrive late: the newest window's count stands. */
     if (dof >= 0 && window >= self->solve_window) {
         self->solve_window = window;
         self->loops = dof;
         self->solve_edges = used;
-    }
-    for (size_t i = 0; i < json_object_array_length(arr); i++) {
-        json_object *r = json_object_array_get_idx(arr, i);
-        uint16_t src, dst;
-        double res;
-        bool suspect = false;
-        TRY(get_u16(r, "src", &src, err));
-        TRY(get_u16(r, "dst", &dst, err));
-        TRY(base_json_get_double(r, "residual_ns", &res, err));
-        TRY(base_json_opt_bool(r, "suspect", &suspect, err));
-        struct tui_edge *e = find_edge(self, src, dst, true);
-        struct tui_win *w = e ? edge_window(e, window) : NULL;
-        if (w) {
-            w->residual_ns = res;
-            w->suspect = suspect;
-        }
     }
     self->gen++;
     return BASE_DEC_OK;
