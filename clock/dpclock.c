@@ -372,8 +372,8 @@ static int cmd_fit(int argc, char **argv)
     if (st.windows_no_loops > 0)
         fprintf(stderr,
                 "dpclock: warning: %" PRIu64 " windows without a loop in the probe graph: "
-                "path asymmetry cannot be seen there, and their uncertainties leave it out "
-                "(probe more pairs of nodes)\n",
+                "path asymmetry cannot be seen in them, and their uncertainties hold only what "
+                "other windows' loops showed of it (probe more pairs of nodes)\n",
                 st.windows_no_loops);
     clock_logfit_destroy(&lf);
     if (fflush(stdout) != 0 || ferror(stdout)) {

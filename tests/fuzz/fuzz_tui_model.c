@@ -27,8 +27,11 @@ static bus_msg_t *message(const uint8_t *f, size_t len)
     json_object *o = json_tokener_parse_ex(tok, (const char *)text, (int)tlen);
     json_tokener_free(tok);
     if (o && json_object_is_type(o, json_type_object)) {
-        json_object_object_foreach(o, key, val)
-            json_object_object_add(bus_msg_header(m), key, json_object_get(val));
+        for (struct json_object_iterator it = json_object_iter_begin(o),
+                                         end = json_object_iter_end(o);
+             !json_object_iter_equal(&it, &end); json_object_iter_next(&it))
+            json_object_object_add(bus_msg_header(m), json_object_iter_peek_name(&it),
+                                   json_object_get(json_object_iter_peek_value(&it)));
     }
     json_object_put(o);
     if (nul)
