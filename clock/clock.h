@@ -341,7 +341,11 @@ size_t clock_history_track_len(const clock_history_t *self, uint32_t node);
 double clock_history_wander_ppb(const clock_history_t *self, uint32_t node, double floor_ppb);
 /* RMS misfit of a node in ns (0 when not clear of noise); NAN before 3 windows. */
 double clock_history_misfit_rms(const clock_history_t *self, uint32_t node);
-/* Typical extra per-edge variance (ns²); 0 before 3 windows. */
+/*
+ * Typical extra per-edge variance (ns²): the windows' τ², weighted by the
+ * half-life, over the last 256 windows, those beyond ten times their median
+ * left out (a transient window must not set the floor); 0 before 3 windows.
+ */
 double clock_history_extra_var(const clock_history_t *self);
 uint64_t clock_history_ignored(const clock_history_t *self);
 

@@ -76,6 +76,18 @@ typedef struct track_node {
     size_t ntr, captr;
 } track_node_t;
 
+/*
+ * The typical τ² is the half-life-weighted mean of the windows' τ² over the
+ * last TAU2_RING windows, leaving out those beyond TAU2_OUTLIER times their
+ * median: one window's transient (a node joining mid-window, a partial
+ * first window) can throw τ up tenfold, and as a floor it would otherwise
+ * widen every following window for a half-life.  Ten times the median keeps
+ * the tail of an honestly noisy τ² (one loop: χ² with one degree of freedom
+ * is past ten times its median 3 % of the time).
+ */
+#define TAU2_RING    256
+#define TAU2_OUTLIER 10.0
+
 struct clock_history {
     double decay; /* weight kept per window; 1: plain mean */
     size_t max_nodes;
@@ -83,7 +95,11 @@ struct clock_history {
     track_node_t *nodes; /* sorted by node id */
     size_t n;
     uint64_t ignored;
-    double tau2, tau2_weight; /* extra per-edge variance, weighted mean */
+    /* Each window's extra per-edge variance (newest at tau2_pos − 1), and
+     * their typical value (tau2_typical). */
+    double tau2_ring[TAU2_RING];
+    size_t tau2_n, tau2_pos;
+    double tau2_typical;
     uint32_t tau2_count;
 };
 
@@ -188,15 +204,33 @@ static void track_add(clock_history_t *self, track_node_t *t, const clock_node_f
     track_trim(t, self->track_max);
 }
 
+static void tau2_add(clock_history_t *self, double v)
+{
+    self->tau2_ring[self->tau2_pos] = v;
+    self->tau2_pos = (self->tau2_pos + 1) % TAU2_RING;
+    if (self->tau2_n < TAU2_RING)
+        self->tau2_n++;
+    self->tau2_count++;
+    double tmp[TAU2_RING];
+    memcpy(tmp, self->tau2_ring, self->tau2_n * sizeof *tmp);
+    double cut = TAU2_OUTLIER * clk_median(tmp, self->tau2_n);
+    double sum = 0, wsum = 0, w = 1;
+    for (size_t k = 0; k < self->tau2_n; k++, w *= self->decay) {
+        double x = self->tau2_ring[(self->tau2_pos + TAU2_RING - 1 - k) % TAU2_RING];
+        if (x <= cut) {
+            sum += w * x;
+            wsum += w;
+        }
+    }
+    self->tau2_typical = wsum > 0 ? sum / wsum : 0;
+}
+
 void clock_history_add(clock_history_t *self, const clock_node_fit_t *fits, size_t n,
                        const clock_solve_stats_t *st)
 {
     assert(self && (fits || n == 0));
-    if (st && st->dof > 0 && isfinite(st->extra_sigma_ns)) {
-        self->tau2_weight = self->tau2_weight * self->decay + 1.0;
-        self->tau2 += (st->extra_sigma_ns * st->extra_sigma_ns - self->tau2) / self->tau2_weight;
-        self->tau2_count++;
-    }
+    if (st && st->dof > 0 && isfinite(st->extra_sigma_ns))
+        tau2_add(self, st->extra_sigma_ns * st->extra_sigma_ns);
     for (size_t i = 0; i < n; i++) {
         const clock_node_fit_t *f = &fits[i];
         if (!f->aligned || f->node == f->ref)
@@ -253,7 +287,7 @@ uint64_t clock_history_ignored(const clock_history_t *self)
 double clock_history_extra_var(const clock_history_t *self)
 {
     assert(self);
-    return self->tau2_count >= 3 ? self->tau2 : 0;
+    return self->tau2_count >= 3 ? self->tau2_typical : 0;
 }
 
 size_t clock_history_track_len(const clock_history_t *self, uint32_t node)

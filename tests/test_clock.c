@@ -840,6 +840,27 @@ static void test_history(void **state)
     assert_true(fabs(clock_history_extra_var(h) - 100) < 1e-9);
     clock_history_destroy(&h);
     assert_null(h);
+
+    /*
+     * A first window thrown off by a transient (a node joining mid-window)
+     * does not set the floor of the windows after it; a real change of
+     * level is followed.
+     */
+    h = clock_history_new(0, 2);
+    st.extra_sigma_ns = 1000;
+    clock_history_add(h, NULL, 0, &st);
+    st.extra_sigma_ns = 10;
+    for (int w = 0; w < 3; w++)
+        clock_history_add(h, NULL, 0, &st);
+    if (!(fabs(clock_history_extra_var(h) - 100) < 1e-9))
+        fail_msg("typical τ² %.1f after an outlier window", clock_history_extra_var(h));
+    st.extra_sigma_ns = 50;
+    for (int w = 0; w < 4; w++)
+        clock_history_add(h, NULL, 0, &st);
+    /* 3 windows at 10 ns, 4 at 50 ns (the outlier still left out): their mean. */
+    if (!(fabs(clock_history_extra_var(h) - (3 * 100 + 4 * 2500) / 7.0) < 1e-6))
+        fail_msg("typical τ² %.1f after a change of level", clock_history_extra_var(h));
+    clock_history_destroy(&h);
 }
 
 /* ---- pooling windows ---- */

@@ -69,8 +69,11 @@ mkdir "$IT_TMP/per"
 "$B/dptop" --replay "$REC" --export "$IT_TMP/per" --format xplane >"$IT_TMP/per.out" 2>&1 ||
     it_fail "per-node export failed: $(cat "$IT_TMP/per.out")"
 
+# Three nodes make one loop, so the fits claim up to a few µs (the path
+# asymmetry's size rests on one residual); steps are held to 10 µs where
+# every node claims half of that.
 $IT_PY "$CHECK" "$IT_TMP/out.xplane.pb" --nodes 3 --windows "$IT_TMP/out.jsonl" \
-    --chrome "$IT_TMP/out.json" --per-node "$IT_TMP/per" --max-skew-ns 10000 \
+    --chrome "$IT_TMP/out.json" --per-node "$IT_TMP/per" --max-skew-ns 10000 --max-unc-ns 5000 \
     >"$IT_TMP/check.out" 2>&1 || { cat "$IT_TMP/check.out"; it_fail "the XSpace check failed"; }
 cat "$IT_TMP/check.out"
 
