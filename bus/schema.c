@@ -267,7 +267,7 @@ static const struct bus_field node_fit_fields[] = {
      .key = true,
      .ranged = true,
      .min = 1,
-     .max = 64,
+     .max = 64, /* CLOCK_LAG_MAX (the bus does not see clock/) */
      .doc = "a refinement: solved again once K + lag was in; replaces K's map"},
 };
 

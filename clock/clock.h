@@ -195,7 +195,10 @@ int64_t clock_edge_map(const clock_edge_fit_t *fit, int64_t x);
 /* The network effect (SPEC §4.3)                                      */
 /* ------------------------------------------------------------------ */
 
-/* The most later windows a refined map may have waited for (fit --lag, the master's refine). */
+/*
+ * The most later windows a refined map may have waited for (fit --lag, the
+ * master's refine); the bus schema's range of node_fit "lag" says the same.
+ */
 #define CLOCK_LAG_MAX 64
 
 typedef struct clock_node_fit {
@@ -274,8 +277,9 @@ typedef struct clock_solve_opts {
      * loops, so the median uncertainty is about persist_k / 0.7 times the
      * median error where this part dominates (asym: 3.9× at 2.7, 4.4× at
      * 3), and 2.7 leaves about 2.5 % of such nodes outside; one loop needs
-     * six times the factor (docs/CLOCK.md, section 9).  Without loops τ is
-     * not seen and the factor does not matter.
+     * six times the factor (docs/CLOCK.md, section 9).  A window without
+     * loops sees no asymmetry itself; the floor it keeps from earlier windows
+     * (the history's typical τ², extra_var_ns2) gets the one-loop factor.
      */
     double persist_k;
 } clock_solve_opts_t;

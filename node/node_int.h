@@ -284,6 +284,7 @@ const struct node_plan_node *node_plan_find(const struct node_plan *plan, uint32
 
 /* The most windows a master may wait before it refines a window's maps. */
 #define NODE_REFINE_MAX 4
+_Static_assert(NODE_REFINE_MAX <= CLOCK_LAG_MAX, "a refinement's lag must decode as node_fit");
 
 struct bus_curve;
 struct bus_pub;
