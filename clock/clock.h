@@ -130,16 +130,19 @@ typedef struct clock_fit_opts {
     double coverage_k;      /* uncertainty = coverage_k × estimated σ (default 3) */
     double slope_hint;      /* where the slope search starts (e.g. the last window's drift
                                as a fraction); NAN: from the data (default) */
+    double core_sigma[2];   /* svm: σ of each side's core, from the whole window (NAN: from the
+                               data, the default) */
 } clock_fit_opts_t;
 
 void clock_fit_opts_default(clock_fit_opts_t *opts);
 
 /* A fitted line, y − yref = a·(x − anchor) + b, before uncertainty. */
 typedef struct clock_line {
-    double a;      /* slope (drift as a fraction) */
-    double b;      /* ns, relative to yref */
-    double margin; /* ns, see clock_edge_fit_t.margin_ns */
-    double frac;   /* soft fraction the estimator settled on (NAN: not a soft-margin fit) */
+    double a;             /* slope (drift as a fraction) */
+    double b;             /* ns, relative to yref */
+    double margin;        /* ns, see clock_edge_fit_t.margin_ns */
+    double frac;          /* soft fraction the estimator settled on (NAN: not a soft-margin fit) */
+    double core_sigma[2]; /* svm: σ of the forward and reverse unqueued cores (NAN: none) */
 } clock_line_t;
 
 /*
@@ -614,6 +617,9 @@ typedef struct clock_scenario {
      * a third as long.
      */
     bool per_network;
+    /* Cross traffic as above in one direction of each link (drawn per link), lan's light
+     * traffic in the other: the two sides of every edge queue differently. */
+    bool oneway;
 } clock_scenario_t;
 
 const clock_scenario_t *const *clock_scenarios(size_t *n);

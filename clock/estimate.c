@@ -23,6 +23,9 @@
  * belong to the unqueued core (noise, not queuing, is what limits the fit).
  * Gross violators far inside the forbidden zone are removed and the fit
  * repeated.
+ * Where a side shows queuing, the line is then refitted to the centres of
+ * the two sides' unqueued cores (core_refine): the same count of points is
+ * a different depth into cores of different sizes.
  *
  * Uncertainty, for every estimator: the spread of the same fit on 8
  * interleaved subsets (each spans the whole window), scaled to the full
@@ -46,6 +49,7 @@ void clock_fit_opts_default(clock_fit_opts_t *opts)
     opts->step_min_ns = 500;
     opts->coverage_k = 3.0;
     opts->slope_hint = NAN;
+    opts->core_sigma[0] = opts->core_sigma[1] = NAN;
 }
 
 /* ---- selection of (z, x) pairs by z ---- */
@@ -413,6 +417,139 @@ static double clean_share(const clock_side_t *s, const clock_line_t *ln, bool lo
     return (double)c / (double)n / 0.977;
 }
 
+/*
+ * Each side's unqueued core: the centre and σ of the Gaussian its unqueued
+ * points form around the line (distances d ≥ 0 on the side's own side).
+ * Queuing only adds on the far side and is sparse next to the core, so a
+ * mean over a window of ±CORE_W σ around the centre (mean shift) finds the
+ * centre, and the points below the centre, which are core alone, give σ.
+ * It starts from the side's soft-margin boundary (the mean of its k closest
+ * points), which lies below the centre.
+ */
+#define CORE_W        2.5
+#define CORE_HALF_RMS 0.9296 /* RMS of a unit half-normal cut at CORE_W */
+
+static bool core_side(const double *d, size_t n, size_t k, double given, double *tmp, double *mu,
+                      double *sigma)
+{
+    bool fixed = isfinite(given);
+    if (n < (fixed ? 4 : 20) || k < 1)
+        return false;
+    memcpy(tmp, d, n * sizeof *tmp);
+    clk_select(tmp, n, k - 1);
+    double m = 0, v = 0;
+    for (size_t i = 0; i < k; i++)
+        m += tmp[i];
+    m /= (double)k;
+    for (size_t i = 0; i < k; i++)
+        v += (tmp[i] - m) * (tmp[i] - m);
+    double s = isfinite(given) ? given : fmax(2.0 * sqrt(v / (double)k), 1.0);
+    double c = m + s;
+    for (int it = 0; it < 40; it++) {
+        double ss = 0, sm = 0;
+        size_t nl = 0, nw = 0;
+        for (size_t i = 0; i < n; i++) {
+            double e = d[i] - c;
+            if (e < 0 && e > -CORE_W * s) {
+                ss += e * e;
+                nl++;
+            }
+            if (fabs(e) < CORE_W * s) {
+                sm += d[i];
+                nw++;
+            }
+        }
+        if (nl >= 3 && !isfinite(given))
+            s = fmax(sqrt(ss / (double)nl) / CORE_HALF_RMS, 1.0);
+        if (nw < (fixed ? 2u : 5u))
+            return false;
+        double nc = sm / (double)nw;
+        bool done = fabs(nc - c) < 1e-3 * s;
+        c = nc;
+        if (done)
+            break;
+    }
+    *mu = c;
+    *sigma = s;
+    return isfinite(c) && isfinite(s);
+}
+
+/*
+ * The soft margin puts both boundaries at the same count of points from
+ * each side's edge.  When one direction queues more than the other, its
+ * unqueued core is smaller, the same count reaches deeper into it, and the
+ * midline moves toward the busier side by up to a third of a point's noise
+ * (docs/CLOCK.md section 2 has the figures).
+ * The centres of the two cores carry no such bias: refit the line by least
+ * squares on the core points alone (within ±CORE_W σ of each side's centre),
+ * one slope, one intercept per side, the offset halfway between.  False
+ * (line unchanged) when a side's core cannot be found.
+ */
+static bool core_refine(const clock_side_t *f, const clock_side_t *r, size_t kf, size_t kr,
+                        const double given[2], clock_line_t *ln)
+{
+    size_t nmax = f->n > r->n ? f->n : r->n;
+    double *d = xmalloc(2 * (nmax + 1) * sizeof *d), *tmp = d + nmax + 1;
+    clock_line_t cur = *ln;
+    bool ok = false;
+    for (int round = 0; round < 3; round++) {
+        double mu[2], sg[2];
+        const clock_side_t *sd[2] = {f, r};
+        size_t ks[2] = {kf, kr};
+        bool good = true;
+        double sx[2] = {0, 0}, sy[2] = {0, 0};
+        size_t cnt[2] = {0, 0};
+        double sxx = 0, sxy = 0;
+        for (int s = 0; s < 2 && good; s++) {
+            double sign = s == 0 ? 1.0 : -1.0;
+            for (size_t i = 0; i < sd[s]->n; i++)
+                d[i] = sign * (sd[s]->Y[i] - cur.a * sd[s]->X[i] - cur.b);
+            good = core_side(d, sd[s]->n, ks[s], given[s], tmp, &mu[s], &sg[s]);
+            if (!good)
+                break;
+            for (size_t i = 0; i < sd[s]->n; i++)
+                if (fabs(d[i] - mu[s]) < CORE_W * sg[s]) {
+                    sx[s] += sd[s]->X[i];
+                    sy[s] += sd[s]->Y[i];
+                    cnt[s]++;
+                }
+            if (cnt[s] < (isfinite(given[s]) ? 2u : 10u)) {
+                good = false;
+                break;
+            }
+            sx[s] /= (double)cnt[s];
+            sy[s] /= (double)cnt[s];
+            for (size_t i = 0; i < sd[s]->n; i++)
+                if (fabs(d[i] - mu[s]) < CORE_W * sg[s]) {
+                    double dx = sd[s]->X[i] - sx[s];
+                    sxx += dx * dx;
+                    sxy += dx * (sd[s]->Y[i] - sy[s]);
+                }
+        }
+        if (!good)
+            break;
+        double a = sxx > 0 ? sxy / sxx : cur.a;
+        double b = 0.5 * ((sy[0] - a * sx[0]) + (sy[1] - a * sx[1]));
+        if (!isfinite(a) || !isfinite(b))
+            break;
+        /* A core far from where the soft margin put the line is not a core. */
+        if (fabs(b - ln->b) > 3.0 * fmax(sg[0], sg[1]) + 1.0)
+            break;
+        bool done = fabs(b - cur.b) < 1e-3 * fmin(sg[0], sg[1]);
+        cur.a = a;
+        cur.b = b;
+        cur.core_sigma[0] = sg[0];
+        cur.core_sigma[1] = sg[1];
+        ok = true;
+        if (done)
+            break;
+    }
+    free(d);
+    if (ok)
+        *ln = cur;
+    return ok;
+}
+
 int clk_fit_svm(const clock_side_t *fwd, const clock_side_t *rev, const clock_fit_opts_t *opts,
                 clock_line_t *out, char *err)
 {
@@ -435,6 +572,7 @@ int clk_fit_svm(const clock_side_t *fwd, const clock_side_t *rev, const clock_fi
         svm_core(&f, &r, opts->soft_frac, out->a, tmp, out);
     }
     out->frac = opts->soft_frac;
+    out->core_sigma[0] = out->core_sigma[1] = NAN;
     /*
      * Noise, not queuing: when nearly every point belongs to the unqueued
      * core, a wider soft margin averages many more points near the boundary.
@@ -453,6 +591,15 @@ int clk_fit_svm(const clock_side_t *fwd, const clock_side_t *rev, const clock_fi
             }
         }
     }
+    /*
+     * Only where a side shows queuing: when both are noise only, the soft
+     * margin already takes half of each side, the same share of two cores
+     * of the same size.  A subset refits iff its window did (it is handed
+     * the window's core σ; its soft fraction is the window's).
+     */
+    bool hinted = isfinite(opts->core_sigma[0]) && isfinite(opts->core_sigma[1]);
+    if (hinted || out->frac < opts->soft_frac_clean - 1e-3)
+        core_refine(&f, &r, soft_k(f.n, out->frac), soft_k(r.n, out->frac), opts->core_sigma, out);
     free(buf);
     free(tmp);
     (void)err;
@@ -1025,13 +1172,16 @@ static double misfit_mag(const double m[3], const double sd[3])
 
 /* Uncertainty from the spread of fits on interleaved subsets. */
 static void subset_spread(const clock_estimator_t *est, const anchored_t *an,
-                          const clock_fit_opts_t *o0, double hint, double frac, double *sd_b,
+                          const clock_fit_opts_t *o0, const clock_line_t *full, double *sd_b,
                           double *sd_a, size_t *used)
 {
     clock_fit_opts_t oo = *o0, *o = &oo;
-    oo.slope_hint = hint;
-    if (isfinite(frac)) /* the subsets keep the soft margin the whole window chose */
-        oo.soft_frac = oo.soft_frac_clean = frac;
+    oo.slope_hint = full->a;
+    if (isfinite(full->frac)) /* the subsets keep the soft margin the whole window chose */
+        oo.soft_frac = oo.soft_frac_clean = full->frac;
+    /* ...and its cores' σ: a subset has too few points to find them itself. */
+    oo.core_sigma[0] = full->core_sigma[0];
+    oo.core_sigma[1] = full->core_sigma[1];
     size_t nmin = an->f.n < an->r.n ? an->f.n : an->r.n;
     size_t S = o->subsets;
     if (S > nmin / 2)
@@ -1058,7 +1208,7 @@ static void subset_spread(const clock_estimator_t *est, const anchored_t *an,
             Yr[kr++] = an->r.Y[i];
         }
         clock_side_t f = {Xf, Yf, kf}, r = {Xr, Yr, kr};
-        clock_line_t ln = {0, 0, 0, NAN};
+        clock_line_t ln = {0, 0, 0, NAN, {NAN, NAN}};
         if (kf < 2 || kr < 2 || est->fit(&f, &r, o, &ln, NULL) != BASE_OK)
             continue;
         as[m] = ln.a;
@@ -1099,7 +1249,7 @@ static int fit_edge(const clock_estimator_t *est, const clock_point_t *fwd, size
     anchored_t an;
     if (anchor_points(fwd, nf, rev, nr, anchor, yref, &an, err) != BASE_OK)
         return BASE_ERR;
-    clock_line_t ln = {0, 0, 0, NAN};
+    clock_line_t ln = {0, 0, 0, NAN, {NAN, NAN}};
     int rc = est->fit(&an.f, &an.r, o, &ln, err);
     if (rc != BASE_OK)
         goto done;
@@ -1138,7 +1288,7 @@ static int fit_edge(const clock_estimator_t *est, const clock_point_t *fwd, size
 
     double sd_a, sd_b;
     size_t used;
-    subset_spread(est, &an, o, ln.a, ln.frac, &sd_b, &sd_a, &used);
+    subset_spread(est, &an, o, &ln, &sd_b, &sd_a, &used);
     double h = fmax(fabs(an.xlo), fabs(an.xhi));
     double k = o->coverage_k > 0 ? o->coverage_k : 3.0;
     double unc, dunc;

@@ -30,6 +30,12 @@ static const clock_scenario_t sc_busy = {
     .on_frac = 0.5, .on_mean_ms = 50, .util_on = 0.85, .util_off = 0.40, .job_mean_us = 8,
     .loss = 1e-3, .drift_ppm = 50, .offset_ms = 5, .wander_ppb = 2,
 };
+static const clock_scenario_t sc_oneway = {
+    .name = "oneway", .summary = "busy's queuing one way on every link, lan's the other way",
+    .ts_sigma_ns = 40, .dmin_lo_ns = 5000, .dmin_hi_ns = 20000, .asym_ns = 20,
+    .on_frac = 0.5, .on_mean_ms = 50, .util_on = 0.85, .util_off = 0.40, .job_mean_us = 8,
+    .loss = 1e-3, .drift_ppm = 50, .offset_ms = 5, .wander_ppb = 2, .oneway = true,
+};
 static const clock_scenario_t sc_swts = {
     .name = "swts", .summary = "software timestamps: sigma 400 ns plus late receive stamps",
     .ts_sigma_ns = 400, .ts_tail_prob = 0.05, .ts_tail_mean_ns = 3000,
@@ -70,8 +76,8 @@ static const clock_scenario_t sc_step = {
 };
 /* clang-format on */
 
-static const clock_scenario_t *const scenarios[] = {&sc_lan,    &sc_busy,  &sc_swts,  &sc_asym,
-                                                    &sc_detour, &sc_drift, &sc_lossy, &sc_step};
+static const clock_scenario_t *const scenarios[] = {
+    &sc_lan, &sc_busy, &sc_oneway, &sc_swts, &sc_asym, &sc_detour, &sc_drift, &sc_lossy, &sc_step};
 
 const clock_scenario_t *const *clock_scenarios(size_t *n)
 {
@@ -117,6 +123,7 @@ typedef struct dlink {
     double switch_at; /* true time (ns from start) of the next burst/quiet switch */
     clk_rng_t rng;
     uint64_t seq;
+    const clock_scenario_t *traffic; /* whose cross-traffic parameters this direction has */
 } dlink_t;
 
 typedef struct snode {
@@ -128,10 +135,12 @@ typedef struct snode {
 } snode_t;
 
 /* Advance a link's burst/quiet state to time t (ns from start). */
-static void link_state(const clock_scenario_t *sc, dlink_t *l, double t)
+static void link_state(dlink_t *l, double t)
 {
-    double on_mean = sc->on_mean_ms * 1e6;
-    double off_mean = sc->on_frac > 0 ? on_mean * (1 - sc->on_frac) / sc->on_frac : INFINITY;
+    double on_mean = l->traffic->on_mean_ms * 1e6;
+    double off_mean = l->traffic->on_frac > 0
+                          ? on_mean * (1 - l->traffic->on_frac) / l->traffic->on_frac
+                          : INFINITY;
     while (l->switch_at <= t) {
         l->on = !l->on;
         double mean = l->on ? on_mean : off_mean;
@@ -144,17 +153,16 @@ static void link_state(const clock_scenario_t *sc, dlink_t *l, double t)
 }
 
 /* Queue delays seen by packets at t0 and t1 = t0 + gap (ns), from one realisation. */
-static void queue_pair(const clock_scenario_t *sc, dlink_t *l, double t0, double gap, double *q0,
-                       double *q1)
+static void queue_pair(dlink_t *l, double t0, double gap, double *q0, double *q1)
 {
-    link_state(sc, l, t0);
-    double util = l->on ? sc->util_on : sc->util_off;
+    link_state(l, t0);
+    double util = l->on ? l->traffic->util_on : l->traffic->util_off;
     *q0 = *q1 = 0;
-    if (util <= 0 || sc->job_mean_us <= 0)
+    if (util <= 0 || l->traffic->job_mean_us <= 0)
         return;
     if (util > 0.98)
         util = 0.98;
-    double job = sc->job_mean_us * 1e3;
+    double job = l->traffic->job_mean_us * 1e3;
     double rate = util / job; /* jobs per ns */
     double horizon = 30.0 * job / (1 - util);
     if (horizon > 2e6)
@@ -297,13 +305,17 @@ int clock_simnet_run(const clock_scenario_t *sc, const clock_simnet_opts_t *opts
                 else
                     L->dmin_ba_ns += extra;
             }
+            /* oneway: which direction is the quiet one, per link (drawn only there,
+             * so the other scenarios keep their networks). */
+            int quiet = sc->oneway ? (int)(clk_rng_next(&rng) & 1) : -1;
             for (int d = 0; d < 2; d++) {
                 dlink_t *l = &dl[d == 0 ? (size_t)a * N + b : (size_t)b * N + a];
                 l->dmin = d == 0 ? L->dmin_ab_ns : L->dmin_ba_ns;
                 l->rng.s = clk_rng_next(&rng);
+                l->traffic = d == quiet ? &sc_lan : sc;
                 l->on = clk_rng_unit(&l->rng) < sc->on_frac;
                 l->switch_at = -1;
-                link_state(sc, l, 0);
+                link_state(l, 0);
             }
         }
     }
@@ -342,7 +354,7 @@ int clock_simnet_run(const clock_scenario_t *sc, const clock_simnet_opts_t *opts
         /* The sender's spacing is not exact: the packets carry what the clock said. */
         double gap = (double)opts->spacing_ns + clk_rng_uniform(&noise, -2000, 2000);
         double q[2];
-        queue_pair(sc, l, t0, gap, &q[0], &q[1]);
+        queue_pair(l, t0, gap, &q[0], &q[1]);
         clock_probe_t p = {.src = s, .dst = d, .seq = l->seq++};
         for (int i = 0; i < 2; i++) {
             double ts = t0 + (i ? gap : 0);

@@ -71,6 +71,21 @@ grep -q "loops in the probe graph per window: 0-0" "$IT_TMP/pair.log" &&
     grep -q "warning: [0-9]* windows without a loop" "$IT_TMP/pair.log" ||
     it_fail "two nodes: no warning that asymmetry is unseen: $(cat "$IT_TMP/pair.log")"
 
+# A link loaded one way: one side of every edge queues far more than the other.
+# The soft margin alone leaves 6 to 10 ns p50 here (its two boundaries sit at
+# different depths of the two unqueued cores); centred on the cores, about 3 ns.
+"$DP" sim --scenario oneway --seed 4 --nodes 5 --seconds 24 --out "$IT_TMP/oneway" 2>/dev/null ||
+    it_fail "sim oneway failed"
+"$DP" fit "$IT_TMP/oneway/probes.jsonl" >"$IT_TMP/oneway/fits.jsonl" 2>/dev/null ||
+    it_fail "fit (oneway) failed"
+"$DP" eval "$IT_TMP/oneway" "$IT_TMP/oneway/fits.jsonl" >"$IT_TMP/evaloneway.txt" 2>&1 ||
+    it_fail "eval (oneway)"
+p50=$(awk '/^offset error/ {print $4}' "$IT_TMP/evaloneway.txt")
+read -r p99 cov < <(p99_cov "$IT_TMP/evaloneway.txt")
+echo "oneway fit: p50 $p50 ns, p99 $p99 ns, coverage $cov %"
+awk -v m="$p50" -v c="$cov" 'BEGIN {exit !(m + 0 > 0 && m + 0 <= 5.5 && c + 0 >= 80)}' ||
+    it_fail "oneway: p50 $p50 ns, coverage $cov % (soft-margin bias back?)"
+
 # Other estimators read the same log.
 for e in hull minrtt ols; do
     "$DP" fit "$IT_TMP/lan/probes.jsonl" --estimator "$e" --window-s 1.5 \
