@@ -543,7 +543,11 @@ static double loglik(const obs_t *o, size_t n, const model_t *m)
  * a grid of factors of √2 in ppb/√s from the floor, and (with enough
  * windows) the scales of the windows' own σ, only ≥ 1, so that a lucky run
  * of quiet windows never makes a map look surer than its windows say.
- * Coordinate ascent, twice round.
+ * Coordinate ascent, twice round.  From fewer windows than the scales need,
+ * the grid starts at twice the floor (q four times): an ML variance from a
+ * handful of innovations runs low, and a live master's windows 2 to 7 were
+ * pooled too surely (busy, 30 networks: 92–95 % covered there, 96–100 %
+ * later; 95.9 % live in all, 97.0 % with this).
  */
 static model_t model_ml(const obs_t *o, size_t n, double floor_ppb)
 {
@@ -557,7 +561,7 @@ static model_t model_ml(const obs_t *o, size_t n, double floor_ppb)
         double best = -INFINITY, qbest = m.q;
         for (int i = 0; i < Q_STEPS; i++) {
             model_t t = m;
-            t.q = f * f * pow(2.0, i);
+            t.q = f * f * pow(2.0, i + (fit_scales ? 0 : 2));
             double ll = loglik(o, n, &t);
             if (ll > best) {
                 best = ll;
