@@ -122,7 +122,8 @@ typedef struct clock_fit_opts {
     uint32_t min_points;    /* per direction; fewer is an error (default 4) */
     double soft_frac;       /* svm: fraction of each side in the soft margin (default 0.10) */
     double soft_frac_clean; /* svm: the fraction used when a window shows no queuing, noise
-                               only (default 0.50); in between, interpolated */
+                               only (default 0.50); in between, interpolated; svm refits to
+                               the unqueued cores only below it (docs/CLOCK.md §2) */
     uint32_t subsets;       /* interleaved subsets for the uncertainty (default 8) */
     uint32_t intervals;     /* minrtt: intervals per window (default 8) */
     bool detect_steps;      /* default true */

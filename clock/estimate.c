@@ -423,11 +423,11 @@ static double clean_share(const clock_side_t *s, const clock_line_t *ln, bool lo
  * Queuing only adds on the far side and is sparse next to the core, so a
  * mean over a window of ±CORE_W σ around the centre (mean shift) finds the
  * centre, and the points below the centre, which are core alone, give σ.
- * It starts from the side's soft-margin boundary (the mean of its k closest
- * points), which lies below the centre.
+ * It starts one spread (twice the RMS of the k closest points) above the
+ * side's soft-margin boundary (their mean), which lies below the centre.
  */
 #define CORE_W        2.5
-#define CORE_HALF_RMS 0.9296 /* RMS of a unit half-normal cut at CORE_W */
+#define CORE_HALF_RMS 0.9546 /* RMS of a unit half-normal cut at CORE_W */
 #define CORE_PEAK     0.25   /* most points just beyond a core, for each one in it */
 #define CORE_FAR      0.05   /* least share of a side queued well beyond its core */
 
@@ -515,6 +515,9 @@ static bool core_refine(const clock_side_t *f, const clock_side_t *r, size_t kf,
     clock_line_t cur = *ln;
     bool ok = false;
     double far[2] = {0, 0};
+    /* Hints come in pairs (a subset's, from its window); one alone is none. */
+    bool hinted = isfinite(given[0]) && isfinite(given[1]);
+    const double g[2] = {hinted ? given[0] : NAN, hinted ? given[1] : NAN};
     for (int round = 0; round < 3; round++) {
         double mu[2], sg[2];
         const clock_side_t *sd[2] = {f, r};
@@ -527,7 +530,7 @@ static bool core_refine(const clock_side_t *f, const clock_side_t *r, size_t kf,
             double sign = s == 0 ? 1.0 : -1.0;
             for (size_t i = 0; i < sd[s]->n; i++)
                 d[i] = sign * (sd[s]->Y[i] - cur.a * sd[s]->X[i] - cur.b);
-            good = core_side(d, sd[s]->n, ks[s], given[s], tmp, &mu[s], &sg[s], &far[s]);
+            good = core_side(d, sd[s]->n, ks[s], g[s], tmp, &mu[s], &sg[s], &far[s]);
             if (!good)
                 break;
             for (size_t i = 0; i < sd[s]->n; i++)
@@ -536,7 +539,7 @@ static bool core_refine(const clock_side_t *f, const clock_side_t *r, size_t kf,
                     sy[s] += sd[s]->Y[i];
                     cnt[s]++;
                 }
-            if (cnt[s] < (isfinite(given[s]) ? 2u : 10u)) {
+            if (cnt[s] < (hinted ? 2u : 10u)) {
                 good = false;
                 break;
             }
@@ -559,7 +562,7 @@ static bool core_refine(const clock_side_t *f, const clock_side_t *r, size_t kf,
          * edge is the better guide (three namespaces on one host: 0.44 µs
          * median node error with the edge, 0.70 µs centred).
          */
-        if (round == 0 && !isfinite(given[0]) && fmax(far[0], far[1]) < CORE_FAR)
+        if (round == 0 && !hinted && fmax(far[0], far[1]) < CORE_FAR)
             break;
         double a = sxx > 0 ? sxy / sxx : cur.a;
         double b = 0.5 * ((sy[0] - a * sx[0]) + (sy[1] - a * sx[1]));
@@ -627,8 +630,11 @@ int clk_fit_svm(const clock_side_t *fwd, const clock_side_t *rev, const clock_fi
     /*
      * Only where a side shows queuing: when both are noise only, the soft
      * margin already takes half of each side, the same share of two cores
-     * of the same size.  A subset refits iff its window did (it is handed
-     * the window's core σ; its soft fraction is the window's).
+     * of the same size.  A subset tries to refit iff its window did (it is
+     * handed the window's core σ; its soft fraction is the window's); one
+     * too small to find its cores keeps the soft margin, which widens the
+     * subsets' spread (more so in windows of a few dozen points a side).
+     * The margin reported stays the soft margin's.
      */
     bool hinted = isfinite(opts->core_sigma[0]) && isfinite(opts->core_sigma[1]);
     if (hinted || out->frac < opts->soft_frac_clean - 1e-3)

@@ -313,7 +313,7 @@ int clock_simnet_run(const clock_scenario_t *sc, const clock_simnet_opts_t *opts
                 l->dmin = d == 0 ? L->dmin_ab_ns : L->dmin_ba_ns;
                 l->rng.s = clk_rng_next(&rng);
                 l->traffic = d == quiet ? &sc_lan : sc;
-                l->on = clk_rng_unit(&l->rng) < sc->on_frac;
+                l->on = clk_rng_unit(&l->rng) < l->traffic->on_frac;
                 l->switch_at = -1;
                 link_state(l, 0);
             }
