@@ -445,7 +445,7 @@ static bool core_side(const double *d, size_t n, size_t k, double given, double 
     m /= (double)k;
     for (size_t i = 0; i < k; i++)
         v += (tmp[i] - m) * (tmp[i] - m);
-    double s = isfinite(given) ? given : fmax(2.0 * sqrt(v / (double)k), 1.0);
+    double s = fixed ? given : fmax(2.0 * sqrt(v / (double)k), 1.0);
     double c = m + s;
     for (int it = 0; it < 40; it++) {
         double ss = 0, sm = 0;
@@ -461,7 +461,7 @@ static bool core_side(const double *d, size_t n, size_t k, double given, double 
                 nw++;
             }
         }
-        if (nl >= 3 && !isfinite(given))
+        if (nl >= 3 && !fixed)
             s = fmax(sqrt(ss / (double)nl) / CORE_HALF_RMS, 1.0);
         if (nw < (fixed ? 2u : 5u))
             return false;
@@ -504,56 +504,31 @@ static bool core_side(const double *d, size_t n, size_t k, double given, double 
  * (docs/CLOCK.md section 2 has the figures).
  * The centres of the two cores carry no such bias: refit the line by least
  * squares on the core points alone (within ±CORE_W σ of each side's centre),
- * one slope, one intercept per side, the offset halfway between.  False
- * (line unchanged) when a side's core cannot be found.
+ * one slope, one intercept per side, the offset halfway between.  hint: the
+ * two cores' σ from the whole window (a subset's fit), or NULL to find them.
+ * False (line unchanged) when a side's core cannot be found.
  */
 static bool core_refine(const clock_side_t *f, const clock_side_t *r, size_t kf, size_t kr,
-                        const double given[2], clock_line_t *ln)
+                        const double *hint, clock_line_t *ln)
 {
+    const clock_side_t *sd[2] = {f, r};
+    const size_t ks[2] = {kf, kr};
     size_t nmax = f->n > r->n ? f->n : r->n;
-    double *d = xmalloc(2 * (nmax + 1) * sizeof *d), *tmp = d + nmax + 1;
+    double *d[2], *tmp = xmalloc((f->n + r->n + nmax + 1) * sizeof *tmp);
+    d[0] = tmp + nmax + 1;
+    d[1] = d[0] + f->n;
     clock_line_t cur = *ln;
     bool ok = false;
-    double far[2] = {0, 0};
-    /* Hints come in pairs (a subset's, from its window); one alone is none. */
-    bool hinted = isfinite(given[0]) && isfinite(given[1]);
-    const double g[2] = {hinted ? given[0] : NAN, hinted ? given[1] : NAN};
     for (int round = 0; round < 3; round++) {
-        double mu[2], sg[2];
-        const clock_side_t *sd[2] = {f, r};
-        size_t ks[2] = {kf, kr};
-        bool good = true;
-        double sx[2] = {0, 0}, sy[2] = {0, 0};
-        size_t cnt[2] = {0, 0};
-        double sxx = 0, sxy = 0;
-        for (int s = 0; s < 2 && good; s++) {
+        double mu[2], sg[2], far[2] = {0, 0};
+        for (int s = 0; s < 2; s++) {
             double sign = s == 0 ? 1.0 : -1.0;
             for (size_t i = 0; i < sd[s]->n; i++)
-                d[i] = sign * (sd[s]->Y[i] - cur.a * sd[s]->X[i] - cur.b);
-            good = core_side(d, sd[s]->n, ks[s], g[s], tmp, &mu[s], &sg[s], &far[s]);
-            if (!good)
-                break;
-            for (size_t i = 0; i < sd[s]->n; i++)
-                if (fabs(d[i] - mu[s]) < CORE_W * sg[s]) {
-                    sx[s] += sd[s]->X[i];
-                    sy[s] += sd[s]->Y[i];
-                    cnt[s]++;
-                }
-            if (cnt[s] < (hinted ? 2u : 10u)) {
-                good = false;
-                break;
-            }
-            sx[s] /= (double)cnt[s];
-            sy[s] /= (double)cnt[s];
-            for (size_t i = 0; i < sd[s]->n; i++)
-                if (fabs(d[i] - mu[s]) < CORE_W * sg[s]) {
-                    double dx = sd[s]->X[i] - sx[s];
-                    sxx += dx * dx;
-                    sxy += dx * (sd[s]->Y[i] - sy[s]);
-                }
+                d[s][i] = sign * (sd[s]->Y[i] - cur.a * sd[s]->X[i] - cur.b);
+            if (!core_side(d[s], sd[s]->n, ks[s], hint ? hint[s] : NAN, tmp, &mu[s], &sg[s],
+                           &far[s]))
+                goto done;
         }
-        if (!good)
-            break;
         /*
          * Only a queue well apart from its core biases the soft margin.  Delays
          * that spread evenly from their edge (a software path's scheduling:
@@ -562,25 +537,44 @@ static bool core_refine(const clock_side_t *f, const clock_side_t *r, size_t kf,
          * edge is the better guide (three namespaces on one host: 0.44 µs
          * median node error with the edge, 0.70 µs centred).
          */
-        if (round == 0 && !hinted && fmax(far[0], far[1]) < CORE_FAR)
-            break;
+        if (round == 0 && hint == NULL && fmax(far[0], far[1]) < CORE_FAR)
+            goto done;
+        double sx[2] = {0, 0}, sy[2] = {0, 0}, sxx = 0, sxy = 0;
+        for (int s = 0; s < 2; s++) {
+            size_t cnt = 0;
+            for (size_t i = 0; i < sd[s]->n; i++)
+                if (fabs(d[s][i] - mu[s]) < CORE_W * sg[s]) {
+                    sx[s] += sd[s]->X[i];
+                    sy[s] += sd[s]->Y[i];
+                    cnt++;
+                }
+            if (cnt < (hint ? 2u : 10u))
+                goto done;
+            sx[s] /= (double)cnt;
+            sy[s] /= (double)cnt;
+            for (size_t i = 0; i < sd[s]->n; i++)
+                if (fabs(d[s][i] - mu[s]) < CORE_W * sg[s]) {
+                    double dx = sd[s]->X[i] - sx[s];
+                    sxx += dx * dx;
+                    sxy += dx * (sd[s]->Y[i] - sy[s]);
+                }
+        }
         double a = sxx > 0 ? sxy / sxx : cur.a;
         double b = 0.5 * ((sy[0] - a * sx[0]) + (sy[1] - a * sx[1]));
-        if (!isfinite(a) || !isfinite(b))
-            break;
         /* A core far from where the soft margin put the line is not a core. */
-        if (fabs(b - ln->b) > 3.0 * fmax(sg[0], sg[1]) + 1.0)
-            break;
-        bool done = fabs(b - cur.b) < 1e-3 * fmin(sg[0], sg[1]);
+        if (!isfinite(a) || !isfinite(b) || fabs(b - ln->b) > 3.0 * fmax(sg[0], sg[1]) + 1.0)
+            goto done;
+        bool converged = fabs(b - cur.b) < 1e-3 * fmin(sg[0], sg[1]);
         cur.a = a;
         cur.b = b;
         cur.core_sigma[0] = sg[0];
         cur.core_sigma[1] = sg[1];
         ok = true;
-        if (done)
+        if (converged)
             break;
     }
-    free(d);
+done:
+    free(tmp);
     if (ok)
         *ln = cur;
     return ok;
@@ -636,9 +630,11 @@ int clk_fit_svm(const clock_side_t *fwd, const clock_side_t *rev, const clock_fi
      * subsets' spread (more so in windows of a few dozen points a side).
      * The margin reported stays the soft margin's.
      */
+    /* Hints come in pairs (a subset's, from its window); one alone is none. */
     bool hinted = isfinite(opts->core_sigma[0]) && isfinite(opts->core_sigma[1]);
     if (hinted || out->frac < opts->soft_frac_clean - 1e-3)
-        core_refine(&f, &r, soft_k(f.n, out->frac), soft_k(r.n, out->frac), opts->core_sigma, out);
+        core_refine(&f, &r, soft_k(f.n, out->frac), soft_k(r.n, out->frac),
+                    hinted ? opts->core_sigma : NULL, out);
     free(buf);
     free(tmp);
     (void)err;
