@@ -119,20 +119,24 @@ typedef struct clock_edge_fit {
 } clock_edge_fit_t;
 
 typedef struct clock_fit_opts {
-    uint32_t min_points;    /* per direction; fewer is an error (default 4) */
-    double soft_frac;       /* svm: fraction of each side in the soft margin (default 0.10) */
-    double soft_frac_clean; /* svm: the fraction used when a window shows no queuing, noise
-                               only (default 0.50); in between, interpolated; svm refits to
-                               the unqueued cores only below it (docs/CLOCK.md §2) */
-    uint32_t subsets;       /* interleaved subsets for the uncertainty (default 8) */
-    uint32_t intervals;     /* minrtt: intervals per window (default 8) */
-    bool detect_steps;      /* default true */
-    int64_t step_min_ns;    /* smallest step reported (default 500) */
-    double coverage_k;      /* uncertainty = coverage_k × estimated σ (default 3) */
-    double slope_hint;      /* where the slope search starts (e.g. the last window's drift
-                               as a fraction); NAN: from the data (default) */
-    double core_sigma[2];   /* svm: σ of each side's core, from the whole window (NAN: from the
-                               data, the default) */
+    uint32_t min_points;      /* per direction; fewer is an error (default 4) */
+    double soft_frac;         /* svm: fraction of each side in the soft margin (default 0.10) */
+    double soft_frac_clean;   /* svm: the fraction used when a window shows no queuing, noise
+                                 only (default 0.50); in between, interpolated; svm refits to
+                                 the unqueued cores only below it (docs/CLOCK.md §2) */
+    uint32_t subsets;         /* interleaved subsets for the uncertainty (default 8) */
+    uint32_t jackknife_below; /* fewer points than this on a side: the spread comes from
+                                 fits that each leave one subset out (a jackknife), for
+                                 estimators that allow it; subsets of a few points alone
+                                 fit badly (default 128; 0: never) */
+    uint32_t intervals;       /* minrtt: intervals per window (default 8) */
+    bool detect_steps;        /* default true */
+    int64_t step_min_ns;      /* smallest step reported (default 500) */
+    double coverage_k;        /* uncertainty = coverage_k × estimated σ (default 3) */
+    double slope_hint;        /* where the slope search starts (e.g. the last window's drift
+                                 as a fraction); NAN: from the data (default) */
+    double core_sigma[2];     /* svm: σ of each side's core, from the whole window (NAN: from the
+                                 data, the default) */
 } clock_fit_opts_t;
 
 void clock_fit_opts_default(clock_fit_opts_t *opts);
@@ -164,6 +168,13 @@ typedef struct clock_estimator {
                clock_line_t *out, char *err);
     /* Subset spread → uncertainty scale: 1 for mean-like fits, more for extreme-point fits. */
     double unc_scale;
+    /*
+     * Small windows may take their spread from the jackknife: true where
+     * leaving a few points out moves the fit a little (svm, ols); a fit on
+     * one extreme point per interval (minrtt) or the hull's few vertices
+     * mostly does not move at all, and keeps the disjoint subsets.
+     */
+    bool jackknife;
 } clock_estimator_t;
 
 /* The registered estimators, in table order (svm first: the default). */

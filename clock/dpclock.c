@@ -19,7 +19,9 @@ static const char usage[] =
     "usage: dpclock COMMAND [options]\n"
     "\n"
     "  sim --scenario NAME --out DIR [--seed N] [--nodes N] [--seconds S] [--k K]\n"
-    "        simulate probe traffic; writes DIR/probes.jsonl and DIR/truth.jsonl\n"
+    "      [--cadence-us C]\n"
+    "        simulate probe traffic; writes DIR/probes.jsonl and DIR/truth.jsonl; every\n"
+    "        node sends a coded pair every C us (default 800) to its partners in turn\n"
     "  fit LOG [--estimator E] [--window-s W] [--ref N] [--guard-ns G] [--max-probes N]\n"
     "      [--pool N] [--causal [--lag L]] [--suspect-k K]\n"
     "        fit a probe log (JSON lines, SPEC 4.5; '-' reads stdin); edge_fit and\n"
@@ -32,8 +34,9 @@ static const char usage[] =
     "  eval DIR FITS\n"
     "        compare the node_fit lines of FITS with DIR/truth.jsonl\n"
     "  bench [--seconds S] [--nodes N] [--k K] [--seed N] [--seeds K] [--scenarios A,B]\n"
-    "        [--estimators A,B]\n"
+    "        [--estimators A,B] [--cadence-us C]\n"
     "        every scenario with every estimator over K seeds: accuracy table and BENCH lines\n"
+    "        (with --cadence-us, BENCH names start clock_cCus_)\n"
     "\n"
     "  --help       this text\n"
     "  --version    the version\n"
@@ -102,6 +105,16 @@ static int parse_double(const char *flag, const char *s, double lo, double hi, d
     return 0;
 }
 
+/* --cadence-us: above the pair's spacing, at most 10 s. */
+static int parse_cadence(const char *v, clock_simnet_opts_t *so)
+{
+    uint64_t u;
+    int rc = parse_u64("--cadence-us", v, (uint64_t)so->spacing_ns / 1000 + 1, 10000000, &u);
+    if (rc == 0)
+        so->cadence_ns = (int64_t)u * 1000;
+    return rc;
+}
+
 /* ---- sim ---- */
 
 typedef struct sim_writer {
@@ -144,6 +157,9 @@ static int cmd_sim(int argc, char **argv)
         } else if (flag_value(argc, argv, &i, "--seconds", &v, &rc)) {
             if (rc == 0)
                 rc = parse_double("--seconds", v, 0.1, 86400, &so.seconds);
+        } else if (flag_value(argc, argv, &i, "--cadence-us", &v, &rc)) {
+            if (rc == 0)
+                rc = parse_cadence(v, &so);
         } else {
             rc = bad_usage("sim: unknown argument \"%s\"", argv[i]);
         }
@@ -735,7 +751,7 @@ static size_t est_index(const clock_estimator_t *const *es, size_t nest, const c
 }
 
 /* "  minrtt/svm ..x": the ratio of two cells' p99, and whether it meets 10× where it applies. */
-static void print_ratio(const char *label, const char *tag, const char *scen,
+static void print_ratio(const char *bp, const char *label, const char *tag, const char *scen,
                         const bench_cell_t *num, const bench_cell_t *den)
 {
     if (!num->done || !den->done || !(den->ev.off_p99 > 0))
@@ -744,7 +760,7 @@ static void print_ratio(const char *label, const char *tag, const char *scen,
     printf("      %-34s %7.1f / %6.1f = %5.1fx", label, num->ev.off_p99, den->ev.off_p99, x);
     if (num->ev.off_p99 > 50)
         printf("  (minrtt > 50 ns, 10x: %s)", x >= 10 ? "met" : "MISSED");
-    printf("\nBENCH clock_minrtt_over_svm%s_%s_p99 %.2f x\n", tag, scen, x);
+    printf("\nBENCH %s_minrtt_over_svm%s_%s_p99 %.2f x\n", bp, tag, scen, x);
 }
 
 static int cmd_bench(int argc, char **argv)
@@ -778,18 +794,30 @@ static int cmd_bench(int argc, char **argv)
         } else if (flag_value(argc, argv, &i, "--estimators", &v, &rc)) {
             if (rc == 0 && (rc = check_list("--estimators", v, false)) == 0)
                 ests = v;
+        } else if (flag_value(argc, argv, &i, "--cadence-us", &v, &rc)) {
+            if (rc == 0)
+                rc = parse_cadence(v, &so);
         } else {
             rc = bad_usage("bench: unknown argument \"%s\"", argv[i]);
         }
     }
     if (rc != 0)
         return rc;
+    clock_simnet_opts_t dflt;
+    clock_simnet_opts_default(&dflt);
+    /* The BENCH names of a run at another cadence stay apart from the default run's. */
+    bool sparse = so.cadence_ns != dflt.cadence_ns;
+    char bp[48];
+    if (sparse)
+        snprintf(bp, sizeof bp, "clock_c%" PRId64 "us", so.cadence_ns / 1000);
+    else
+        snprintf(bp, sizeof bp, "clock");
 
     size_t nsc, nest;
     const clock_scenario_t *const *scs = clock_scenarios(&nsc);
     const clock_estimator_t *const *es = clock_estimators(&nest);
-    printf("dpclock bench: %u nodes probing a ring and up to %u random partners each, %.0f s per "
-           "run,\n"
+    printf("dpclock bench: %u nodes probing a ring and up to %u random partners each, a pair "
+           "every %" PRId64 " us\nfrom every node to its partners in turn, %.0f s per run,\n"
            "seeds %" PRIu64 "..%" PRIu64 " pooled, 2 s windows, reference node 0.\n"
            "Node fits against simulation truth; error = largest |fit - truth| over the window's\n"
            "range (offset, drift and bend together); unc/er = median uncertainty / median error;\n"
@@ -798,7 +826,7 @@ static int cmd_bench(int argc, char **argv)
            "E: each window pooled with up to 8 windows on either side (dpclock fit);\n"
            "E/live: earlier windows only, as a live master; E/lag1: earlier windows and the\n"
            "next one, as the master refines them; E/1w: every window alone.\n\n",
-           so.nodes, so.k - 1, so.seconds, so.seed, so.seed + seeds - 1);
+           so.nodes, so.k - 1, so.cadence_ns / 1000, so.seconds, so.seed, so.seed + seeds - 1);
     printf("%-6s %-11s %8s %8s %9s %8s %8s %7s %9s %6s %7s %8s %6s\n", "scen", "estim", "p50_ns",
            "p99_ns", "max_ns", "drift50", "drift99", "cover%", "unc50_ns", "unc/er", "fit_us",
            "solve_us", "unalgn");
@@ -837,14 +865,14 @@ static int cmd_bench(int argc, char **argv)
                        100 * ev->coverage, ev->unc_p50, ratio, c->fit_us, c->solve_us,
                        ev->unaligned);
                 snprintf(en, sizeof en, "%s%s", es[e]->name, mode_tag[m]);
-                printf("BENCH clock_%s_%s_p50_ns %.1f ns\n", en, sn, ev->off_p50);
-                printf("BENCH clock_%s_%s_p99_ns %.1f ns\n", en, sn, ev->off_p99);
-                printf("BENCH clock_%s_%s_max_ns %.1f ns\n", en, sn, ev->off_max);
-                printf("BENCH clock_%s_%s_drift_p99_ppb %.2f ppb\n", en, sn, ev->drift_p99);
-                printf("BENCH clock_%s_%s_coverage_pct %.1f %%\n", en, sn, 100 * ev->coverage);
-                printf("BENCH clock_%s_%s_unc_over_err %.2f x\n", en, sn, ratio);
-                printf("BENCH clock_%s_%s_fit_us %.0f us\n", en, sn, c->fit_us);
-                printf("BENCH clock_%s_%s_solve_us %.1f us\n", en, sn, c->solve_us);
+                printf("BENCH %s_%s_%s_p50_ns %.1f ns\n", bp, en, sn, ev->off_p50);
+                printf("BENCH %s_%s_%s_p99_ns %.1f ns\n", bp, en, sn, ev->off_p99);
+                printf("BENCH %s_%s_%s_max_ns %.1f ns\n", bp, en, sn, ev->off_max);
+                printf("BENCH %s_%s_%s_drift_p99_ppb %.2f ppb\n", bp, en, sn, ev->drift_p99);
+                printf("BENCH %s_%s_%s_coverage_pct %.1f %%\n", bp, en, sn, 100 * ev->coverage);
+                printf("BENCH %s_%s_%s_unc_over_err %.2f x\n", bp, en, sn, ratio);
+                printf("BENCH %s_%s_%s_fit_us %.0f us\n", bp, en, sn, c->fit_us);
+                printf("BENCH %s_%s_%s_solve_us %.1f us\n", bp, en, sn, c->solve_us);
             }
         }
         fflush(stdout);
@@ -889,16 +917,18 @@ static int cmd_bench(int argc, char **argv)
         if (imr == SIZE_MAX || !cells[s][imr][MODE_POOLED].done)
             continue;
         printf("    minrtt p99 / svm p99:\n");
-        print_ratio("same pooling (both pooled)", "", sn, &cells[s][imr][MODE_POOLED], sv);
-        print_ratio("same pooling (both live)", "_live", sn, &cells[s][imr][MODE_LIVE],
+        print_ratio(bp, "same pooling (both pooled)", "", sn, &cells[s][imr][MODE_POOLED], sv);
+        print_ratio(bp, "same pooling (both live)", "_live", sn, &cells[s][imr][MODE_LIVE],
                     &cells[s][isvm][MODE_LIVE]);
-        print_ratio("same pooling (both per window)", "_1w", sn, &cells[s][imr][MODE_WINDOW],
+        print_ratio(bp, "same pooling (both per window)", "_1w", sn, &cells[s][imr][MODE_WINDOW],
                     &cells[s][isvm][MODE_WINDOW]);
-        print_ratio("per-window minrtt / pooled svm", "_1w_vs_pooled", sn,
+        print_ratio(bp, "per-window minrtt / pooled svm", "_1w_vs_pooled", sn,
                     &cells[s][imr][MODE_WINDOW], sv);
-        print_ratio("per-window minrtt / live svm", "_1w_vs_live", sn, &cells[s][imr][MODE_WINDOW],
-                    &cells[s][isvm][MODE_LIVE]);
+        print_ratio(bp, "per-window minrtt / live svm", "_1w_vs_live", sn,
+                    &cells[s][imr][MODE_WINDOW], &cells[s][isvm][MODE_LIVE]);
     }
+    if (sparse) /* a property of the estimators, measured by the default run */
+        return ret;
     printf("\none edge window of 1000 samples (500 per direction), CPU time per fit:\n");
     for (size_t e = 0; e < nest; e++) {
         if (!in_list(ests, es[e]->name))

@@ -30,7 +30,9 @@
  * Uncertainty, for every estimator: the spread of the same fit on 8
  * interleaved subsets (each spans the whole window), scaled to the full
  * data, plus the misfit of the line to a bending offset curve (frequency
- * wander) where the window shows one clear of its noise.
+ * wander) where the window shows one clear of its noise.  Below 128 points
+ * a side, a subset holds a dozen points or fewer, too few for svm's margin
+ * and cores: there the 8 fits each leave one subset out (a jackknife).
  */
 #include "clock/clock_int.h"
 
@@ -44,6 +46,7 @@ void clock_fit_opts_default(clock_fit_opts_t *opts)
     opts->soft_frac = 0.10;
     opts->soft_frac_clean = 0.50;
     opts->subsets = 8;
+    opts->jackknife_below = 128;
     opts->intervals = 8;
     opts->detect_steps = true;
     opts->step_min_ns = 500;
@@ -867,15 +870,15 @@ int clk_fit_ols(const clock_side_t *fwd, const clock_side_t *rev, const clock_fi
 /* unc_scale of hull and minrtt: calibrated on the simulated scenarios (docs/CLOCK.md). */
 static const clock_estimator_t est_svm = {
     "svm", "soft-margin maximum-margin line between forward and reverse points (Huygens)",
-    clk_fit_svm, 1.0};
+    clk_fit_svm, 1.0, true};
 static const clock_estimator_t est_hull = {
     "hull", "convex-hull bounds, midline of the feasible band (Duda; Moon-Skelly-Towsley)",
-    clk_fit_hull, 1.2};
+    clk_fit_hull, 1.2, false};
 static const clock_estimator_t est_minrtt = {
     "minrtt", "NTP style: smallest round trip per interval, line through the best offsets",
-    clk_fit_minrtt, 2.0};
+    clk_fit_minrtt, 2.0, false};
 static const clock_estimator_t est_ols = {"ols", "least squares on per-pair offsets", clk_fit_ols,
-                                          1.0};
+                                          1.0, true};
 
 static const clock_estimator_t *const estimators[] = {&est_svm, &est_hull, &est_minrtt, &est_ols};
 
@@ -977,7 +980,16 @@ static void block_levels(const anchored_t *an, double a, double frac, size_t max
 {
     B->v = 0;
     size_t nmin = an->f.n < an->r.n ? an->f.n : an->r.n;
+    /*
+     * Twelve points a side per block where the window has them.  A small
+     * window (a busy neighbour probed every 20 ms keeps a few dozen) still
+     * gets the six blocks that finding a clock step takes, down to five
+     * points a side each: a step a line is drawn through is off by half
+     * the step at the window's ends.
+     */
     size_t nb = nmin / 12;
+    if (nb < 6 && nmin >= 30)
+        nb = 6;
     if (nb > maxb)
         nb = maxb;
     if (nb < 6 || !(an->xhi > an->xlo))
@@ -1205,10 +1217,22 @@ static double misfit_mag(const double m[3], const double sd[3])
     return worst;
 }
 
-/* Uncertainty from the spread of fits on interleaved subsets. */
-static void subset_spread(const clock_estimator_t *est, const anchored_t *an,
-                          const clock_fit_opts_t *o0, const clock_line_t *full, double *sd_b,
-                          double *sd_a, size_t *used)
+/*
+ * The spread of the window's fit, from S interleaved subsets (each spans
+ * the whole window).  Fitted alone, each subset has 1/S of the points, and
+ * the window's fit has 1/S of their variance.  A subset of a dozen points
+ * holds one or two in svm's margin and no core to find: its fits scatter
+ * by microseconds where the window's own is good to nanoseconds (busy
+ * probing a neighbour every 20 ms).  There, for estimators that allow it,
+ * each of the S fits leaves one subset out instead, and the delete-a-group
+ * jackknife, (S − 1)/S × the sum of squared deviations, is the variance.
+ * That costs S fits of nearly the whole window, so only small windows use
+ * it.  Fills the variances of the offset and the slope; false when fewer
+ * than 3 fits came out.
+ */
+static bool fit_spread(const clock_estimator_t *est, const anchored_t *an,
+                       const clock_fit_opts_t *o0, const clock_line_t *full, double *var_b,
+                       double *var_a)
 {
     clock_fit_opts_t oo = *o0, *o = &oo;
     oo.slope_hint = full->a;
@@ -1221,26 +1245,30 @@ static void subset_spread(const clock_estimator_t *est, const anchored_t *an,
     size_t S = o->subsets;
     if (S > nmin / 2)
         S = nmin / 2;
-    *used = 0;
-    *sd_a = *sd_b = NAN;
+    if (S > 64)
+        S = 64;
     if (S < 3)
-        return;
-    size_t cap_f = an->f.n / S + 1, cap_r = an->r.n / S + 1;
+        return false;
+    bool jack = est->jackknife && nmin < o->jackknife_below;
+    size_t cap_f = jack ? an->f.n : an->f.n / S + 1, cap_r = jack ? an->r.n : an->r.n / S + 1;
     double *buf = xmalloc(2 * (cap_f + cap_r) * sizeof *buf);
     double *Xf = buf, *Yf = buf + cap_f, *Xr = buf + 2 * cap_f, *Yr = Xr + cap_r;
     double as[64], bs[64];
-    if (S > 64)
-        S = 64;
     size_t m = 0;
     for (size_t s = 0; s < S; s++) {
+        /* Subset s alone, or every point but subset s. */
         size_t kf = 0, kr = 0;
-        for (size_t i = s; i < an->f.n; i += S) {
-            Xf[kf] = an->f.X[i];
-            Yf[kf++] = an->f.Y[i];
+        for (size_t i = 0; i < an->f.n; i++) {
+            if ((i % S == s) != jack) {
+                Xf[kf] = an->f.X[i];
+                Yf[kf++] = an->f.Y[i];
+            }
         }
-        for (size_t i = s; i < an->r.n; i += S) {
-            Xr[kr] = an->r.X[i];
-            Yr[kr++] = an->r.Y[i];
+        for (size_t i = 0; i < an->r.n; i++) {
+            if ((i % S == s) != jack) {
+                Xr[kr] = an->r.X[i];
+                Yr[kr++] = an->r.Y[i];
+            }
         }
         clock_side_t f = {Xf, Yf, kf}, r = {Xr, Yr, kr};
         clock_line_t ln = {0, 0, 0, NAN, {NAN, NAN}};
@@ -1252,7 +1280,7 @@ static void subset_spread(const clock_estimator_t *est, const anchored_t *an,
     }
     free(buf);
     if (m < 3)
-        return;
+        return false;
     double ma = 0, mb = 0;
     for (size_t i = 0; i < m; i++) {
         ma += as[i];
@@ -1260,14 +1288,15 @@ static void subset_spread(const clock_estimator_t *est, const anchored_t *an,
     }
     ma /= (double)m;
     mb /= (double)m;
-    double va = 0, vb = 0;
+    double ssa = 0, ssb = 0;
     for (size_t i = 0; i < m; i++) {
-        va += (as[i] - ma) * (as[i] - ma);
-        vb += (bs[i] - mb) * (bs[i] - mb);
+        ssa += (as[i] - ma) * (as[i] - ma);
+        ssb += (bs[i] - mb) * (bs[i] - mb);
     }
-    *sd_a = sqrt(va / (double)(m - 1));
-    *sd_b = sqrt(vb / (double)(m - 1));
-    *used = m;
+    double f = jack ? (double)(m - 1) / (double)m : 1.0 / ((double)(m - 1) * (double)m);
+    *var_a = f * ssa;
+    *var_b = f * ssb;
+    return true;
 }
 
 static int fit_edge(const clock_estimator_t *est, const clock_point_t *fwd, size_t nf,
@@ -1321,22 +1350,19 @@ static int fit_edge(const clock_estimator_t *est, const clock_point_t *fwd, size
         return BASE_OK;
     }
 
-    double sd_a, sd_b;
-    size_t used;
-    subset_spread(est, &an, o, &ln, &sd_b, &sd_a, &used);
+    double va, vb;
     double h = fmax(fabs(an.xlo), fabs(an.xhi));
     double k = o->coverage_k > 0 ? o->coverage_k : 3.0;
     double unc, dunc;
-    if (used >= 3) {
+    if (fit_spread(est, &an, o, &ln, &vb, &va)) {
         /*
-         * A mean-like fit has 1/S of its subsets' variance.  Fits driven by a
-         * few extreme points improve more slowly with more data, so their
-         * subsets' spread shrinks less: the estimator's own scale says how much.
+         * Fits driven by a few extreme points improve more slowly with more
+         * data than 1/S, so their subsets' spread shrinks less: the
+         * estimator's own scale says how much.
          */
         double sc = est->unc_scale > 0 ? est->unc_scale : 1.0;
-        double va = sc * sc * sd_a * sd_a / (double)used, vb = sc * sc * sd_b * sd_b / (double)used;
-        unc = k * sqrt(vb + va * h * h);
-        dunc = k * sqrt(va) * 1e9;
+        unc = k * sc * sqrt(vb + va * h * h);
+        dunc = k * sc * sqrt(va) * 1e9;
     } else {
         /* Too few for subsets: the half-width of the band between the two sides. */
         unc = fabs(ln.margin);
