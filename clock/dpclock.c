@@ -36,7 +36,7 @@ static const char usage[] =
     "  bench [--seconds S] [--nodes N] [--k K] [--seed N] [--seeds K] [--scenarios A,B]\n"
     "        [--estimators A,B] [--cadence-us C]\n"
     "        every scenario with every estimator over K seeds: accuracy table and BENCH lines\n"
-    "        (with --cadence-us, BENCH names start clock_cCus_)\n"
+    "        (at a cadence other than 800 us, BENCH names start clock_cCus_)\n"
     "\n"
     "  --help       this text\n"
     "  --version    the version\n"

@@ -1087,6 +1087,58 @@ static double median_shift(const double *s, size_t v, size_t split)
     return clk_median(a, v - split) - clk_median(b, split);
 }
 
+/*
+ * A step inside the first or the last block: no split has clean blocks on
+ * both sides of it, but the block's own two boundaries come from the two
+ * clocks.  Stepping forward by S, its forward boundary is the earlier
+ * points' (S lower than the blocks after) and its reverse boundary the
+ * later points'; backward, the other way round.  Either way the gap
+ * between the boundaries shrinks by |S|, which queuing never does: it
+ * widens gaps, so the narrowest of the other blocks is the reference (the
+ * median would be a queued one's, and an unqueued end block would look
+ * narrow).  Only where each level averages three points or more: one
+ * late receive stamp (software stamps) narrows a gap read from a single
+ * extreme point by microseconds.  The block is left out and its size read
+ * on the side that moved, against the median of the three blocks next to it.
+ */
+static bool detect_end_step(const blocks_t *B0, const clock_fit_opts_t *o, step_found_t *out)
+{
+    size_t v = B0->v;
+    if (v < 6)
+        return false;
+    /* Levels detrended as for a split (a step tilts the fitted line); gaps raw. */
+    blocks_t Bd = *B0, *B = &Bd;
+    detrend(B, B->lf);
+    detrend(B, B->lr);
+    double gap[MAX_BLOCKS];
+    for (size_t i = 0; i < v; i++)
+        gap[i] = B0->lf[i] - B0->lr[i];
+    double gmin = INFINITY;
+    for (size_t i = 1; i + 1 < v; i++)
+        gmin = fmin(gmin, gap[i]);
+    double noise = side_noise(gap + 1, v - 2);
+    for (int end = 0; end < 2; end++) {
+        size_t e = end ? v - 1 : 0;
+        if (!(gmin - gap[e] > fmax((double)o->step_min_ns, 10.0 * noise)))
+            continue;
+        double nf[3], nr[3];
+        for (size_t j = 0; j < 3; j++) {
+            size_t i = end ? v - 2 - j : 1 + j;
+            nf[j] = B->lf[i];
+            nr[j] = B->lr[i];
+        }
+        /* Later minus earlier, on each side. */
+        double df = end ? B->lf[e] - clk_median(nf, 3) : clk_median(nf, 3) - B->lf[e];
+        double dr = end ? B->lr[e] - clk_median(nr, 3) : clk_median(nr, 3) - B->lr[e];
+        out->size = fabs(df) > fabs(dr) ? df : dr;
+        out->at = 0.5 * (B->start[e] + B->end[e]);
+        out->end_before = B->start[e];
+        out->start_after = B->end[e];
+        return true;
+    }
+    return false;
+}
+
 static bool detect_step(const blocks_t *B0, const clock_fit_opts_t *o, step_found_t *out)
 {
     if (B0->v < 6)
@@ -1136,19 +1188,19 @@ static bool detect_step(const blocks_t *B0, const clock_fit_opts_t *o, step_foun
     if (fabs(mf) < STEP_Z * side_noise(B.lf, v) * se ||
         fabs(mr) < STEP_Z * side_noise(B.lr, v) * se)
         return false;
-    /* The size from the clean blocks only: the two around the split may be mixed. */
+    /*
+     * The size from the clean blocks only: the two around the split may be
+     * mixed.  A split next to an end (six blocks) leaves no clean block on
+     * that side; the mixed block nearer the end stands in for it.
+     */
+    size_t before_end = split >= 2 ? split - 1 : split;
+    size_t after_start = split + 1 < v ? split + 1 : split;
     double sb = 0, sa = 0;
-    size_t nb = 0, na = 0;
-    for (size_t i = 0; i < v; i++) {
-        if (i + 2 <= split) {
-            sb += B.mid[i];
-            nb++;
-        } else if (i > split) {
-            sa += B.mid[i];
-            na++;
-        }
-    }
-    out->size = nb && na ? sa / (double)na - sb / (double)nb : best;
+    for (size_t i = 0; i < before_end; i++)
+        sb += B.mid[i];
+    for (size_t i = after_start; i < v; i++)
+        sa += B.mid[i];
+    out->size = sa / (double)(v - after_start) - sb / (double)before_end;
     out->at = B.start[split];
     out->end_before = B.start[split - 1];
     out->start_after = B.end[split];
@@ -1242,6 +1294,7 @@ static bool fit_spread(const clock_estimator_t *est, const anchored_t *an,
     oo.core_sigma[0] = full->core_sigma[0];
     oo.core_sigma[1] = full->core_sigma[1];
     size_t nmin = an->f.n < an->r.n ? an->f.n : an->r.n;
+    size_t nmax = an->f.n < an->r.n ? an->r.n : an->f.n;
     size_t S = o->subsets;
     if (S > nmin / 2)
         S = nmin / 2;
@@ -1249,7 +1302,10 @@ static bool fit_spread(const clock_estimator_t *est, const anchored_t *an,
         S = 64;
     if (S < 3)
         return false;
-    bool jack = est->jackknife && nmin < o->jackknife_below;
+    /* A small side beside a large one (a direction that lost most of its probes)
+     * would pay S fits of the large one: the cost stays bounded. */
+    bool jack =
+        est->jackknife && nmin < o->jackknife_below && nmax < 4 * (size_t)o->jackknife_below;
     size_t cap_f = jack ? an->f.n : an->f.n / S + 1, cap_r = jack ? an->r.n : an->r.n / S + 1;
     double *buf = xmalloc(2 * (cap_f + cap_r) * sizeof *buf);
     double *Xf = buf, *Yf = buf + cap_f, *Xr = buf + 2 * cap_f, *Yr = Xr + cap_r;
@@ -1293,7 +1349,12 @@ static bool fit_spread(const clock_estimator_t *est, const anchored_t *an,
         ssa += (as[i] - ma) * (as[i] - ma);
         ssb += (bs[i] - mb) * (bs[i] - mb);
     }
-    double f = jack ? (double)(m - 1) / (double)m : 1.0 / ((double)(m - 1) * (double)m);
+    /*
+     * Jackknife: (S − 1)/S × the sum over all S fits; when only m came out,
+     * that sum is estimated as (S − 1) times their sample variance.
+     */
+    double f = jack ? (double)(S - 1) * (double)(S - 1) / ((double)S * (double)(m - 1))
+                    : 1.0 / ((double)(m - 1) * (double)m);
     *var_a = f * ssa;
     *var_b = f * ssb;
     return true;
@@ -1325,7 +1386,10 @@ static int fit_edge(const clock_estimator_t *est, const clock_point_t *fwd, size
     blocks_t B;
     block_levels(&an, ln.a, isfinite(ln.frac) ? ln.frac : o->soft_frac, MAX_BLOCKS, &B);
     step_found_t st;
-    if (steps && o->detect_steps && detect_step(&B, o, &st)) {
+    double bfrac = isfinite(ln.frac) ? ln.frac : o->soft_frac;
+    bool avg_levels = B.v > 0 && soft_k((nf < nr ? nf : nr) / B.v, bfrac) >= 3;
+    if (steps && o->detect_steps &&
+        (detect_step(&B, o, &st) || (avg_levels && detect_end_step(&B, o, &st)))) {
         /* Keep the longer clean segment; the blocks around the step are ambiguous. */
         size_t bf = 0, br = 0, af = 0, ar = 0;
         for (size_t i = 0; i < nf; i++) {

@@ -502,8 +502,9 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
     }
     st->edges_used = (uint32_t)ne;
     /*
-     * An edge's rate σ comes from the spread of a few subsets and is now and
-     * then far too small (8 subsets: below half the truth about once in 70);
+     * An edge's rate σ comes from the spread of a few fits (8 subsets, or in
+     * a small window a jackknife of 8) and is now and then far too small
+     * (8 subsets: below half the truth about once in 70);
      * such an edge would set its nodes' rates alone.  No edge counts as surer
      * than half the window's median.
      */
