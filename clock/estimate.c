@@ -32,8 +32,7 @@
  * data, plus the misfit of the line to a bending offset curve (frequency
  * wander) where the window shows one clear of its noise.  Below 128 points
  * a side, a subset holds a dozen points or fewer, too few for svm's margin
- * and cores: there the 8 fits each leave out an eighth of the window, one
- * stretch of consecutive points (a block jackknife).
+ * and cores: there the 8 fits each leave one subset out (a jackknife).
  */
 #include "clock/clock_int.h"
 
@@ -1277,11 +1276,8 @@ static double misfit_mag(const double m[3], const double sd[3])
  * holds one or two in svm's margin and no core to find: its fits scatter
  * by microseconds where the window's own is good to nanoseconds (busy
  * probing a neighbour every 20 ms).  There, for estimators that allow it,
- * each of the S fits leaves out one of S stretches of consecutive points
- * instead, and the delete-a-group jackknife, (S − 1)/S × the sum of
- * squared deviations, is the variance.  Stretches, not interleaved groups:
- * queuing comes in bursts, and a burst left out in pieces is not seen as
- * one (bursts of 15 probes: 92 % covered interleaved, 96 % in stretches).
+ * each of the S fits leaves one subset out instead, and the delete-a-group
+ * jackknife, (S − 1)/S × the sum of squared deviations, is the variance.
  * That costs S fits of nearly the whole window, so only small windows use
  * it.  Fills the variances of the offset and the slope; false when fewer
  * than 3 fits came out.
@@ -1316,16 +1312,16 @@ static bool fit_spread(const clock_estimator_t *est, const anchored_t *an,
     double as[64], bs[64];
     size_t m = 0;
     for (size_t s = 0; s < S; s++) {
-        /* Subset s alone, or every point but stretch s. */
+        /* Subset s alone, or every point but subset s. */
         size_t kf = 0, kr = 0;
         for (size_t i = 0; i < an->f.n; i++) {
-            if ((jack ? i * S / an->f.n == s : i % S == s) != jack) {
+            if ((i % S == s) != jack) {
                 Xf[kf] = an->f.X[i];
                 Yf[kf++] = an->f.Y[i];
             }
         }
         for (size_t i = 0; i < an->r.n; i++) {
-            if ((jack ? i * S / an->r.n == s : i % S == s) != jack) {
+            if ((i % S == s) != jack) {
                 Xr[kr] = an->r.X[i];
                 Yr[kr++] = an->r.Y[i];
             }

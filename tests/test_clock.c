@@ -241,7 +241,7 @@ static void test_svm_spread_delays(void **state)
  * ~10 ns there, but subsets of 5 points a side fitted alone scatter by
  * microseconds (one point in the margin, no core): the uncertainty came out
  * 43 times the error (median 670 ns against 16 ns, with jackknife_below 0).
- * The jackknife gives 51 ns and covers 47 of the 48.
+ * The jackknife gives 46 ns and covers 47 of the 48.
  */
 static void test_svm_small_window(void **state)
 {

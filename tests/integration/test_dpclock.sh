@@ -162,7 +162,7 @@ awk -v m="$mx" 'BEGIN {exit !(m + 0 < 1000)}' || it_fail "an aligned window is $
 # in a 2 s window; --cadence-us 4000 here) leaves busy windows a few dozen
 # pure points a side.  Subsets of a few points fitted alone made the
 # uncertainty 40x too wide and the pooling trusted the wrong windows (p99
-# 44.8 ns, 87.9 % covered on this seed); the jackknife gives 13 ns, 100 %.
+# 44.8 ns, 87.9 % covered on this seed); the jackknife gives 14 ns, 100 %.
 # And a step inside such a window must still be found: with blocks of
 # twelve points those windows had no blocks, so the edges with few pure
 # points drew a line through the step, and the stepping node stayed
