@@ -974,11 +974,13 @@ typedef struct blocks {
     double idx[MAX_BLOCKS];
     double
         noise2; /* variance of one block's midpoint from everything but the clock (NAN: unknown) */
+    size_t level_k; /* points behind a boundary level, typical block (0: no blocks) */
 } blocks_t;
 
 static void block_levels(const anchored_t *an, double a, double frac, size_t maxb, blocks_t *B)
 {
     B->v = 0;
+    B->level_k = 0;
     size_t nmin = an->f.n < an->r.n ? an->f.n : an->r.n;
     /*
      * Twelve points a side per block where the window has them.  A small
@@ -1037,6 +1039,8 @@ static void block_levels(const anchored_t *an, double a, double frac, size_t max
             vg += (B->lf[i] - B->lr[i] - mg) * (B->lf[i] - B->lr[i] - mg);
         B->noise2 = vg / (double)(B->v - 1) / 4.0;
     }
+    if (B->v > 0)
+        B->level_k = soft_k(nmin / B->v, frac);
     free(tmp);
 }
 
@@ -1099,17 +1103,16 @@ static double median_shift(const double *s, size_t v, size_t split)
  * narrow).  Only where each level averages three points or more: one
  * late receive stamp (software stamps) narrows a gap read from a single
  * extreme point by microseconds.  The block is left out and its size read
- * on the side that moved, against the median of the three blocks next to it.
+ * on the side that moved, against the median of the three blocks next to it
+ * (B0 the raw levels, B the same detrended).
  */
-static bool detect_end_step(const blocks_t *B0, const clock_fit_opts_t *o, step_found_t *out)
+static bool end_step(const blocks_t *B0, const blocks_t *B, const clock_fit_opts_t *o,
+                     step_found_t *out)
 {
-    size_t v = B0->v;
-    if (v < 6)
+    size_t v = B->v;
+    if (B0->level_k < 3)
         return false;
-    /* Levels detrended as for a split (a step tilts the fitted line); gaps raw. */
-    blocks_t Bd = *B0, *B = &Bd;
-    detrend(B, B->lf);
-    detrend(B, B->lr);
+    /* Gaps from the raw levels; the size from the detrended ones. */
     double gap[MAX_BLOCKS];
     for (size_t i = 0; i < v; i++)
         gap[i] = B0->lf[i] - B0->lr[i];
@@ -1139,27 +1142,22 @@ static bool detect_end_step(const blocks_t *B0, const clock_fit_opts_t *o, step_
     return false;
 }
 
-static bool detect_step(const blocks_t *B0, const clock_fit_opts_t *o, step_found_t *out)
+/* A split with clean blocks on both sides; B detrended (detect_step). */
+static bool split_step(const blocks_t *B, const clock_fit_opts_t *o, step_found_t *out)
 {
-    if (B0->v < 6)
-        return false;
-    blocks_t B = *B0;
-    size_t v = B.v;
-    detrend(&B, B.lf);
-    detrend(&B, B.lr);
-    detrend(&B, B.mid);
-    double noise = side_noise(B.mid, v);
+    size_t v = B->v;
+    double noise = side_noise(B->mid, v);
     double best = 0;
     size_t split = 0;
     for (size_t sp = 1; sp < v; sp++) {
         double bf = 0, af = 0, br = 0, ar = 0;
         for (size_t i = 0; i < v; i++) {
             if (i < sp) {
-                bf += B.lf[i];
-                br += B.lr[i];
+                bf += B->lf[i];
+                br += B->lr[i];
             } else {
-                af += B.lf[i];
-                ar += B.lr[i];
+                af += B->lf[i];
+                ar += B->lr[i];
             }
         }
         double df = af / (double)(v - sp) - bf / (double)sp;
@@ -1181,12 +1179,12 @@ static bool detect_step(const blocks_t *B0, const clock_fit_opts_t *o, step_foun
      * after it: each side's median must shift with it, by STEP_Z standard
      * errors of that side's own block noise.
      */
-    double mf = median_shift(B.lf, v, split), mr = median_shift(B.lr, v, split);
+    double mf = median_shift(B->lf, v, split), mr = median_shift(B->lr, v, split);
     if (mf * best <= 0 || mr * best <= 0 || fmin(fabs(mf), fabs(mr)) < 0.5 * fabs(best))
         return false;
     double se = sqrt(1.0 / (double)split + 1.0 / (double)(v - split));
-    if (fabs(mf) < STEP_Z * side_noise(B.lf, v) * se ||
-        fabs(mr) < STEP_Z * side_noise(B.lr, v) * se)
+    if (fabs(mf) < STEP_Z * side_noise(B->lf, v) * se ||
+        fabs(mr) < STEP_Z * side_noise(B->lr, v) * se)
         return false;
     /*
      * The size from the clean blocks only: the two around the split may be
@@ -1197,14 +1195,30 @@ static bool detect_step(const blocks_t *B0, const clock_fit_opts_t *o, step_foun
     size_t after_start = split + 1 < v ? split + 1 : split;
     double sb = 0, sa = 0;
     for (size_t i = 0; i < before_end; i++)
-        sb += B.mid[i];
+        sb += B->mid[i];
     for (size_t i = after_start; i < v; i++)
-        sa += B.mid[i];
+        sa += B->mid[i];
     out->size = sa / (double)(v - after_start) - sb / (double)before_end;
-    out->at = B.start[split];
-    out->end_before = B.start[split - 1];
-    out->start_after = B.end[split];
+    out->at = B->start[split];
+    out->end_before = B->start[split - 1];
+    out->start_after = B->end[split];
     return true;
+}
+
+/*
+ * Step detection.  The levels are detrended once (a step tilts the fitted
+ * line): a split with clean blocks on both sides, else a step inside an end
+ * block.
+ */
+static bool detect_step(const blocks_t *B0, const clock_fit_opts_t *o, step_found_t *out)
+{
+    if (B0->v < 6)
+        return false;
+    blocks_t B = *B0;
+    detrend(&B, B.lf);
+    detrend(&B, B.lr);
+    detrend(&B, B.mid);
+    return split_step(&B, o, out) || end_step(B0, &B, o, out);
 }
 
 /*
@@ -1386,10 +1400,7 @@ static int fit_edge(const clock_estimator_t *est, const clock_point_t *fwd, size
     blocks_t B;
     block_levels(&an, ln.a, isfinite(ln.frac) ? ln.frac : o->soft_frac, MAX_BLOCKS, &B);
     step_found_t st;
-    double bfrac = isfinite(ln.frac) ? ln.frac : o->soft_frac;
-    bool avg_levels = B.v > 0 && soft_k((nf < nr ? nf : nr) / B.v, bfrac) >= 3;
-    if (steps && o->detect_steps &&
-        (detect_step(&B, o, &st) || (avg_levels && detect_end_step(&B, o, &st)))) {
+    if (steps && o->detect_steps && detect_step(&B, o, &st)) {
         /* Keep the longer clean segment; the blocks around the step are ambiguous. */
         size_t bf = 0, br = 0, af = 0, ar = 0;
         for (size_t i = 0; i < nf; i++) {
