@@ -119,8 +119,32 @@ with open(f"{tmp}/off/truth.jsonl", "w") as out:
         if h.get("type") == "sim_truth":
             out.write(json.dumps(h) + "\n")
 EOF
+# The offline fits are compared on the windows the live figures counted and
+# no others: the logs also hold the start-up and the shutdown, when the
+# master (the reference) stops first and the last window's maps reach a
+# second past its last probe.
+"$IT_PY" - "$IT_ROOT" "$IT_TMP/live8.jsonl" 8 "$t8" >"$IT_TMP/off/windows" <<'EOF'
+import sys
+sys.path.insert(0, sys.argv[1] + "/tests/integration")
+import dpnode_check as dc
+w, order = dc.windows(dc.load(sys.argv[2]), float(sys.argv[4]))
+print(" ".join(str(k) for k in order if dc.aligned_count(w[k]) >= int(sys.argv[3])))
+EOF
+win_s=$("$D" --print-config | awk '$1 == "probe_window_s" {print $3}')
 offline() { # estimator -> "p50 p99" of its node fits against the truth
-    "$B/dpclock" fit "$IT_TMP/off/probes.jsonl" --estimator "$1" --ref 0 >"$IT_TMP/off/$1.fits" 2>/dev/null &&
+    "$B/dpclock" fit "$IT_TMP/off/probes.jsonl" --estimator "$1" --ref 0 >"$IT_TMP/off/$1.all" 2>/dev/null &&
+        "$IT_PY" - "$IT_TMP/off/$1.all" "$IT_TMP/off/windows" "$win_s" >"$IT_TMP/off/$1.fits" <<'EOF' &&
+import json, sys
+keep = set(int(k) for k in open(sys.argv[2]).read().split())
+w_ns = int(float(sys.argv[3]) * 1e9)
+lines = [(l, json.loads(l)) for l in open(sys.argv[1])]
+# A window's number on the reference's probe clock, from its map of itself.
+ids = {o["window"]: int(o["anchor_ns"]) // w_ns for _, o in lines
+       if o.get("type") == "node_fit" and o["node"] == o["ref"]}
+for l, o in lines:
+    if o.get("type") != "node_fit" or ids.get(o["window"]) in keep:
+        print(l, end="")
+EOF
         "$B/dpclock" eval "$IT_TMP/off" "$IT_TMP/off/$1.fits" |
         sed -n 's/^offset error *p50 \([0-9.]*\) ns *p99 \([0-9.]*\) ns.*/\1 \2/p'
 }
@@ -130,6 +154,7 @@ p50=$(echo "$err" | sed -n 's/.*p50_ns=\([0-9.]*\).*/\1/p')
 p99=$(echo "$err" | sed -n 's/.*p99_ns=\([0-9.]*\).*/\1/p')
 mx=$(echo "$err" | sed -n 's/.*max_ns=\([0-9.]*\).*/\1/p')
 cov=$(echo "$err" | sed -n 's/.*coverage=\([0-9.]*\)%.*/\1/p')
+unc=$(echo "$err" | sed -n 's/.*unc_median_ns=\([0-9.]*\).*/\1/p')
 fits=$(echo "$err" | sed -n 's/.*fits=\([0-9]*\).*/\1/p')
 c4=$(max_of "$IT_TMP/cpu4.cpu")
 c4a=$(awk '$1 > 0 { if ($3 > m) m = $3 } END { printf "%.2f", m }' "$IT_TMP/cpu4.cpu")
@@ -147,6 +172,7 @@ printf '%-46s %14s\n' "live error p50, 8 nodes, $SECS s" "$p50 ns"
 printf '%-46s %14s\n' "live error p99" "$p99 ns"
 printf '%-46s %14s\n' "live error max" "$mx ns"
 printf '%-46s %14s\n' "node fits compared / within uncertainty" "$fits / $cov %"
+printf '%-46s %14s\n' "  median uncertainty / median error" "$unc ns / $(awk -v a="$unc" -v b="$p50" 'BEGIN { printf "%.1f", a / b }')x"
 printf '%-46s %14s\n' "same probes offline, svm p50 / p99" "${svm50:-?} / ${svm99:-?} ns"
 printf '%-46s %14s\n' "same probes offline, minrtt (NTP-style)" "${ntp50:-?} / ${ntp99:-?} ns"
 printf '%-46s %14s\n' "  minrtt p99 / live p99" "$(awk -v a="${ntp99:-0}" -v b="$p99" 'BEGIN { printf "%.1f", a / b }')x"
@@ -162,6 +188,7 @@ echo "BENCH dpnode_live_p50_ns $p50 ns"
 echo "BENCH dpnode_live_p99_ns $p99 ns"
 echo "BENCH dpnode_live_max_ns $mx ns"
 echo "BENCH dpnode_live_coverage_pct $cov %"
+echo "BENCH dpnode_live_unc_p50_ns $unc ns"
 echo "BENCH dpnode_offline_svm_p99_ns ${svm99:-nan} ns"
 echo "BENCH dpnode_offline_minrtt_p99_ns ${ntp99:-nan} ns"
 echo "BENCH dpnode_minrtt_over_live_p99 $(awk -v a="${ntp99:-0}" -v b="$p99" 'BEGIN { printf "%.2f", a / b }') x"

@@ -297,6 +297,15 @@ typedef struct clock_solve_opts {
      * (the history's typical τ², extra_var_ns2) gets the one-loop factor.
      */
     double persist_k;
+    /*
+     * σ of one host's stamp asymmetry, ns (default 0): its time from
+     * transmit stamp to wire minus its time from wire to receive stamp.  It
+     * biases every edge of the host alike, which looks exactly like an
+     * offset, so no loop shows it; a node's map is off by half its and the
+     * reference's difference.  That variance, s²/2, enters the uncertainty
+     * of every node but the reference (95 %: 1.96 σ, as a given σ).
+     */
+    double stamp_asym_ns;
 } clock_solve_opts_t;
 
 typedef struct clock_solve_stats {

@@ -23,14 +23,15 @@ static const char usage[] =
     "        simulate probe traffic; writes DIR/probes.jsonl and DIR/truth.jsonl; every\n"
     "        node sends a coded pair every C us (default 800) to its partners in turn\n"
     "  fit LOG [--estimator E] [--window-s W] [--ref N] [--guard-ns G] [--max-probes N]\n"
-    "      [--pool N] [--causal [--lag L]] [--suspect-k K]\n"
+    "      [--pool N] [--causal [--lag L]] [--suspect-k K] [--stamp-asym-ns S]\n"
     "        fit a probe log (JSON lines, SPEC 4.5; '-' reads stdin); edge_fit and\n"
     "        node_fit lines go to stdout, a summary to stderr; node maps are pooled\n"
     "        with up to N windows on either side (default 8, 0: each window alone),\n"
     "        --causal: earlier windows only, as a live master does (--lag L: each\n"
     "        window written once L later ones are in, marked \"lag\", as the master's\n"
     "        refined maps); an edge off its loops by K robust sigmas is set\n"
-    "        aside as a detour (default 5, 0: never)\n"
+    "        aside as a detour (default 5, 0: never); S: sigma of one host's stamp\n"
+    "        asymmetry, which no loop shows, added to every node's uncertainty (default 0)\n"
     "  eval DIR FITS\n"
     "        compare the node_fit lines of FITS with DIR/truth.jsonl\n"
     "  bench [--seconds S] [--nodes N] [--k K] [--seed N] [--seeds K] [--scenarios A,B]\n"
@@ -273,6 +274,9 @@ static int cmd_fit(int argc, char **argv)
         } else if (flag_value(argc, argv, &i, "--pool", &v, &rc)) {
             if (rc == 0 && (rc = parse_u64("--pool", v, 0, 1000, &u)) == 0)
                 lo.solve.pool_windows = (uint32_t)u;
+        } else if (flag_value(argc, argv, &i, "--stamp-asym-ns", &v, &rc)) {
+            if (rc == 0 && (rc = parse_double("--stamp-asym-ns", v, 0, 1e9, &d)) == 0)
+                lo.solve.stamp_asym_ns = d;
         } else if (flag_value(argc, argv, &i, "--suspect-k", &v, &rc)) {
             if (rc == 0 && (rc = parse_double("--suspect-k", v, 0, 1e6, &d)) == 0)
                 lo.solve.suspect_k = d;

@@ -147,6 +147,9 @@ static double persist_factor(double kp, uint32_t dof)
     return kp * student_t975(dof > 0 ? dof : 1) / student_t975(PERSIST_CAL_DOF);
 }
 
+/* Two-sided 95 % of a normal: the stamp asymmetry is a given σ, not a fit's. */
+#define STAMP_Z 1.96
+
 /* Mean of |x| for a centred normal x, per unit σ: sqrt(2/π). */
 #define MEAN_ABS_NORMAL 0.798
 
@@ -659,12 +662,18 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
         double mk = opts->misfit_k > 0 ? opts->misfit_k : 2.0;
         if (isfinite(typical))
             f->model_ns = fmax(f->model_ns, mk * typical);
-        /* The part that changes from window to window, and the persistent part. */
+        /*
+         * The part that changes from window to window, the persistent part
+         * the loops show, and the one no loop can show: this node's and the
+         * reference's stamp asymmetry, (a − a_ref)/2 on every edge alike.
+         */
         double vs = fmin(vo_stat[k], vo);
         double vp = vo - vs, ed = sqrt(vr) * half;
+        double vq = 0.5 * opts->stamp_asym_ns * opts->stamp_asym_ns;
+        double pers2 = kp * kp * vp + STAMP_Z * STAMP_Z * vq;
         f->uncertainty_ns =
-            worst_instant_bound(sqrt(kcov * kcov * (vs + ed * ed) + kp * kp * vp),
-                                sqrt(kcov * kcov * vs + kp * kp * vp), MEAN_ABS_NORMAL * sqrt(vo),
+            worst_instant_bound(sqrt(kcov * kcov * (vs + ed * ed) + pers2),
+                                sqrt(kcov * kcov * vs + pers2), MEAN_ABS_NORMAL * sqrt(vo + vq),
                                 kcov * ed, MEAN_ABS_NORMAL * ed) +
             f->model_ns;
         f->drift_unc_ppb = kcov * sqrt(vr) * 1e9;
@@ -696,13 +705,14 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
             double pk = opts->pool_k > 0 ? opts->pool_k : 2.5;
             if (po.both && opts->pool_k_both > 0)
                 pk = opts->pool_k_both;
-            double stat2 = pk * pk * ve + kp * kp * vp;
+            double stat2 = pk * pk * ve + pers2;
             double bend95 = POOL_BEND95 * sqrt(po.q * hs * hs * hs);
             double pd = sqrt(po.P[1][1]) * hs;
-            f->uncertainty_ns = worst_instant_bound(
-                sqrt(stat2 + bend95 * bend95), sqrt(pk * pk * po.P[0][0] + kp * kp * vp),
-                MEAN_ABS_NORMAL * sqrt(po.P[0][0] + vp), sqrt(pk * pk * pd * pd + bend95 * bend95),
-                MEAN_ABS_NORMAL * pd + POOL_BEND_MEAN * bend95);
+            f->uncertainty_ns = worst_instant_bound(sqrt(stat2 + bend95 * bend95),
+                                                    sqrt(pk * pk * po.P[0][0] + pers2),
+                                                    MEAN_ABS_NORMAL * sqrt(po.P[0][0] + vp + vq),
+                                                    sqrt(pk * pk * pd * pd + bend95 * bend95),
+                                                    MEAN_ABS_NORMAL * pd + POOL_BEND_MEAN * bend95);
             f->model_ns = f->uncertainty_ns - sqrt(stat2);
             f->drift_unc_ppb = pk * sqrt(po.P[1][1]);
         }

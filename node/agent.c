@@ -78,6 +78,7 @@ struct node_agent {
     int ref_cfg;
     int64_t forget_ns;
     int refine_lag;
+    double stamp_asym_ns;
     char hub[256], listen[256], sysfs_root[256];
     bool sim_workload;
     struct gpu_sim_cfg wl_cfg;
@@ -1463,6 +1464,7 @@ node_agent_t *node_agent_new(const base_config_t *cfg, char *err)
     self->status_ns = base_config_int(cfg, "status_period_ms") * 1000000;
     self->forget_ns = base_config_int(cfg, "forget_down_s") * 1000000000;
     self->refine_lag = (int)base_config_int(cfg, "refine_windows");
+    self->stamp_asym_ns = base_config_double(cfg, "stamp_asym_ns");
     self->guard_ns = base_config_int(cfg, "guard_ns");
     self->k = (int)base_config_int(cfg, "neighbors");
     self->ref_cfg = (int)base_config_int(cfg, "ref_node");
@@ -1567,6 +1569,7 @@ node_agent_t *node_agent_new(const base_config_t *cfg, char *err)
             .grace_ns = grace_for(self->window_ns, self->cadence_ns),
             .forget_ns = self->forget_ns,
             .refine_lag = self->refine_lag,
+            .stamp_asym_ns = self->stamp_asym_ns,
             .server_curve = self->server_curve,
             .client_curve = self->client_curve,
             .host = self->host,

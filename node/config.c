@@ -54,6 +54,9 @@ static const struct base_cfg_key keys[] = {
     {"refine_windows", BASE_CFG_INT, "1", 0, NODE_REFINE_MAX,
      "master: solve each window again once this many later windows are in, and publish its "
      "refined maps (0: never)"},
+    {"stamp_asym_ns", BASE_CFG_DOUBLE, "3", 0, 1e9,
+     "master: sigma of one host's stamp asymmetry (transmit stamp to wire minus wire to "
+     "receive stamp), ns, which no probe can see; it widens every node's uncertainty"},
     {"forget_down_s", BASE_CFG_INT, "600", 1, 31536000,
      "master: a node down this long leaves the node table"},
     {"output_dir", BASE_CFG_STRING, ".", 1, 0, "directory for files given as relative paths"},

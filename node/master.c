@@ -689,6 +689,7 @@ static void solve_window(node_master_t *self, int64_t k)
     so.to_ns = so.from_ns + w;
     so.at_ns = so.from_ns + w / 2;
     so.history = self->history;
+    so.stamp_asym_ns = self->cfg.stamp_asym_ns;
 
     clock_node_fit_t *fits = NULL;
     size_t nfits = 0;

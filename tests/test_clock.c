@@ -746,6 +746,60 @@ static void test_solver_few_loops_widen_persistent(void **state)
     free(nodes);
 }
 
+/*
+ * A host's own stamp asymmetry shifts all its edges alike: the biases are a
+ * gradient, the loops close exactly and no uncertainty built from them
+ * covers the error.  stamp_asym_ns brings it in, for every node but the
+ * reference.
+ */
+static void test_solver_stamp_asymmetry(void **state)
+{
+    (void)state;
+    net_t net = {{0, 1e5, -2e5, 3e5, -4e5, 5e5, -6e5, 7e5},
+                 {0, 10e-6, -20e-6, 30e-6, 5e-6, -5e-6, 15e-6, -25e-6}};
+    const double asym[8] = {0, 8, -6, 4, -10, 2, 7, -3}; /* ns, per host */
+    clock_edge_fit_t k8[28];
+    size_t ne = 0;
+    for (int a = 0; a < 8; a++)
+        for (int b = a + 1; b < 8; b++) {
+            k8[ne] = exact_edge(&net, a, b, T0 + 1e9, 0.5 * (asym[b] - asym[a]));
+            k8[ne++].uncertainty_ns = 0.1;
+        }
+    clock_solve_opts_t o = solve_opts(0);
+    clock_node_fit_t *nodes;
+    size_t nn;
+    clock_solve_stats_t st;
+    double unc0[8], err[8];
+    assert_int_equal(clock_solve(k8, ne, &o, &nodes, &nn, &st, NULL), BASE_OK);
+    assert_true(st.extra_sigma_ns < 1e-3);
+    for (size_t i = 0; i < ne; i++)
+        assert_true(fabs(k8[i].residual_ns) < 1e-3);
+    int missed = 0;
+    for (int n = 1; n < 8; n++) {
+        const clock_node_fit_t *f = find_node(nodes, nn, (uint32_t)n);
+        err[n] = node_error(&net, f, n);
+        unc0[n] = f->uncertainty_ns;
+        missed += err[n] > unc0[n];
+        /* The error is half the host's asymmetry against the reference's. */
+        assert_true(fabs(err[n] - 0.5 * fabs(asym[n])) < 0.5);
+    }
+    assert_int_equal(missed, 7);
+    free(nodes);
+
+    o.stamp_asym_ns = 6;
+    assert_int_equal(clock_solve(k8, ne, &o, &nodes, &nn, &st, NULL), BASE_OK);
+    for (int n = 1; n < 8; n++) {
+        const clock_node_fit_t *f = find_node(nodes, nn, (uint32_t)n);
+        double want = 1.96 * 6 / sqrt(2.0);
+        if (!(f->uncertainty_ns >= want && f->uncertainty_ns < unc0[n] + want + 1 &&
+              f->uncertainty_ns > err[n]))
+            fail_msg("node %d: uncertainty %.2f ns (%.2f without; error %.2f)", n,
+                     f->uncertainty_ns, unc0[n], err[n]);
+    }
+    assert_true(find_node(nodes, nn, 0)->uncertainty_ns == 0);
+    free(nodes);
+}
+
 static void test_solver_loops_show_asymmetry(void **state)
 {
     (void)state;
@@ -1987,6 +2041,7 @@ int main(void)
         cmocka_unit_test(test_step_small),
         cmocka_unit_test(test_step_small_window),
         cmocka_unit_test(test_solver_tree),
+        cmocka_unit_test(test_solver_stamp_asymmetry),
         cmocka_unit_test(test_solver_loops_show_asymmetry),
         cmocka_unit_test(test_solver_few_loops_widen_persistent),
         cmocka_unit_test(test_solver_sets_detours_aside),

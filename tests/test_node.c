@@ -712,6 +712,80 @@ static void test_prober_loss_and_duplicates(void **state)
     close(fd);
 }
 
+/*
+ * A round starts one peer later each time: the first send after a wake-up
+ * is slow between its two software stamps, and with a fixed order one flow
+ * per node took all of it (a steady -120 ns edge bias on loopback).  Three
+ * plain sockets stand for the peers; the packets' own user-space send times
+ * order each round.
+ */
+static void test_prober_round_order(void **state)
+{
+    node_prober_t *b = make_prober(2, false, NULL, NULL);
+    enum { NP = 3, MAXP = 512 };
+    int fd[NP];
+    struct node_peer peers[NP];
+    for (int i = 0; i < NP; i++) {
+        fd[i] = socket(AF_INET, SOCK_DGRAM, 0);
+        struct sockaddr_in me = {.sin_family = AF_INET};
+        inet_pton(AF_INET, "127.0.0.1", &me.sin_addr);
+        assert_int_equal(bind(fd[i], (struct sockaddr *)&me, sizeof me), 0);
+        socklen_t mlen = sizeof me;
+        getsockname(fd[i], (struct sockaddr *)&me, &mlen);
+        peers[i] = (struct node_peer){.id = 10 + (uint32_t)i, .addrlen = sizeof me};
+        memcpy(&peers[i].addr, &me, sizeof me);
+    }
+    node_prober_set_peers(b, peers, NP);
+    assert_int_equal(node_prober_start(b, NULL), BASE_OK);
+    base_sleep_ns(300000000LL); /* about 150 rounds at 2 ms */
+    node_prober_destroy(&b);
+
+    /* The first packets of pairs: (send time, peer). */
+    static int64_t tx[NP * MAXP];
+    static int who[NP * MAXP];
+    size_t n = 0;
+    for (int i = 0; i < NP; i++) {
+        uint8_t buf[NODE_PROBE_MAX_SIZE];
+        ssize_t len;
+        while (n < NP * MAXP && (len = recv(fd[i], buf, sizeof buf, MSG_DONTWAIT)) > 0) {
+            struct node_probe_pkt p;
+            char err[BASE_ERRLEN];
+            assert_int_equal(node_probe_decode(buf, (size_t)len, NULL, &p, err), BASE_DEC_OK);
+            assert_int_equal(p.dst, 10 + (uint32_t)i);
+            if (p.index == 0) {
+                tx[n] = p.tx_user;
+                who[n++] = i;
+            }
+        }
+        close(fd[i]);
+    }
+    /* Sort by send time (insertion sort: a few hundred packets). */
+    for (size_t i = 1; i < n; i++)
+        for (size_t j = i; j > 0 && tx[j - 1] > tx[j]; j--) {
+            int64_t t = tx[j];
+            tx[j] = tx[j - 1];
+            tx[j - 1] = t;
+            int w = who[j];
+            who[j] = who[j - 1];
+            who[j - 1] = w;
+        }
+    /* A round's sends are microseconds apart, rounds about 2 ms. */
+    int first[NP] = {0}, rounds = 0;
+    for (size_t i = 0; i < n;) {
+        size_t j = i + 1;
+        while (j < n && tx[j] - tx[j - 1] < 500000)
+            j++;
+        if (j - i == NP) {
+            first[who[i]]++;
+            rounds++;
+        }
+        i = j;
+    }
+    assert_true(rounds >= 30);
+    for (int i = 0; i < NP; i++)
+        assert_true(first[i] >= rounds / 6); /* a third each; a fixed order gives 0 */
+}
+
 static void test_prober_counts_and_timing(void **state)
 {
     node_prober_t *a = make_prober(1, false, NULL, NULL);
@@ -961,6 +1035,7 @@ int main(void)
         cmocka_unit_test(test_window_bounds),
         cmocka_unit_test(test_plan_json),
         cmocka_unit_test(test_config),
+        cmocka_unit_test(test_prober_round_order),
         cmocka_unit_test(test_prober_counts_and_timing),
         cmocka_unit_test(test_master_registration),
     };

@@ -267,7 +267,7 @@ def main():
         until = float(a[3]) if len(a) > 3 else float("inf")
         t = truths(recs)
         w, order = windows(recs, since, until)
-        errs, cover, worst = [], 0, None
+        errs, uncs, cover, worst = [], [], 0, None
         for k in order:
             fits = w[k]
             if aligned_count(fits) < n:
@@ -279,6 +279,7 @@ def main():
                     continue
                 e = fit_error(f, t.get(node), t.get(f["ref"]))
                 errs.append(e)
+                uncs.append(f["uncertainty_ns"])
                 cover += e <= f["uncertainty_ns"]
                 if worst is None or e > worst[0]:
                     worst = (e, k, node, f["uncertainty_ns"])
@@ -287,7 +288,7 @@ def main():
             return 1
         print(f"ERR fits={len(errs)} p50_ns={pct(errs, 50):.1f} p99_ns={pct(errs, 99):.1f} "
               f"max_ns={max(errs):.1f} coverage={100.0 * cover / len(errs):.1f}% "
-              f"worst=window {worst[1]} node {worst[2]} unc {worst[3]:.1f}")
+              f"worst=window {worst[1]} node {worst[2]} unc {worst[3]:.1f} unc_median_ns={pct(uncs, 50):.1f}")
         return 0 if max(errs) <= max_ns else 1
     if cmd == "state":
         node, state = int(a[0]), a[1]

@@ -37,6 +37,8 @@ expect_rc 2 "$DP" bench --scenarios lan,nope
 grep -q "nope" "$IT_TMP/err.txt" || it_fail "the bad value is not named"
 expect_rc 2 "$DP" sim --scenario lan --out "$IT_TMP/x" --cadence-us 50
 grep -q "cadence-us" "$IT_TMP/err.txt" || it_fail "the bad flag is not named"
+expect_rc 2 "$DP" fit /dev/null --stamp-asym-ns -1
+grep -q "stamp-asym-ns" "$IT_TMP/err.txt" || it_fail "the bad flag is not named"
 
 # ---- simulate, fit, evaluate ----
 # "P99 COVERAGE" from an eval report.
@@ -63,6 +65,16 @@ awk -v p="$p99" -v c="$cov" 'BEGIN {exit !(p + 0 > 0 && p + 0 < 200 && c + 0 >= 
 grep -q "loops in the probe graph per window: [1-9][0-9]*-" "$IT_TMP/fit.log" ||
     it_fail "fit did not report the probe graph's loops: $(cat "$IT_TMP/fit.log")"
 ! grep -q "without a loop" "$IT_TMP/fit.log" || it_fail "a graph with loops was said to have none"
+# A host's stamp asymmetry is a given σ, not seen in any loop: 20 ns of it
+# puts 1.96 x 20 / sqrt(2) = 28 ns into every node's uncertainty.
+"$DP" fit "$IT_TMP/lan/probes.jsonl" --stamp-asym-ns 20 >"$IT_TMP/lan/fits20.jsonl" 2>/dev/null ||
+    it_fail "fit --stamp-asym-ns failed"
+"$DP" eval "$IT_TMP/lan" "$IT_TMP/lan/fits20.jsonl" >"$IT_TMP/eval20.txt" 2>&1
+u0=$(awk '/^uncertainty/ {print $3}' "$IT_TMP/eval.txt")
+u20=$(awk '/^uncertainty/ {print $3}' "$IT_TMP/eval20.txt")
+echo "lan median uncertainty: $u0 ns, with --stamp-asym-ns 20: $u20 ns"
+awk -v a="$u0" -v b="$u20" 'BEGIN {exit !(a + 0 > 0 && b + 0 >= 27 && b - a >= 10)}' ||
+    it_fail "--stamp-asym-ns 20: median uncertainty $u20 ns (without: $u0 ns)"
 
 # Two nodes: one edge, no loop; the asymmetry cannot be seen, and fit says so.
 "$DP" sim --scenario asym --seed 2 --nodes 2 --seconds 6 --out "$IT_TMP/pair" 2>/dev/null ||
