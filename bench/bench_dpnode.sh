@@ -132,7 +132,8 @@ print(" ".join(str(k) for k in order if dc.aligned_count(w[k]) >= int(sys.argv[3
 EOF
 win_s=$("$D" --print-config | awk '$1 == "probe_window_s" {print $3}')
 offline() { # estimator -> "p50 p99" of its node fits against the truth
-    "$B/dpclock" fit "$IT_TMP/off/probes.jsonl" --estimator "$1" --ref 0 >"$IT_TMP/off/$1.all" 2>/dev/null &&
+    "$B/dpclock" fit "$IT_TMP/off/probes.jsonl" --estimator "$1" --ref 0 --window-s "$win_s" \
+        >"$IT_TMP/off/$1.all" 2>/dev/null &&
         "$IT_PY" - "$IT_TMP/off/$1.all" "$IT_TMP/off/windows" "$win_s" >"$IT_TMP/off/$1.fits" <<'EOF' &&
 import json, sys
 keep = set(int(k) for k in open(sys.argv[2]).read().split())
@@ -172,7 +173,7 @@ printf '%-46s %14s\n' "live error p50, 8 nodes, $SECS s" "$p50 ns"
 printf '%-46s %14s\n' "live error p99" "$p99 ns"
 printf '%-46s %14s\n' "live error max" "$mx ns"
 printf '%-46s %14s\n' "node fits compared / within uncertainty" "$fits / $cov %"
-printf '%-46s %14s\n' "  median uncertainty / median error" "$unc ns / $(awk -v a="$unc" -v b="$p50" 'BEGIN { printf "%.1f", a / b }')x"
+printf '%-46s %14s\n' "  median uncertainty / median error" "$unc ns / $(awk -v a="$unc" -v b="$p50" 'BEGIN { if (b > 0) printf "%.1f", a / b; else printf "-" }')x"
 printf '%-46s %14s\n' "same probes offline, svm p50 / p99" "${svm50:-?} / ${svm99:-?} ns"
 printf '%-46s %14s\n' "same probes offline, minrtt (NTP-style)" "${ntp50:-?} / ${ntp99:-?} ns"
 printf '%-46s %14s\n' "  minrtt p99 / live p99" "$(awk -v a="${ntp99:-0}" -v b="$p99" 'BEGIN { printf "%.1f", a / b }')x"

@@ -746,11 +746,87 @@ static void test_solver_few_loops_widen_persistent(void **state)
     free(nodes);
 }
 
+/* Complete graph on 8 nodes, window w (2 s each from T0), exact but for host asymmetries. */
+static size_t k8_window(const net_t *net, const double asym[8], int w, clock_edge_fit_t *e)
+{
+    int64_t t0 = T0 + 2000000000LL * w;
+    size_t ne = 0;
+    for (int a = 0; a < 8; a++)
+        for (int b = a + 1; b < 8; b++) {
+            e[ne] = exact_edge(net, a, b, t0 + 1000000000LL, 0.5 * (asym[b] - asym[a]));
+            e[ne].window = (uint64_t)w;
+            e[ne].from_ns = net_clock(net, a, t0);
+            e[ne].to_ns = net_clock(net, a, t0 + 2000000000LL);
+            e[ne++].uncertainty_ns = 0.1;
+        }
+    return ne;
+}
+
+/* node_error() over window w. */
+static double node_error_at(const net_t *net, const clock_node_fit_t *f, int n, int w)
+{
+    double worst = 0;
+    for (int j = 0; j <= 4; j++) {
+        int64_t t = T0 + 2000000000LL * w + 500000000LL * j;
+        int64_t x = net_clock(net, n, t);
+        double fit = f->offset_ns + f->drift_ppb * 1e-9 * (double)(x - f->anchor_ns);
+        worst = fmax(worst, fabs(fit - (double)(t - x)));
+    }
+    return worst;
+}
+
+/*
+ * Solves window w (with the history h, when not NULL) with and without
+ * stamp_asym_ns 6: without, no node's uncertainty covers its error; with it,
+ * every one does, widened by 1.96 × 6 / √2.  pooled: whether the maps must
+ * have been pooled with other windows.
+ */
+static void check_stamp_term(const net_t *net, const double asym[8], int w, clock_history_t *h,
+                             bool pooled)
+{
+    clock_edge_fit_t k8[28];
+    size_t ne = k8_window(net, asym, w, k8);
+    clock_solve_opts_t o = solve_opts(0);
+    o.from_ns = T0 + 2000000000LL * w;
+    o.to_ns = o.from_ns + 2000000000LL;
+    o.at_ns = o.from_ns + 1000000000LL;
+    o.history = h;
+    double unc0[8], err[8];
+    for (int pass = 0; pass < 2; pass++) {
+        o.stamp_asym_ns = pass ? 6 : 0;
+        clock_node_fit_t *nodes;
+        size_t nn;
+        clock_solve_stats_t st;
+        assert_int_equal(clock_solve(k8, ne, &o, &nodes, &nn, &st, NULL), BASE_OK);
+        /* The loops close: none of it shows. */
+        assert_true(st.extra_sigma_ns < 1e-3);
+        for (size_t i = 0; i < ne; i++)
+            assert_true(fabs(k8[i].residual_ns) < 1e-3);
+        for (int n = 1; n < 8; n++) {
+            const clock_node_fit_t *f = find_node(nodes, nn, (uint32_t)n);
+            assert_true(f->aligned && (f->pooled > 0) == pooled);
+            double u = f->uncertainty_ns, want = 1.96 * 6 / sqrt(2.0);
+            if (pass == 0) {
+                err[n] = node_error_at(net, f, n, w);
+                unc0[n] = u;
+                /* The error is half the host's asymmetry against the reference's. */
+                if (fabs(err[n] - 0.5 * fabs(asym[n])) > 0.5 || u >= err[n])
+                    fail_msg("window %d node %d: error %.2f ns, uncertainty %.2f", w, n, err[n], u);
+            } else if (!(u >= want && u < unc0[n] + want + 1 && u > err[n])) {
+                fail_msg("window %d node %d: uncertainty %.2f ns (%.2f without; error %.2f)", w, n,
+                         u, unc0[n], err[n]);
+            }
+        }
+        assert_true(find_node(nodes, nn, 0)->uncertainty_ns == 0);
+        free(nodes);
+    }
+}
+
 /*
  * A host's own stamp asymmetry shifts all its edges alike: the biases are a
  * gradient, the loops close exactly and no uncertainty built from them
  * covers the error.  stamp_asym_ns brings it in, for every node but the
- * reference.
+ * reference, in a window alone and in maps pooled with other windows.
  */
 static void test_solver_stamp_asymmetry(void **state)
 {
@@ -758,46 +834,26 @@ static void test_solver_stamp_asymmetry(void **state)
     net_t net = {{0, 1e5, -2e5, 3e5, -4e5, 5e5, -6e5, 7e5},
                  {0, 10e-6, -20e-6, 30e-6, 5e-6, -5e-6, 15e-6, -25e-6}};
     const double asym[8] = {0, 8, -6, 4, -10, 2, 7, -3}; /* ns, per host */
-    clock_edge_fit_t k8[28];
-    size_t ne = 0;
-    for (int a = 0; a < 8; a++)
-        for (int b = a + 1; b < 8; b++) {
-            k8[ne] = exact_edge(&net, a, b, T0 + 1e9, 0.5 * (asym[b] - asym[a]));
-            k8[ne++].uncertainty_ns = 0.1;
-        }
-    clock_solve_opts_t o = solve_opts(0);
-    clock_node_fit_t *nodes;
-    size_t nn;
-    clock_solve_stats_t st;
-    double unc0[8], err[8];
-    assert_int_equal(clock_solve(k8, ne, &o, &nodes, &nn, &st, NULL), BASE_OK);
-    assert_true(st.extra_sigma_ns < 1e-3);
-    for (size_t i = 0; i < ne; i++)
-        assert_true(fabs(k8[i].residual_ns) < 1e-3);
-    int missed = 0;
-    for (int n = 1; n < 8; n++) {
-        const clock_node_fit_t *f = find_node(nodes, nn, (uint32_t)n);
-        err[n] = node_error(&net, f, n);
-        unc0[n] = f->uncertainty_ns;
-        missed += err[n] > unc0[n];
-        /* The error is half the host's asymmetry against the reference's. */
-        assert_true(fabs(err[n] - 0.5 * fabs(asym[n])) < 0.5);
-    }
-    assert_int_equal(missed, 7);
-    free(nodes);
+    check_stamp_term(&net, asym, 0, NULL, false);
 
-    o.stamp_asym_ns = 6;
-    assert_int_equal(clock_solve(k8, ne, &o, &nodes, &nn, &st, NULL), BASE_OK);
-    for (int n = 1; n < 8; n++) {
-        const clock_node_fit_t *f = find_node(nodes, nn, (uint32_t)n);
-        double want = 1.96 * 6 / sqrt(2.0);
-        if (!(f->uncertainty_ns >= want && f->uncertainty_ns < unc0[n] + want + 1 &&
-              f->uncertainty_ns > err[n]))
-            fail_msg("node %d: uncertainty %.2f ns (%.2f without; error %.2f)", n,
-                     f->uncertainty_ns, unc0[n], err[n]);
+    clock_history_t *h = clock_history_new(30, 16);
+    for (int w = 0; w < 4; w++) {
+        clock_edge_fit_t k8[28];
+        size_t ne = k8_window(&net, asym, w, k8);
+        clock_solve_opts_t o = solve_opts(0);
+        o.from_ns = T0 + 2000000000LL * w;
+        o.to_ns = o.from_ns + 2000000000LL;
+        o.at_ns = o.from_ns + 1000000000LL;
+        o.history = h;
+        clock_node_fit_t *nodes;
+        size_t nn;
+        clock_solve_stats_t st;
+        assert_int_equal(clock_solve(k8, ne, &o, &nodes, &nn, &st, NULL), BASE_OK);
+        clock_history_add(h, nodes, nn, &st);
+        free(nodes);
     }
-    assert_true(find_node(nodes, nn, 0)->uncertainty_ns == 0);
-    free(nodes);
+    check_stamp_term(&net, asym, 4, h, true);
+    clock_history_destroy(&h);
 }
 
 static void test_solver_loops_show_asymmetry(void **state)

@@ -288,7 +288,7 @@ def main():
             return 1
         print(f"ERR fits={len(errs)} p50_ns={pct(errs, 50):.1f} p99_ns={pct(errs, 99):.1f} "
               f"max_ns={max(errs):.1f} coverage={100.0 * cover / len(errs):.1f}% "
-              f"worst=window {worst[1]} node {worst[2]} unc {worst[3]:.1f} unc_median_ns={pct(uncs, 50):.1f}")
+              f"unc_median_ns={pct(uncs, 50):.1f} worst=window {worst[1]} node {worst[2]} unc {worst[3]:.1f}")
         return 0 if max(errs) <= max_ns else 1
     if cmd == "state":
         node, state = int(a[0]), a[1]
