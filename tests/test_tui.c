@@ -422,8 +422,25 @@ static void test_model_solve_loops(void **state)
              "\"edges_used\":0}");
     tui_model_summary(m, &s);
     assert_true(s.loops == 0 && !s.asym_unseen);
+    /* The host stamp asymmetry the master's ± assume, when it says. */
+    assert_true(isnan(s.stamp_asym_ns));
+    apply_ok(m, BUS_K_SOLVE,
+             "{\"window\":6,\"ref\":0,\"residuals\":[],\"unaligned\":[],\"dof\":0,"
+             "\"edges_used\":0,\"stamp_asym_ns\":3}");
+    tui_model_summary(m, &s);
+    assert_true(s.stamp_asym_ns == 3);
     /* Malformed counts: rejected, counted, nothing changed. */
     uint64_t errs = base_decstats_errors(tui_model_decstats(m));
+    assert_int_equal(apply_json(m, BUS_K_SOLVE,
+                                "{\"window\":7,\"ref\":0,\"residuals\":[],\"unaligned\":[],"
+                                "\"stamp_asym_ns\":-1}"),
+                     BASE_DEC_BAD_VALUE);
+    assert_int_equal(apply_json(m, BUS_K_SOLVE,
+                                "{\"window\":7,\"ref\":0,\"residuals\":[],\"unaligned\":[],"
+                                "\"stamp_asym_ns\":\"wide\"}"),
+                     BASE_DEC_BAD_TYPE);
+    tui_model_summary(m, &s);
+    assert_true(s.stamp_asym_ns == 3);
     assert_int_equal(apply_json(m, BUS_K_SOLVE,
                                 "{\"window\":7,\"ref\":0,\"residuals\":[],\"unaligned\":[],"
                                 "\"dof\":-5}"),
@@ -439,7 +456,7 @@ static void test_model_solve_loops(void **state)
                                 "\"residual_ns\":4},{\"src\":1,\"residual_ns\":4}],"
                                 "\"unaligned\":[],\"dof\":9,\"edges_used\":12}"),
                      BASE_DEC_BAD_TYPE);
-    assert_int_equal(base_decstats_errors(tui_model_decstats(m)), errs + 3);
+    assert_int_equal(base_decstats_errors(tui_model_decstats(m)), errs + 5);
     tui_model_summary(m, &s);
     assert_true(s.loops == 0 && !s.asym_unseen && s.ref == 0);
     assert_int_equal(tui_model_nedges(m), edges);

@@ -62,7 +62,8 @@ struct tui_model {
     int ref;
     /* The newest solve's loops (offset degrees of freedom) and edges used. */
     int64_t solve_window, loops, solve_edges;
-    bool have_table; /* the master's node table has arrived */
+    double stamp_asym_ns; /* the host stamp asymmetry its ± assume (NAN: not said) */
+    bool have_table;      /* the master's node table has arrived */
     uint64_t gen;
     base_decstats_t dec;
     char last_error[BASE_ERRLEN];
@@ -82,6 +83,7 @@ static void model_init(tui_model_t *self)
     self->ref = -1;
     self->solve_window = INT64_MIN;
     self->loops = -1;
+    self->stamp_asym_ns = NAN;
 }
 
 static void model_fini(tui_model_t *self)
@@ -710,10 +712,16 @@ static enum base_dec on_solve(tui_model_t *self, json_object *h, char *err)
     TRY(get_u16(h, "ref", &ref, err));
     TRY(get_array(h, "residuals", &arr, err));
     int64_t dof = -1, used = 0;
+    double stamp = NAN;
     TRY(base_json_opt_i64(h, "dof", &dof, err));
     TRY(base_json_opt_i64(h, "edges_used", &used, err));
+    TRY(base_json_opt_double(h, "stamp_asym_ns", &stamp, err));
     if (dof < -1 || dof > INT32_MAX || used < 0 || used > INT32_MAX) {
         base_err(err, "solve: dof %" PRId64 " or edges_used %" PRId64 " out of range", dof, used);
+        return BASE_DEC_BAD_VALUE;
+    }
+    if (!isnan(stamp) && !(stamp >= 0 && stamp < 1e12)) {
+        base_err(err, "solve: stamp_asym_ns %g out of range", stamp);
         return BASE_DEC_BAD_VALUE;
     }
     /* Every residual is checked before anything is applied: a rejected
@@ -744,6 +752,7 @@ static enum base_dec on_solve(tui_model_t *self, json_object *h, char *err)
         self->solve_window = window;
         self->loops = dof;
         self->solve_edges = used;
+        self->stamp_asym_ns = stamp;
     }
     self->gen++;
     return BASE_DEC_OK;
@@ -1169,6 +1178,7 @@ void tui_model_summary(const tui_model_t *self, struct tui_summary *out)
     out->ref = self->ref;
     out->loops = (int)self->loops;
     out->asym_unseen = self->loops == 0 && self->solve_edges > 0;
+    out->stamp_asym_ns = self->stamp_asym_ns;
     out->worst_unc_ns = NAN;
     out->worst_unc_node = -1;
     for (size_t i = 0; i < self->nnodes; i++) {

@@ -477,13 +477,18 @@ static void windows_draw(struct tui_app *app, struct tui_pane *p)
     size_t ne = tui_model_nedges(app->model);
     struct tui_summary s;
     tui_model_summary(app->model, &s);
-    char title[160], loops[64] = "";
+    char title[200], loops[64] = "", stamp[64] = "";
     if (s.asym_unseen)
         snprintf(loops, sizeof loops, ", no loop: asymmetry unseen");
     else if (s.loops >= 0)
         snprintf(loops, sizeof loops, ", %d loop%s", s.loops, s.loops == 1 ? "" : "s");
-    snprintf(title, sizeof title, " Windows: %zu edge%s%s, newest first ", ne, ne == 1 ? "" : "s",
-             loops);
+    if (isfinite(s.stamp_asym_ns)) {
+        char d[32];
+        tui_fmt_dur(d, sizeof d, s.stamp_asym_ns);
+        snprintf(stamp, sizeof stamp, ", host stamps ±%s assumed", d);
+    }
+    snprintf(title, sizeof title, " Windows: %zu edge%s%s%s, newest first ", ne, ne == 1 ? "" : "s",
+             loops, stamp);
     tui_draw_title(app, p, title);
     if (p->h < 2)
         return;
@@ -679,6 +684,8 @@ static const char *const help_lines[] = {
     "±UNC the 95 % bound of the time base, * marks the reference node.",
     "Path asymmetry shows only in loops of the probe graph (Windows",
     "title); with none, ±UNC cannot include it: probe more node pairs.",
+    "A host's own stamp asymmetry shows in no loop: ±UNC includes what",
+    "the master assumes of it (Windows title; dpnode --stamp-asym-ns).",
 };
 
 int tui_help_lines(void)

@@ -231,6 +231,11 @@ struct tui_summary {
      */
     int loops;
     bool asym_unseen;
+    /*
+     * The host stamp asymmetry (σ, ns) the newest solve's ± assume: no probe
+     * sees it, so it is a setting of the master (NAN: not said).
+     */
+    double stamp_asym_ns;
     double worst_unc_ns;
     int worst_unc_node;
     double events_per_s;

@@ -112,6 +112,9 @@ grep -qE "Windows: [0-9]+ edges, [1-9][0-9]* loops?," "$IT_TMP/pane.txt" ||
     { cat "$IT_TMP/pane.txt"; it_fail "the Windows title does not count the loops"; }
 ! grep -q "asymmetry unseen\|leaves out path asymmetry" "$IT_TMP/pane.txt" ||
     { cat "$IT_TMP/pane.txt"; it_fail "loops present, yet asymmetry said unseen"; }
+# ...and says what host stamp asymmetry the master's ± assume (its default).
+grep -q "loops, host stamps ±3ns assumed" "$IT_TMP/pane.txt" ||
+    { cat "$IT_TMP/pane.txt"; it_fail "the Windows title does not give the assumed stamp asymmetry"; }
 
 # Keys.
 "${TM[@]}" send-keys -t t a
