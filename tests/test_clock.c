@@ -614,12 +614,12 @@ static const clock_node_fit_t *find_node(const clock_node_fit_t *n, size_t cnt, 
     return NULL;
 }
 
-/* Worst |fit − truth| of node n's map over the window. */
-static double node_error(const net_t *net, const clock_node_fit_t *f, int n)
+/* Worst |fit − truth| of node n's map over window w (2 s each from T0). */
+static double node_error_at(const net_t *net, const clock_node_fit_t *f, int n, int w)
 {
     double worst = 0;
     for (int j = 0; j <= 4; j++) {
-        int64_t t = T0 + 500000000LL * j;
+        int64_t t = T0 + 2000000000LL * w + 500000000LL * j;
         int64_t x = net_clock(net, n, t);
         double fit = f->offset_ns + f->drift_ppb * 1e-9 * (double)(x - f->anchor_ns);
         worst = fmax(worst, fabs(fit - (double)(t - x)));
@@ -627,15 +627,26 @@ static double node_error(const net_t *net, const clock_node_fit_t *f, int n)
     return worst;
 }
 
-static clock_solve_opts_t solve_opts(uint32_t ref)
+static double node_error(const net_t *net, const clock_node_fit_t *f, int n)
+{
+    return node_error_at(net, f, n, 0);
+}
+
+/* Options for window w (2 s each from T0) with reference ref. */
+static clock_solve_opts_t window_opts(uint32_t ref, int w)
 {
     clock_solve_opts_t o;
     clock_solve_opts_default(&o);
     o.ref = ref;
-    o.from_ns = T0;
-    o.to_ns = T0 + 2000000000LL;
-    o.at_ns = T0 + 1000000000LL;
+    o.from_ns = T0 + 2000000000LL * w;
+    o.to_ns = o.from_ns + 2000000000LL;
+    o.at_ns = o.from_ns + 1000000000LL;
     return o;
+}
+
+static clock_solve_opts_t solve_opts(uint32_t ref)
+{
+    return window_opts(ref, 0);
 }
 
 static void test_solver_tree(void **state)
@@ -762,19 +773,6 @@ static size_t k8_window(const net_t *net, const double asym[8], int w, clock_edg
     return ne;
 }
 
-/* node_error() over window w. */
-static double node_error_at(const net_t *net, const clock_node_fit_t *f, int n, int w)
-{
-    double worst = 0;
-    for (int j = 0; j <= 4; j++) {
-        int64_t t = T0 + 2000000000LL * w + 500000000LL * j;
-        int64_t x = net_clock(net, n, t);
-        double fit = f->offset_ns + f->drift_ppb * 1e-9 * (double)(x - f->anchor_ns);
-        worst = fmax(worst, fabs(fit - (double)(t - x)));
-    }
-    return worst;
-}
-
 /*
  * Solves window w (with the history h, when not NULL) with and without
  * stamp_asym_ns 6: without, no node's uncertainty covers its error; with it,
@@ -786,10 +784,7 @@ static void check_stamp_term(const net_t *net, const double asym[8], int w, cloc
 {
     clock_edge_fit_t k8[28];
     size_t ne = k8_window(net, asym, w, k8);
-    clock_solve_opts_t o = solve_opts(0);
-    o.from_ns = T0 + 2000000000LL * w;
-    o.to_ns = o.from_ns + 2000000000LL;
-    o.at_ns = o.from_ns + 1000000000LL;
+    clock_solve_opts_t o = window_opts(0, w);
     o.history = h;
     double unc0[8], err[8];
     for (int pass = 0; pass < 2; pass++) {
@@ -840,10 +835,7 @@ static void test_solver_stamp_asymmetry(void **state)
     for (int w = 0; w < 4; w++) {
         clock_edge_fit_t k8[28];
         size_t ne = k8_window(&net, asym, w, k8);
-        clock_solve_opts_t o = solve_opts(0);
-        o.from_ns = T0 + 2000000000LL * w;
-        o.to_ns = o.from_ns + 2000000000LL;
-        o.at_ns = o.from_ns + 1000000000LL;
+        clock_solve_opts_t o = window_opts(0, w);
         o.history = h;
         clock_node_fit_t *nodes;
         size_t nn;
