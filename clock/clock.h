@@ -314,7 +314,14 @@ typedef struct clock_solve_stats {
     uint32_t edges_suspect; /* used for rates, left out of the offsets */
     uint32_t dof;           /* offset equations − unknowns, suspect edges left out */
     double chi2;            /* Σ (residual/σ)² with the edges' own σ, suspects left out */
-    double extra_sigma_ns;  /* per-edge extra σ the residuals called for (asymmetry) */
+    double extra_sigma_ns;  /* per-edge extra σ the residuals called for */
+    /*
+     * The part of it that persists (path asymmetry), as the history's edge
+     * residuals show it; the rest is noise the edges' σ missed, which counts
+     * as changing from window to window.  Equal to extra_sigma_ns when the
+     * history cannot tell (no history, too few windows).
+     */
+    double persist_sigma_ns;
 } clock_solve_stats_t;
 
 #define CLOCK_SOLVE_MAX_NODES 2048
@@ -343,8 +350,8 @@ int64_t clock_node_map(const clock_node_fit_t *fit, int64_t x);
  * extra per-edge variance the loop residuals called for (path asymmetry).
  * Both are persistent properties that a single window sees only through
  * noise.  Exponentially weighted (half-life in windows; 0: plain mean of
- * everything added); at most `max_nodes` nodes, later ones are ignored
- * (counted).  It also keeps each node's own per-window maps (the last
+ * everything added); at most `max_nodes` nodes and 65536 edges, later
+ * ones are ignored (counted).  It also keeps each node's own per-window maps (the last
  * CLOCK_HISTORY_TRACK windows by default; one entry per window number and
  * reference, a re-added window replaces its entry, a new reference clears
  * the node's track): what the solver pools (opts.pool_windows).  No I/O, no
@@ -356,9 +363,13 @@ clock_history_t *clock_history_new(double halflife_windows, size_t max_nodes);
 void clock_history_destroy(clock_history_t **self);
 /* Windows kept per node for pooling (at least 4; default CLOCK_HISTORY_TRACK); trims at once. */
 void clock_history_set_track(clock_history_t *self, size_t windows);
-/* Feed one window's solve: its node fits and its stats. */
+/*
+ * Feed one window's solve: its node fits, its edge fits (their loop
+ * residuals, as clock_solve wrote them; suspect edges are left out) and its
+ * stats.
+ */
 void clock_history_add(clock_history_t *self, const clock_node_fit_t *fits, size_t n,
-                       const clock_solve_stats_t *st);
+                       const clock_edge_fit_t *edges, size_t ne, const clock_solve_stats_t *st);
 /* Windows tracked for a node. */
 size_t clock_history_track_len(const clock_history_t *self, uint32_t node);
 /*
@@ -375,6 +386,16 @@ double clock_history_misfit_rms(const clock_history_t *self, uint32_t node);
  * left out (a transient window must not set the floor); 0 before 3 windows.
  */
 double clock_history_extra_var(const clock_history_t *self);
+/*
+ * The part of that variance that persists from window to window (path
+ * asymmetry; the rest is noise the edges' σ missed), ns², for a window
+ * with these edges (residuals and suspect flags from clock_solve) and dof
+ * loops: from each edge's residuals over the 64 tracked windows nearest
+ * it, an upper bound (two standard errors); NAN with no loops or while
+ * fewer than half the edges (at least 3) have 6 tracked windows.
+ */
+double clock_history_persist_var(const clock_history_t *self, const clock_edge_fit_t *edges,
+                                 size_t n, uint32_t dof);
 uint64_t clock_history_ignored(const clock_history_t *self);
 
 /* ------------------------------------------------------------------ */
@@ -581,6 +602,12 @@ typedef struct clock_logfit_stats {
      */
     uint32_t loops_min, loops_max;
     uint64_t windows_no_loops;
+    /*
+     * Medians over the windows with loops of the per-edge σ the loops' excess
+     * called for (extra_sigma_ns) and of the part of it that persisted
+     * (persist_sigma_ns: path asymmetry); NAN without such windows.
+     */
+    double tau_ns_median, persist_ns_median;
     double fit_ns_total;   /* CPU time spent in edge fits */
     double solve_ns_total; /* CPU time spent in solves */
 } clock_logfit_stats_t;

@@ -106,6 +106,12 @@ bool clk_chol(double *A, size_t m);
 void clk_chol_solve(const double *L, size_t m, double *b);
 void clk_chol_inverse(const double *L, size_t m, double *inv, double *col);
 int clk_cmp_double(const void *a, const void *b);
+/*
+ * First of the n elements of base (size bytes each, sorted) for which
+ * before(elem, key) is false: where key is, or would go.
+ */
+size_t clk_lower_bound(const void *base, size_t n, size_t size, const void *key,
+                       bool (*before)(const void *elem, const void *key));
 int clk_cmp_i64(const void *a, const void *b);
 
 /*

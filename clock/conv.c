@@ -93,16 +93,14 @@ void clock_conv_get_stats(const clock_conv_t *self, clock_conv_stats_t *st)
     *st = self->st;
 }
 
+static bool cnode_before(const void *elem, const void *key)
+{
+    return ((const cnode_t *)elem)->node < *(const uint32_t *)key;
+}
+
 static cnode_t *find_node(clock_conv_t *self, uint32_t node, bool create, char *err)
 {
-    size_t lo = 0, hi = self->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (self->nodes[mid].node < node)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = clk_lower_bound(self->nodes, self->n, sizeof *self->nodes, &node, cnode_before);
     if (lo < self->n && self->nodes[lo].node == node)
         return &self->nodes[lo];
     if (!create) {
@@ -130,6 +128,11 @@ static series_t *find_series(cnode_t *cn, uint32_t domain)
         if (cn->dom[i].domain == domain)
             return &cn->dom[i];
     return NULL;
+}
+
+static bool fit_before(const void *elem, const void *key)
+{
+    return ((const clock_node_fit_t *)elem)->window < *(const int64_t *)key;
 }
 
 /* First index with v[i] > t. */
@@ -271,14 +274,7 @@ int clock_conv_add_fit(clock_conv_t *self, const clock_node_fit_t *fit, char *er
     cnode_t *cn = find_node(self, fit->node, true, err);
     if (cn == NULL)
         return BASE_ERR;
-    size_t lo = 0, hi = cn->nfits;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (cn->fits[mid].window < fit->window)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = clk_lower_bound(cn->fits, cn->nfits, sizeof *cn->fits, &fit->window, fit_before);
     bool same = lo < cn->nfits && cn->fits[lo].window == fit->window;
     if (!fit->aligned) {
         self->st.fits_unaligned++;

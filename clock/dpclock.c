@@ -389,6 +389,11 @@ static int cmd_fit(int argc, char **argv)
     if (st.loops_min != UINT32_MAX)
         fprintf(stderr, "dpclock: loops in the probe graph per window: %" PRIu32 "-%" PRIu32 "\n",
                 st.loops_min, st.loops_max);
+    if (isfinite(st.tau_ns_median))
+        fprintf(stderr,
+                "dpclock: loop excess per edge (median over windows): %.1f ns, of which at most "
+                "%.1f ns persists from window to window (path asymmetry)\n",
+                st.tau_ns_median, st.persist_ns_median);
     if (st.windows_no_loops > 0)
         fprintf(stderr,
                 "dpclock: warning: %" PRIu64 " windows without a loop in the probe graph: "

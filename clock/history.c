@@ -6,7 +6,9 @@
  * around its line and the typical extra per-edge variance (persistent
  * wander and asymmetry, see solve.c), and (2) a track: the node's own map of
  * every recent window (level at its centre, slope, their window-to-window
- * errors, its range).
+ * errors, its range).  Per edge it keeps the loop residual of every recent
+ * window: what of the extra variance persists (asymmetry) and what changes
+ * (noise the edges' σ missed).
  *
  * Pooling.  Within one window the offset at the window's centre is well
  * determined, its slope much less so: the map error at the window's edges
@@ -88,6 +90,26 @@ typedef struct track_node {
 #define TAU2_RING    256
 #define TAU2_OUTLIER 10.0
 
+/*
+ * Edge residual tracks: at most this many edges (later ones ignored and
+ * counted), the persistent part taken over the EDGE_SPAN windows nearest
+ * the one solved, and only from edges with EDGE_MIN of them.
+ */
+#define EDGE_MAX  65536
+#define EDGE_SPAN 64
+#define EDGE_MIN  6
+
+typedef struct resid_entry {
+    int64_t window;
+    double r; /* ns, oriented lo → hi */
+} resid_entry_t;
+
+typedef struct edge_track {
+    uint32_t lo, hi;
+    resid_entry_t *tr; /* sorted by window */
+    size_t ntr, captr;
+} edge_track_t;
+
 struct clock_history {
     double decay; /* weight kept per window; 1: plain mean */
     size_t max_nodes;
@@ -101,6 +123,8 @@ struct clock_history {
     size_t tau2_n, tau2_pos;
     double tau2_typical;
     uint32_t tau2_count;
+    edge_track_t *edges; /* sorted by (lo, hi) */
+    size_t nedges;
 };
 
 clock_history_t *clock_history_new(double halflife_windows, size_t max_nodes)
@@ -119,6 +143,9 @@ void clock_history_destroy(clock_history_t **self)
     for (size_t i = 0; i < (*self)->n; i++)
         free((*self)->nodes[i].tr);
     free((*self)->nodes);
+    for (size_t i = 0; i < (*self)->nedges; i++)
+        free((*self)->edges[i].tr);
+    free((*self)->edges);
     free(*self);
     *self = NULL;
 }
@@ -140,33 +167,28 @@ void clock_history_set_track(clock_history_t *self, size_t windows)
         track_trim(&self->nodes[i], self->track_max);
 }
 
+static bool node_before(const void *elem, const void *key)
+{
+    return ((const track_node_t *)elem)->node < *(const uint32_t *)key;
+}
+
 static track_node_t *track_find(const clock_history_t *self, uint32_t node, size_t *pos)
 {
-    size_t lo = 0, hi = self->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (self->nodes[mid].node < node)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = clk_lower_bound(self->nodes, self->n, sizeof *self->nodes, &node, node_before);
     if (pos)
         *pos = lo;
     return lo < self->n && self->nodes[lo].node == node ? &self->nodes[lo] : NULL;
 }
 
+static bool anchor_before(const void *elem, const void *key)
+{
+    return ((const track_entry_t *)elem)->anchor < *(const int64_t *)key;
+}
+
 /* First entry whose anchor is at or after x. */
 static size_t track_lower(const track_node_t *t, int64_t x)
 {
-    size_t lo = 0, hi = t->ntr;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (t->tr[mid].anchor < x)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    return clk_lower_bound(t->tr, t->ntr, sizeof *t->tr, &x, anchor_before);
 }
 
 /* One window's own map into the node's track (replacing the same window's entry). */
@@ -225,12 +247,84 @@ static void tau2_add(clock_history_t *self, double v)
     self->tau2_typical = wsum > 0 ? sum / wsum : 0;
 }
 
-void clock_history_add(clock_history_t *self, const clock_node_fit_t *fits, size_t n,
-                       const clock_solve_stats_t *st)
+static bool edge_before(const void *elem, const void *key)
 {
-    assert(self && (fits || n == 0));
+    const edge_track_t *e = elem;
+    const uint32_t *k = key;
+    return e->lo < k[0] || (e->lo == k[0] && e->hi < k[1]);
+}
+
+static edge_track_t *edge_find(const clock_history_t *self, uint32_t lo, uint32_t hi, size_t *pos)
+{
+    uint32_t key[2] = {lo, hi};
+    size_t a = clk_lower_bound(self->edges, self->nedges, sizeof *self->edges, key, edge_before);
+    if (pos)
+        *pos = a;
+    return a < self->nedges && self->edges[a].lo == lo && self->edges[a].hi == hi ? &self->edges[a]
+                                                                                  : NULL;
+}
+
+static bool window_before(const void *elem, const void *key)
+{
+    return ((const resid_entry_t *)elem)->window < *(const int64_t *)key;
+}
+
+/* First entry of window w or later. */
+static size_t resid_lower(const edge_track_t *t, int64_t w)
+{
+    return clk_lower_bound(t->tr, t->ntr, sizeof *t->tr, &w, window_before);
+}
+
+/* One window's loop residual into its edge's track (replacing the same window's). */
+static void edge_add(clock_history_t *self, const clock_edge_fit_t *e)
+{
+    if (e->suspect || !isfinite(e->residual_ns) || e->src == e->dst)
+        return; /* a suspect edge's residual is its whole detour, not asymmetry of its loops */
+    uint32_t lo = e->src < e->dst ? e->src : e->dst, hi = e->src < e->dst ? e->dst : e->src;
+    double r = e->src < e->dst ? e->residual_ns : -e->residual_ns;
+    size_t pos;
+    edge_track_t *t = edge_find(self, lo, hi, &pos);
+    if (t == NULL) {
+        if (self->nedges >= EDGE_MAX) {
+            self->ignored++;
+            return;
+        }
+        self->edges = xreallocarray(self->edges, self->nedges + 1, sizeof *self->edges);
+        memmove(&self->edges[pos + 1], &self->edges[pos],
+                (self->nedges - pos) * sizeof *self->edges);
+        t = &self->edges[pos];
+        memset(t, 0, sizeof *t);
+        t->lo = lo;
+        t->hi = hi;
+        self->nedges++;
+    }
+    size_t at = resid_lower(t, e->window);
+    if (at < t->ntr && t->tr[at].window == e->window) {
+        t->tr[at].r = r;
+        return;
+    }
+    if (t->ntr == t->captr) {
+        t->captr = t->captr ? 2 * t->captr : 16;
+        t->tr = xreallocarray(t->tr, t->captr, sizeof *t->tr);
+    }
+    memmove(&t->tr[at + 1], &t->tr[at], (t->ntr - at) * sizeof *t->tr);
+    t->tr[at] = (resid_entry_t){e->window, r};
+    t->ntr++;
+    if (t->ntr > self->track_max) { /* drop the entry farthest from the one added */
+        size_t drop = at >= t->ntr - 1 - at ? 0 : t->ntr - 1;
+        memmove(&t->tr[drop], &t->tr[drop + 1], (t->ntr - drop - 1) * sizeof *t->tr);
+        t->ntr--;
+    }
+}
+
+void clock_history_add(clock_history_t *self, const clock_node_fit_t *fits, size_t n,
+                       const clock_edge_fit_t *edges, size_t ne, const clock_solve_stats_t *st)
+{
+    assert(self && (fits || n == 0) && (edges || ne == 0));
     if (st && st->dof > 0 && isfinite(st->extra_sigma_ns))
         tau2_add(self, st->extra_sigma_ns * st->extra_sigma_ns);
+    for (size_t i = 0; st && st->dof > 0 && i < ne; i++)
+        edge_add(self, &edges[i]);
     for (size_t i = 0; i < n; i++) {
         const clock_node_fit_t *f = &fits[i];
         if (!f->aligned || f->node == f->ref)
@@ -288,6 +382,62 @@ double clock_history_extra_var(const clock_history_t *self)
 {
     assert(self);
     return self->tau2_count >= 3 ? self->tau2_typical : 0;
+}
+
+/*
+ * The persistent part of the loops' excess.  A loop residual is the edge's
+ * own noise, noise its σ missed, and path asymmetry; only the last stays
+ * the same from window to window.  Per edge, over the K windows nearest
+ * this one, the mean residual m and their scatter s² give m² − s²/K, an
+ * unbiased estimate of the persistent residual's square (variance about
+ * 2(s²/K)² + 4m²s²/K).  Summed over the window's edges, two standard errors
+ * above the estimate (a few windows or a noisy track must not pass for
+ * none), and spread over the loops (Σ(1 − leverage) = dof), it is the
+ * per-edge variance of the asymmetry.
+ */
+double clock_history_persist_var(const clock_history_t *self, const clock_edge_fit_t *edges,
+                                 size_t n, uint32_t dof)
+{
+    assert(self && (edges || n == 0));
+    if (dof == 0)
+        return NAN;
+    double P = 0, V = 0;
+    size_t total = 0, used = 0;
+    for (size_t i = 0; i < n; i++) {
+        const clock_edge_fit_t *e = &edges[i];
+        if (e->suspect || !isfinite(e->residual_ns) || e->src == e->dst)
+            continue;
+        total++;
+        uint32_t lo = e->src < e->dst ? e->src : e->dst, hi = e->src < e->dst ? e->dst : e->src;
+        const edge_track_t *t = edge_find(self, lo, hi, NULL);
+        if (t == NULL || t->ntr < EDGE_MIN)
+            continue;
+        /* The EDGE_SPAN entries nearest this window. */
+        size_t at = resid_lower(t, e->window), a = at, b = at;
+        while (b - a < EDGE_SPAN && (a > 0 || b < t->ntr)) {
+            bool left = a > 0 && (b >= t->ntr ||
+                                  e->window - t->tr[a - 1].window <= t->tr[b].window - e->window);
+            if (left)
+                a--;
+            else
+                b++;
+        }
+        size_t K = b - a;
+        double m = 0, ss = 0;
+        for (size_t k = a; k < b; k++)
+            m += t->tr[k].r;
+        m /= (double)K;
+        for (size_t k = a; k < b; k++)
+            ss += (t->tr[k].r - m) * (t->tr[k].r - m);
+        double s2k = ss / (double)(K - 1) / (double)K;
+        P += m * m - s2k;
+        V += 2 * s2k * s2k + 4 * m * m * s2k;
+        used++;
+    }
+    if (used < 3 || 2 * used < total)
+        return NAN;
+    double up = fmax(P, 0) + 2 * sqrt(V);
+    return up * (double)total / (double)used / (double)dof;
 }
 
 size_t clock_history_track_len(const clock_history_t *self, uint32_t node)

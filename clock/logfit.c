@@ -319,6 +319,8 @@ typedef struct win_ctx {
     clock_logfit_t *self;
     const size_t *first; /* edge fits of window w: ef[first[w] .. first[w + 1]) */
     clock_history_t *hist;
+    double *tau, *persist; /* of each written window with loops (room for every window) */
+    size_t *ntau;
 } win_ctx_t;
 
 /* Solve window w (with the history or without), feed it to the history, write its node fits. */
@@ -351,9 +353,13 @@ static int solve_window(const win_ctx_t *c, size_t w, bool use_hist, bool feed, 
         self->st.loops_min = sst.dof < self->st.loops_min ? sst.dof : self->st.loops_min;
         self->st.loops_max = sst.dof > self->st.loops_max ? sst.dof : self->st.loops_max;
         self->st.windows_no_loops += sst.dof == 0;
+        if (sst.dof > 0 && *c->ntau < self->nw) {
+            c->tau[*c->ntau] = sst.extra_sigma_ns;
+            c->persist[(*c->ntau)++] = sst.persist_sigma_ns;
+        }
     }
     if (feed)
-        clock_history_add(c->hist, nodes, nnodes, &sst);
+        clock_history_add(c->hist, nodes, nnodes, ej > ei ? &self->ef[ei] : NULL, ej - ei, &sst);
     /* Merge with the full node list so that every node is reported every window. */
     for (size_t i = 0, k = 0; write && i < self->nn; i++) {
         clock_node_fit_t f;
@@ -395,6 +401,7 @@ int clock_logfit_run(clock_logfit_t *self, char *err)
     self->st.probes = keep.probes;
     self->st.probes_dropped = keep.probes_dropped;
     self->st.loops_min = UINT32_MAX;
+    self->st.tau_ns_median = self->st.persist_ns_median = NAN;
     if (self->n == 0)
         return base_err(err, "no probes to fit");
     const clock_probe_t *P = self->p;
@@ -611,7 +618,10 @@ static int logfit_solve(clock_logfit_t *self, char *err)
             ei++;
         first[w] = ei;
     }
-    win_ctx_t wc = {self, first, hist};
+    size_t ntau = 0;
+    win_ctx_t wc = {
+        self, first, hist, xmalloc((nw + 1) * sizeof(double)), xmalloc((nw + 1) * sizeof(double)),
+        &ntau};
     self->st.solve_ns_total = 0;
     if (!causal) {
         for (size_t w = 0; w < nw && rc == BASE_OK; w++)
@@ -630,6 +640,10 @@ static int logfit_solve(clock_logfit_t *self, char *err)
             rc = solve_window(&wc, w - lag, true, false, true, (uint32_t)seen, err);
         }
     }
+    self->st.tau_ns_median = ntau ? clk_median(wc.tau, ntau) : NAN;
+    self->st.persist_ns_median = ntau ? clk_median(wc.persist, ntau) : NAN;
+    free(wc.tau);
+    free(wc.persist);
     free(first);
     clock_history_destroy(&hist);
     return rc;

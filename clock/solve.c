@@ -617,6 +617,20 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
         edges[se[i].e].residual_ns = resid(&se[i], delta, false);
         edges[se[i].e].suspect = !(se[i].rw > 0);
     }
+    /*
+     * How much of τ² persists.  τ² is the loops' excess over the edges' own
+     * σ: path asymmetry, which stays, and noise the σ missed, which does
+     * not (at an agent's probe rate, with software stamps, nearly all of
+     * it).  Counting all of it as persistent keeps pooled maps as wide as
+     * single windows; the history's residual tracks tell the two apart.
+     */
+    double phi = 1.0;
+    if (opts->history && m > 0 && tau2_used > 0) {
+        double tp2 = clock_history_persist_var(opts->history, edges, n, st->dof);
+        if (isfinite(tp2))
+            phi = fmin(1.0, tp2 / tau2_used);
+    }
+    st->persist_sigma_ns = phi < 1 ? sqrt(phi * tau2_used) : st->extra_sigma_ns;
 
     clock_node_fit_t *out = xcalloc(nn, sizeof *out);
     for (size_t i = 0; i < nn; i++) {
@@ -668,7 +682,8 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
          * reference's stamp asymmetry, (a − a_ref)/2 on every edge alike.
          */
         double vs = fmin(vo_stat[k], vo);
-        double vp = vo - vs, ed = sqrt(vr) * half;
+        double vp = phi * (vo - vs), ed = sqrt(vr) * half;
+        vs = vo - vp;
         double vq = 0.5 * opts->stamp_asym_ns * opts->stamp_asym_ns;
         double pers2 = kp * kp * vp + STAMP_Z * STAMP_Z * vq;
         f->uncertainty_ns =

@@ -139,3 +139,18 @@ void clk_chol_inverse(const double *L, size_t m, double *inv, double *col)
             inv[i * m + j] = col[i];
     }
 }
+
+size_t clk_lower_bound(const void *base, size_t n, size_t size, const void *key,
+                       bool (*before)(const void *elem, const void *key))
+{
+    const char *b = base;
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (before(b + mid * size, key))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}

@@ -714,7 +714,7 @@ static void solve_window(node_master_t *self, int64_t k)
             nfits = 0;
         } else {
             self->st.solves++;
-            clock_history_add(self->history, fits, nfits, &st);
+            clock_history_add(self->history, fits, nfits, p->e, n, &st);
             fed = true;
             if (self->cfg.refine_lag > 0)
                 keep_solved(self, k, &so, p->e, n);
@@ -783,6 +783,9 @@ static void solve_window(node_master_t *self, int64_t k)
             json_object_object_add(h, "chi2", json_object_new_double(st.chi2));
         if (isfinite(st.extra_sigma_ns))
             json_object_object_add(h, "extra_sigma_ns", json_object_new_double(st.extra_sigma_ns));
+        if (isfinite(st.persist_sigma_ns))
+            json_object_object_add(h, "persist_sigma_ns",
+                                   json_object_new_double(st.persist_sigma_ns));
         json_object_object_add(h, "stamp_asym_ns", json_object_new_double(so.stamp_asym_ns));
         bus_pub_send(self->pub, m, NULL);
         bus_msg_destroy(&m);

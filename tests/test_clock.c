@@ -773,6 +773,16 @@ static size_t k8_window(const net_t *net, const double asym[8], int w, clock_edg
     return ne;
 }
 
+/* Solves window w of edges e with the history h and feeds the solve to it. */
+static void solve_fed(clock_history_t *h, clock_edge_fit_t *e, size_t ne, int w,
+                      clock_node_fit_t **nodes, size_t *nn, clock_solve_stats_t *st)
+{
+    clock_solve_opts_t o = window_opts(0, w);
+    o.history = h;
+    assert_int_equal(clock_solve(e, ne, &o, nodes, nn, st, NULL), BASE_OK);
+    clock_history_add(h, *nodes, *nn, e, ne, st);
+}
+
 /*
  * Solves window w (with the history h, when not NULL) with and without
  * stamp_asym_ns 6: without, no node's uncertainty covers its error; with it,
@@ -835,17 +845,86 @@ static void test_solver_stamp_asymmetry(void **state)
     for (int w = 0; w < 4; w++) {
         clock_edge_fit_t k8[28];
         size_t ne = k8_window(&net, asym, w, k8);
-        clock_solve_opts_t o = window_opts(0, w);
-        o.history = h;
         clock_node_fit_t *nodes;
         size_t nn;
         clock_solve_stats_t st;
-        assert_int_equal(clock_solve(k8, ne, &o, &nodes, &nn, &st, NULL), BASE_OK);
-        clock_history_add(h, nodes, nn, &st);
+        solve_fed(h, k8, ne, w, &nodes, &nn, &st);
         free(nodes);
     }
     check_stamp_term(&net, asym, 4, h, true);
     clock_history_destroy(&h);
+}
+
+/*
+ * Path bias of 15 ns rms on every edge of K8 that the edges' σ (1 ns) do not
+ * show: drawn afresh every window (noise), or once (asymmetry).  Solved
+ * causally with a history, as a live master does, windows 12 to 23: the
+ * loops see the same τ either way, the residual tracks tell them apart.
+ * Noise is pooled away and its maps are narrower; both cover.
+ */
+typedef struct bias_run {
+    double persist_share; /* mean persist_sigma / extra_sigma */
+    double unc, covered;  /* mean uncertainty, share of node windows covered */
+} bias_run_t;
+
+static bias_run_t solve_biased(bool fresh)
+{
+    net_t net = {{0, 1e5, -2e5, 3e5, -4e5, 5e5, -6e5, 7e5},
+                 {0, 10e-6, -20e-6, 30e-6, 5e-6, -5e-6, 15e-6, -25e-6}};
+    const double host[8] = {0};
+    uint64_t seed = 99;
+    double fixed[28];
+    for (int i = 0; i < 28; i++)
+        fixed[i] = 15 * gauss(&seed);
+    clock_history_t *h = clock_history_new(30, 16);
+    bias_run_t r = {0, 0, 0};
+    int counted = 0, node_windows = 0;
+    for (int w = 0; w < 24; w++) {
+        clock_edge_fit_t k8[28];
+        size_t ne = k8_window(&net, host, w, k8);
+        for (size_t i = 0; i < ne; i++) {
+            k8[i].offset_ns += fresh ? 15 * gauss(&seed) : fixed[i];
+            k8[i].uncertainty_ns = 3;
+        }
+        clock_node_fit_t *nodes;
+        size_t nn;
+        clock_solve_stats_t st;
+        solve_fed(h, k8, ne, w, &nodes, &nn, &st);
+        if (w >= 12) {
+            assert_true(st.extra_sigma_ns > 5);
+            r.persist_share += st.persist_sigma_ns / st.extra_sigma_ns;
+            counted++;
+            for (int n = 1; n < 8; n++) {
+                const clock_node_fit_t *f = find_node(nodes, nn, (uint32_t)n);
+                assert_true(f->aligned && f->pooled > 0);
+                r.unc += f->uncertainty_ns;
+                r.covered += node_error_at(&net, f, n, w) <= f->uncertainty_ns;
+                node_windows++;
+            }
+        }
+        free(nodes);
+    }
+    clock_history_destroy(&h);
+    r.persist_share /= counted;
+    r.unc /= node_windows;
+    r.covered /= node_windows;
+    return r;
+}
+
+static void test_solver_noise_is_not_asymmetry(void **state)
+{
+    (void)state;
+    bias_run_t noise = solve_biased(true), asym = solve_biased(false);
+    if (!(noise.persist_share < 0.6 && asym.persist_share > 0.99))
+        fail_msg("share of τ that persists: %.2f with noise, %.2f with asymmetry",
+                 noise.persist_share, asym.persist_share);
+    if (!(noise.unc < 0.8 * asym.unc && noise.covered >= 0.9 && asym.covered >= 0.9))
+        fail_msg("noise: uncertainty %.1f ns, %.0f %% covered; asymmetry: %.1f ns, %.0f %%",
+                 noise.unc, 100 * noise.covered, asym.unc, 100 * asym.covered);
+    print_message("persisting share of tau: %.2f (noise), %.2f (asymmetry); uncertainty %.1f / "
+                  "%.1f ns; covered %.0f / %.0f %%\n",
+                  noise.persist_share, asym.persist_share, noise.unc, asym.unc, 100 * noise.covered,
+                  100 * asym.covered);
 }
 
 static void test_solver_loops_show_asymmetry(void **state)
@@ -1094,7 +1173,7 @@ static void test_history(void **state)
         f[0].misfit_ms_ns2 = 400 + (w % 2 ? 50 : -50); /* a clear 20 ns misfit */
         f[1].misfit_ms_ns2 = (w % 2 ? 300 : -300);     /* noise around zero */
         f[2].misfit_ms_ns2 = 100;
-        clock_history_add(h, f, 3, &st);
+        clock_history_add(h, f, 3, NULL, 0, &st);
     }
     assert_true(fabs(clock_history_misfit_rms(h, 1) - 20) < 1);
     assert_true(clock_history_misfit_rms(h, 2) == 0);
@@ -1111,19 +1190,75 @@ static void test_history(void **state)
      */
     h = clock_history_new(0, 2);
     st.extra_sigma_ns = 1000;
-    clock_history_add(h, NULL, 0, &st);
+    clock_history_add(h, NULL, 0, NULL, 0, &st);
     st.extra_sigma_ns = 10;
     for (int w = 0; w < 3; w++)
-        clock_history_add(h, NULL, 0, &st);
+        clock_history_add(h, NULL, 0, NULL, 0, &st);
     if (!(fabs(clock_history_extra_var(h) - 100) < 1e-9))
         fail_msg("typical τ² %.1f after an outlier window", clock_history_extra_var(h));
     st.extra_sigma_ns = 50;
     for (int w = 0; w < 4; w++)
-        clock_history_add(h, NULL, 0, &st);
+        clock_history_add(h, NULL, 0, NULL, 0, &st);
     /* 3 windows at 10 ns, 4 at 50 ns (the outlier still left out): their mean. */
     if (!(fabs(clock_history_extra_var(h) - (3 * 100 + 4 * 2500) / 7.0) < 1e-6))
         fail_msg("typical τ² %.1f after a change of level", clock_history_extra_var(h));
     clock_history_destroy(&h);
+}
+
+/*
+ * Residual tracks of the 28 edges of K8 (21 loops): r = a_e + noise, a_e ±10
+ * ns fixed per edge, the noise σ_n new every window; every other window's
+ * edges given the other way round.  Returns what the history says persists.
+ */
+static double persist_of(double sigma_n, int windows, bool suspect, uint32_t dof, uint64_t seed)
+{
+    clock_history_t *h = clock_history_new(0, 16);
+    clock_solve_stats_t st = {.dof = 21};
+    clock_edge_fit_t e[28];
+    for (int w = 0; w < windows; w++) {
+        size_t ne = 0;
+        for (uint32_t a = 0; a < 8; a++)
+            for (uint32_t b = a + 1; b < 8; b++, ne++) {
+                memset(&e[ne], 0, sizeof e[ne]);
+                double r = (ne % 2 ? 10 : -10) + sigma_n * gauss(&seed);
+                bool flip = w % 2;
+                e[ne].window = (uint64_t)w;
+                e[ne].src = flip ? b : a;
+                e[ne].dst = flip ? a : b;
+                e[ne].residual_ns = flip ? -r : r;
+                e[ne].suspect = suspect;
+            }
+        clock_history_add(h, NULL, 0, e, ne, &st);
+    }
+    for (size_t i = 0; i < 28; i++)
+        e[i].suspect = false;
+    double v = clock_history_persist_var(h, e, 28, dof);
+    clock_history_destroy(&h);
+    return v;
+}
+
+/*
+ * What of the loops' excess persists.  All of it: the edges' fixed parts
+ * (28 × 100 ns² over 21 loops).  Residuals three times that size changing
+ * every window: little more than the fixed part, far below what the
+ * windows' residuals hold (28 × 1000 / 21).  Too few windows, no loops, or
+ * only suspect edges: no answer.
+ */
+static void test_history_persistent_residuals(void **state)
+{
+    (void)state;
+    double fixed = 28 * 100 / 21.0;
+    double v = persist_of(0.5, 40, false, 21, 7);
+    if (!(v > fixed && v < 1.05 * fixed))
+        fail_msg("fixed residuals: %.1f ns² persist, want %.1f", v, fixed);
+    v = persist_of(30, 40, false, 21, 7);
+    if (!(v > 0.5 * fixed && v < 2.5 * fixed))
+        fail_msg("changing residuals: %.1f ns² persist, fixed part %.1f, all %.1f", v, fixed,
+                 28 * 1000 / 21.0);
+    assert_true(persist_of(30, 40, false, 21, 8) < 2.5 * fixed);
+    assert_true(isnan(persist_of(0.5, 5, false, 21, 7)));
+    assert_true(isnan(persist_of(0.5, 40, false, 0, 7)));
+    assert_true(isnan(persist_of(0.5, 40, true, 21, 7)));
 }
 
 /* ---- pooling windows ---- */
@@ -1241,7 +1376,7 @@ static void pool_run(ptrack_t *pt, bool causal, uint32_t pool, pres_t *r)
             assert_true(f->aligned);
             assert_true(isfinite(f->own_offset_sd_ns) && f->own_offset_sd_ns > 0);
             if (pass == 0 || causal)
-                clock_history_add(h, nodes, nn, &st);
+                clock_history_add(h, nodes, nn, &ew, 1, &st);
             if (pass == 1) {
                 double er = pnode_error(pt, f, w);
                 /* The window's own map, from the fields the solver kept. */
@@ -1345,11 +1480,11 @@ static void test_history_track(void **state)
         f.to_ns = f.anchor_ns + PWIN_NS / 2;
         f.own_offset_ns = 1000 + 500.0 * w; /* 250 ppb over 2 s windows */
         f.own_drift_ppb = 250;
-        clock_history_add(h, &f, 1, NULL);
+        clock_history_add(h, &f, 1, NULL, 0, NULL);
     }
     assert_int_equal(clock_history_track_len(h, 3), CLOCK_HISTORY_TRACK); /* bounded */
     /* The same window again replaces its entry. */
-    clock_history_add(h, &f, 1, NULL);
+    clock_history_add(h, &f, 1, NULL, 0, NULL);
     assert_int_equal(clock_history_track_len(h, 3), CLOCK_HISTORY_TRACK);
     /* A straight track: the wander stays at its floor. */
     double wd = clock_history_wander_ppb(h, 3, 0.5);
@@ -1359,13 +1494,13 @@ static void test_history_track(void **state)
     /* Fits that carry no own map (decoded from JSON, say) are not tracked. */
     f.window = 100;
     f.own_offset_sd_ns = NAN;
-    clock_history_add(h, &f, 1, NULL);
+    clock_history_add(h, &f, 1, NULL, 0, NULL);
     assert_int_equal(clock_history_track_len(h, 3), 10);
     /* Another reference: the old maps say nothing about the new one. */
     f.own_offset_sd_ns = 5;
     f.ref = 7;
     f.window = 101;
-    clock_history_add(h, &f, 1, NULL);
+    clock_history_add(h, &f, 1, NULL, 0, NULL);
     assert_int_equal(clock_history_track_len(h, 3), 1);
     assert_true(isnan(clock_history_wander_ppb(h, 3, 0.5))); /* too few windows */
     assert_int_equal(clock_history_track_len(h, 9), 0);
@@ -2091,10 +2226,12 @@ int main(void)
         cmocka_unit_test(test_solver_tree),
         cmocka_unit_test(test_solver_stamp_asymmetry),
         cmocka_unit_test(test_solver_loops_show_asymmetry),
+        cmocka_unit_test(test_solver_noise_is_not_asymmetry),
         cmocka_unit_test(test_solver_few_loops_widen_persistent),
         cmocka_unit_test(test_solver_sets_detours_aside),
         cmocka_unit_test(test_solver_disconnected_and_steps),
         cmocka_unit_test(test_history),
+        cmocka_unit_test(test_history_persistent_residuals),
         cmocka_unit_test(test_pooling),
         cmocka_unit_test(test_history_track),
         cmocka_unit_test(test_conversion),

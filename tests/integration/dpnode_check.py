@@ -28,7 +28,9 @@ usage: dpnode_check.py COMMAND FILE ARGS...
   state-fits FILE NODE        the late-joiner state holds NODE's newest first map
                               and its newest refinement (exit 1: not both)
   suspects FILE SINCE         solve messages after SINCE: print how many, and per
-                              edge how many marked it suspect (exit 1: none)
+                              edge how many marked it suspect (exit 1: none, or
+                              one whose extra_sigma_ns comes without a
+                              persist_sigma_ns within it)
   epoch FILE                  print the latest plan epoch
   node-of-pid FILE PID        print the node id whose hello carries PID
   collectives FILE SINCE STRAGGLER LATE_NS MAX_NS
@@ -380,6 +382,11 @@ def main():
             if kind(r) != "solve" or r["state"] or r["t"] < since:
                 continue
             solves += 1
+            tau, persist = r["h"].get("extra_sigma_ns"), r["h"].get("persist_sigma_ns")
+            if tau is not None and (persist is None or not 0 <= persist <= tau + 1e-6):
+                print(f"window {r['h']['window']}: extra_sigma_ns {tau}, persist_sigma_ns {persist}",
+                      file=sys.stderr)
+                return 1
             for e in r["h"]["residuals"]:
                 key = "%d-%d" % tuple(sorted((e["src"], e["dst"])))
                 if e.get("suspect"):
