@@ -112,10 +112,12 @@ typedef struct clock_edge_fit {
     double misfit_ns[3];  /* offset curve − line at the start, centre, end (NAN: unknown) */
     double misfit_sigma_ns[3]; /* noise σ of each misfit value (NAN: unknown) */
     double residual_ns;        /* loop residual from the network solve (NAN: not solved) */
-    bool suspect;              /* the loops single it out: left out of the offset solve */
-    bool step;                 /* a clock step was detected inside the range */
-    int64_t step_at_ns;        /* where (src's clock), when step */
-    double step_ns;            /* its size as seen on this edge (dst − src jumps by this) */
+    double loop_share;  /* 1 − its leverage in that solve: the part of its variance its loops
+                           see (0: in no loop; not written to JSON) */
+    bool suspect;       /* the loops single it out: left out of the offset solve */
+    bool step;          /* a clock step was detected inside the range */
+    int64_t step_at_ns; /* where (src's clock), when step */
+    double step_ns;     /* its size as seen on this edge (dst − src jumps by this) */
 } clock_edge_fit_t;
 
 typedef struct clock_fit_opts {
@@ -346,12 +348,14 @@ int64_t clock_node_map(const clock_node_fit_t *fit, int64_t x);
 
 /*
  * What other windows taught, for the solver (opts.history): per node the
- * typical misfit of its offset curve around its line (wander), and the
- * extra per-edge variance the loop residuals called for (path asymmetry).
- * Both are persistent properties that a single window sees only through
- * noise.  Exponentially weighted (half-life in windows; 0: plain mean of
- * everything added); at most `max_nodes` nodes and 65536 edges, later
- * ones are ignored (counted).  It also keeps each node's own per-window maps (the last
+ * typical misfit of its offset curve around its line (wander), the typical
+ * extra per-edge variance the loop residuals called for, and per edge its
+ * loop residuals of the last 64 windows (what of that variance persists,
+ * path asymmetry, and what is noise).  A single window sees wander and
+ * asymmetry only through noise.  Exponentially weighted (half-life in
+ * windows; 0: plain mean of everything added); at most `max_nodes` nodes
+ * and 65536 edges, later ones are ignored (counted).  It also keeps each
+ * node's own per-window maps (the last
  * CLOCK_HISTORY_TRACK windows by default; one entry per window number and
  * reference, a re-added window replaces its entry, a new reference clears
  * the node's track): what the solver pools (opts.pool_windows).  No I/O, no
@@ -389,13 +393,16 @@ double clock_history_extra_var(const clock_history_t *self);
 /*
  * The part of that variance that persists from window to window (path
  * asymmetry; the rest is noise the edges' σ missed), ns², for a window
- * with these edges (residuals and suspect flags from clock_solve) and dof
- * loops: from each edge's residuals over the 64 tracked windows nearest
- * it, an upper bound (two standard errors); NAN with no loops or while
- * fewer than half the edges (at least 3) have 6 tracked windows.
+ * with these edges (residuals, loop shares and suspect flags from
+ * clock_solve): from each edge's residuals over the `span` tracked windows
+ * nearest it (no farther than span window numbers away; 64 are kept), an
+ * upper bound (two standard errors); NAN while fewer than half the edges
+ * in loops (at least 3) have 6 such windows.  edge_var (optional, n
+ * entries): each edge's own estimate (no margin), NAN where it has too
+ * few windows.
  */
 double clock_history_persist_var(const clock_history_t *self, const clock_edge_fit_t *edges,
-                                 size_t n, uint32_t dof);
+                                 size_t n, uint32_t span, double *edge_var);
 uint64_t clock_history_ignored(const clock_history_t *self);
 
 /* ------------------------------------------------------------------ */

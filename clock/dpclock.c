@@ -391,8 +391,8 @@ static int cmd_fit(int argc, char **argv)
                 st.loops_min, st.loops_max);
     if (isfinite(st.tau_ns_median))
         fprintf(stderr,
-                "dpclock: loop excess per edge (median over windows): %.1f ns, of which at most "
-                "%.1f ns persists from window to window (path asymmetry)\n",
+                "dpclock: loop excess per edge (median over windows): %.1f ns, of which %.1f ns "
+                "persists from window to window (path asymmetry; an upper bound)\n",
                 st.tau_ns_median, st.persist_ns_median);
     if (st.windows_no_loops > 0)
         fprintf(stderr,

@@ -91,17 +91,22 @@ typedef struct track_node {
 #define TAU2_OUTLIER 10.0
 
 /*
- * Edge residual tracks: at most this many edges (later ones ignored and
- * counted), the persistent part taken over the EDGE_SPAN windows nearest
- * the one solved, and only from edges with EDGE_MIN of them.
+ * Edge residual tracks: at most EDGE_MAX edges (later ones ignored and
+ * counted), EDGE_KEEP windows each (the farthest from the newest dropped),
+ * and an edge counts only with EDGE_MIN windows within the span asked for.
+ * An edge in no loop (a bridge) has a residual of 0 whatever its
+ * asymmetry: it is not recorded, or a link that later closes a loop
+ * through it would bring a track that says nothing persists.
  */
-#define EDGE_MAX  65536
-#define EDGE_SPAN 64
-#define EDGE_MIN  6
+#define EDGE_MAX        65536
+#define EDGE_KEEP       64
+#define EDGE_MIN        6
+#define EDGE_LOOP_SHARE 1e-6
 
 typedef struct resid_entry {
     int64_t window;
-    double r; /* ns, oriented lo → hi */
+    double r; /* ns, oriented lo → hi; the mean when the window had the edge twice */
+    uint32_t n;
 } resid_entry_t;
 
 typedef struct edge_track {
@@ -278,8 +283,10 @@ static size_t resid_lower(const edge_track_t *t, int64_t w)
 /* One window's loop residual into its edge's track (replacing the same window's). */
 static void edge_add(clock_history_t *self, const clock_edge_fit_t *e)
 {
-    if (e->suspect || !isfinite(e->residual_ns) || e->src == e->dst)
-        return; /* a suspect edge's residual is its whole detour, not asymmetry of its loops */
+    /* A suspect edge's residual is its whole detour, not asymmetry of its loops. */
+    if (e->suspect || !isfinite(e->residual_ns) || e->src == e->dst ||
+        !(e->loop_share > EDGE_LOOP_SHARE))
+        return;
     uint32_t lo = e->src < e->dst ? e->src : e->dst, hi = e->src < e->dst ? e->dst : e->src;
     double r = e->src < e->dst ? e->residual_ns : -e->residual_ns;
     size_t pos;
@@ -300,7 +307,8 @@ static void edge_add(clock_history_t *self, const clock_edge_fit_t *e)
     }
     size_t at = resid_lower(t, e->window);
     if (at < t->ntr && t->tr[at].window == e->window) {
-        t->tr[at].r = r;
+        resid_entry_t *x = &t->tr[at];
+        x->r += (r - x->r) / (double)++x->n;
         return;
     }
     if (t->ntr == t->captr) {
@@ -308,9 +316,9 @@ static void edge_add(clock_history_t *self, const clock_edge_fit_t *e)
         t->tr = xreallocarray(t->tr, t->captr, sizeof *t->tr);
     }
     memmove(&t->tr[at + 1], &t->tr[at], (t->ntr - at) * sizeof *t->tr);
-    t->tr[at] = (resid_entry_t){e->window, r};
+    t->tr[at] = (resid_entry_t){e->window, r, 1};
     t->ntr++;
-    if (t->ntr > self->track_max) { /* drop the entry farthest from the one added */
+    if (t->ntr > EDGE_KEEP) { /* drop the entry farthest from the one added */
         size_t drop = at >= t->ntr - 1 - at ? 0 : t->ntr - 1;
         memmove(&t->tr[drop], &t->tr[drop + 1], (t->ntr - drop - 1) * sizeof *t->tr);
         t->ntr--;
@@ -388,41 +396,52 @@ double clock_history_extra_var(const clock_history_t *self)
  * The persistent part of the loops' excess.  A loop residual is the edge's
  * own noise, noise its σ missed, and path asymmetry; only the last stays
  * the same from window to window.  Per edge, over the K windows nearest
- * this one, the mean residual m and their scatter s² give m² − s²/K, an
- * unbiased estimate of the persistent residual's square (variance about
- * 2(s²/K)² + 4m²s²/K).  Summed over the window's edges, two standard errors
- * above the estimate (a few windows or a noisy track must not pass for
- * none), and spread over the loops (Σ(1 − leverage) = dof), it is the
- * per-edge variance of the asymmetry.
+ * this one within the span, the mean residual m and their scatter s² give
+ * m² − s²/K, an unbiased estimate of the persistent residual's square
+ * (variance about 2(s²/K)² + 4m²s²/K).  The span is the pooling's: an
+ * asymmetry that appears is in the pooled map within that many windows,
+ * and a longer span would go on averaging it with the time before it.  A
+ * residual keeps 1 − leverage (loop_share) of its edge's variance, so the
+ * sum over the edges, two standard errors above the estimate (a short or
+ * noisy track must not pass for no asymmetry), over the sum of their loop
+ * shares is the per-edge variance of the asymmetry.  Each edge's own
+ * estimate goes to edge_var[i] without the margin: one edge's bound would
+ * be mostly margin, and it only has to single out an edge whose asymmetry
+ * stands above the network's.
  */
 double clock_history_persist_var(const clock_history_t *self, const clock_edge_fit_t *edges,
-                                 size_t n, uint32_t dof)
+                                 size_t n, uint32_t span, double *edge_var)
 {
     assert(self && (edges || n == 0));
-    if (dof == 0)
-        return NAN;
-    double P = 0, V = 0;
+    double P = 0, V = 0, share = 0;
     size_t total = 0, used = 0;
     for (size_t i = 0; i < n; i++) {
         const clock_edge_fit_t *e = &edges[i];
-        if (e->suspect || !isfinite(e->residual_ns) || e->src == e->dst)
+        if (edge_var)
+            edge_var[i] = NAN;
+        if (e->suspect || !isfinite(e->residual_ns) || e->src == e->dst ||
+            !(e->loop_share > EDGE_LOOP_SHARE))
             continue;
         total++;
         uint32_t lo = e->src < e->dst ? e->src : e->dst, hi = e->src < e->dst ? e->dst : e->src;
         const edge_track_t *t = edge_find(self, lo, hi, NULL);
-        if (t == NULL || t->ntr < EDGE_MIN)
+        if (t == NULL)
             continue;
-        /* The EDGE_SPAN entries nearest this window. */
         size_t at = resid_lower(t, e->window), a = at, b = at;
-        while (b - a < EDGE_SPAN && (a > 0 || b < t->ntr)) {
+        while (b - a < span && (a > 0 || b < t->ntr)) {
             bool left = a > 0 && (b >= t->ntr ||
                                   e->window - t->tr[a - 1].window <= t->tr[b].window - e->window);
+            int64_t d = left ? e->window - t->tr[a - 1].window : t->tr[b].window - e->window;
+            if (d > (int64_t)span)
+                break;
             if (left)
                 a--;
             else
                 b++;
         }
         size_t K = b - a;
+        if (K < EDGE_MIN)
+            continue;
         double m = 0, ss = 0;
         for (size_t k = a; k < b; k++)
             m += t->tr[k].r;
@@ -430,14 +449,17 @@ double clock_history_persist_var(const clock_history_t *self, const clock_edge_f
         for (size_t k = a; k < b; k++)
             ss += (t->tr[k].r - m) * (t->tr[k].r - m);
         double s2k = ss / (double)(K - 1) / (double)K;
-        P += m * m - s2k;
-        V += 2 * s2k * s2k + 4 * m * m * s2k;
+        double p = m * m - s2k, v = 2 * s2k * s2k + 4 * m * m * s2k;
+        if (edge_var)
+            edge_var[i] = fmax(p, 0) / e->loop_share;
+        P += p;
+        V += v;
+        share += e->loop_share;
         used++;
     }
     if (used < 3 || 2 * used < total)
         return NAN;
-    double up = fmax(P, 0) + 2 * sqrt(V);
-    return up * (double)total / (double)used / (double)dof;
+    return (fmax(P, 0) + 2 * sqrt(V)) / share;
 }
 
 size_t clock_history_track_len(const clock_history_t *self, uint32_t node)

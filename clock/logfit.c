@@ -619,9 +619,8 @@ static int logfit_solve(clock_logfit_t *self, char *err)
         first[w] = ei;
     }
     size_t ntau = 0;
-    win_ctx_t wc = {
-        self, first, hist, xmalloc((nw + 1) * sizeof(double)), xmalloc((nw + 1) * sizeof(double)),
-        &ntau};
+    double *tau = xmalloc((nw + 1) * sizeof *tau), *persist = xmalloc((nw + 1) * sizeof *persist);
+    win_ctx_t wc = {self, first, hist, tau, persist, &ntau};
     self->st.solve_ns_total = 0;
     if (!causal) {
         for (size_t w = 0; w < nw && rc == BASE_OK; w++)

@@ -387,6 +387,7 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
     size_t *adj = xmalloc((2 * n + 1) * sizeof *adj);
     for (size_t i = 0; i < n; i++) {
         edges[i].residual_ns = NAN;
+        edges[i].loop_share = 0;
         edges[i].suspect = false;
         if (!edge_usable(&edges[i])) {
             st->edges_skipped++;
@@ -527,7 +528,7 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
     if (opts->history)
         floor2 = fmax(floor2, clock_history_extra_var(opts->history));
     double tau2 = floor2, tau2_used = floor2;
-    double *vo_stat = NULL;
+    double *vo_stat = NULL, *vo_pers = NULL;
     if (m > 0) {
         double *N = xmalloc(m * m * sizeof *N), *N0 = xmalloc(m * m * sizeof *N0);
         double *col = xmalloc(m * sizeof *col);
@@ -591,17 +592,61 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
     st->extra_sigma_ns = sqrt(tau2);
     kp = persist_factor(kp, st->dof);
 
+    for (size_t i = 0; i < ne; i++) {
+        const sedge_t *s = &se[i];
+        clock_edge_fit_t *e = &edges[s->e];
+        e->residual_ns = resid(s, delta, false);
+        e->suspect = !(s->rw > 0);
+        if (e->suspect || m == 0)
+            continue;
+        double w = s->rw / (s->sig * s->sig + tau2_used), q = 0;
+        if (s->ia >= 0)
+            q += s->g * s->g * inv_o[s->ia * m + s->ia];
+        if (s->ib >= 0)
+            q += inv_o[s->ib * m + s->ib];
+        if (s->ia >= 0 && s->ib >= 0)
+            q -= 2 * s->g * inv_o[s->ia * m + s->ib];
+        e->loop_share = fmax(0.0, 1.0 - w * q);
+    }
     /*
-     * The part of each node's offset variance that changes from window to
-     * window: the edges' own σ² through the same weights (a sandwich), without
-     * τ², which stands for path asymmetry and stays put.  Pooling windows
-     * averages the former down, never the latter.
+     * How much of τ² persists.  τ² is the loops' excess over the edges' own
+     * σ: path asymmetry, which stays, and noise the σ missed, which does
+     * not (at an agent's probe rate, with software stamps, nearly all of
+     * it).  Counting all of it as persistent keeps pooled maps as wide as
+     * single windows; the history's residual tracks tell the two apart,
+     * over the windows a map is pooled with.  Each edge keeps at least the
+     * network's share and at most all of τ²: an edge whose own track shows
+     * a large asymmetry keeps it, whatever the others show.
+     */
+    double phi = 1.0, tp2 = NAN;
+    double *edge_p2 = n ? xmalloc(n * sizeof *edge_p2) : NULL;
+    if (opts->history && m > 0 && tau2_used > 0 && opts->pool_windows > 0) {
+        tp2 =
+            clock_history_persist_var(opts->history, edges, n, 2 * opts->pool_windows + 1, edge_p2);
+        if (isfinite(tp2)) {
+            tp2 = fmax(tp2, opts->extra_var_ns2); /* the caller's floor stays whole */
+            phi = fmin(1.0, tp2 / tau2_used);
+        }
+    }
+    st->persist_sigma_ns = sqrt(phi) * st->extra_sigma_ns;
+
+    /*
+     * The parts of each node's offset variance, through the same weights (a
+     * sandwich): the edges' own σ² and the noise part of τ² change from
+     * window to window, and pooling averages them down; the persistent
+     * part of τ² does not.
      */
     if (m > 0) {
         vo_stat = xcalloc(m, sizeof *vo_stat);
+        vo_pers = xcalloc(m, sizeof *vo_pers);
         for (size_t i = 0; i < ne; i++) {
             const sedge_t *s = &se[i];
             double w = s->rw / (s->sig * s->sig + tau2_used), w2s2 = w * w * s->sig * s->sig;
+            double p2 = tau2_used;
+            if (isfinite(tp2)) {
+                double own = edge_p2[s->e];
+                p2 = fmin(tau2_used, isfinite(own) ? fmax(tp2, own) : tau2_used);
+            }
             for (size_t k = 0; k < m; k++) {
                 double c = 0;
                 if (s->ia >= 0)
@@ -609,28 +654,11 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
                 if (s->ib >= 0)
                     c -= inv_o[k * m + (size_t)s->ib];
                 vo_stat[k] += c * c * w2s2;
+                vo_pers[k] += c * c * w * w * p2;
             }
         }
     }
-
-    for (size_t i = 0; i < ne; i++) {
-        edges[se[i].e].residual_ns = resid(&se[i], delta, false);
-        edges[se[i].e].suspect = !(se[i].rw > 0);
-    }
-    /*
-     * How much of τ² persists.  τ² is the loops' excess over the edges' own
-     * σ: path asymmetry, which stays, and noise the σ missed, which does
-     * not (at an agent's probe rate, with software stamps, nearly all of
-     * it).  Counting all of it as persistent keeps pooled maps as wide as
-     * single windows; the history's residual tracks tell the two apart.
-     */
-    double phi = 1.0;
-    if (opts->history && m > 0 && tau2_used > 0) {
-        double tp2 = clock_history_persist_var(opts->history, edges, n, st->dof);
-        if (isfinite(tp2))
-            phi = fmin(1.0, tp2 / tau2_used);
-    }
-    st->persist_sigma_ns = phi < 1 ? sqrt(phi * tau2_used) : st->extra_sigma_ns;
+    free(edge_p2);
 
     clock_node_fit_t *out = xcalloc(nn, sizeof *out);
     for (size_t i = 0; i < nn; i++) {
@@ -681,9 +709,8 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
          * the loops show, and the one no loop can show: this node's and the
          * reference's stamp asymmetry, (a − a_ref)/2 on every edge alike.
          */
-        double vs = fmin(vo_stat[k], vo);
-        double vp = phi * (vo - vs), ed = sqrt(vr) * half;
-        vs = vo - vp;
+        double vp = fmin(vo_pers[k], fmax(vo - vo_stat[k], 0)), ed = sqrt(vr) * half;
+        double vs = vo - vp;
         double vq = 0.5 * opts->stamp_asym_ns * opts->stamp_asym_ns;
         double pers2 = kp * kp * vp + STAMP_Z * STAMP_Z * vq;
         f->uncertainty_ns =
@@ -740,6 +767,7 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
     rc = BASE_OK;
 out:
     free(vo_stat);
+    free(vo_pers);
     free(rho);
     free(delta);
     free(inv_r);
