@@ -131,7 +131,8 @@ int clk_fit_ols(const clock_side_t *fwd, const clock_side_t *rev, const clock_fi
  * Pooling a node's window map with the windows its history holds (history.c):
  * in is this window's own map, out the pooled one with its covariance
  * (ns², ns·ppb, ppb²).  False when nothing was pooled (no usable neighbour,
- * or every neighbour disagreed): keep the window's own map then.
+ * or every neighbour disagreed): keep the window's own map then, and cover
+ * out->disagree_ns.
  */
 typedef struct clk_pool_in {
     int64_t window;
@@ -150,6 +151,13 @@ typedef struct clk_pool_out {
     double q;      /* frequency wander used, ppb²/s */
     uint32_t used; /* other windows pooled */
     bool both;     /* windows on both sides went in */
+    /*
+     * When false because this window's map disagrees with what its
+     * neighbours on one side predict (beyond 6σ): how far the prediction is
+     * from it at the window's worse end, plus twice the prediction's σ there
+     * (ns; 0 otherwise).
+     */
+    double disagree_ns;
 } clk_pool_out_t;
 
 bool clk_history_pool(const clock_history_t *self, uint32_t node, const clk_pool_in_t *in,

@@ -967,8 +967,17 @@ bool clk_history_pool(const clock_history_t *self, uint32_t node, const clk_pool
     bool use_cur = true;
     uint32_t used = (kb.have ? kb.used : 0) + (ka.have ? ka.used : 0);
     if (d > POOL_GATE) {
-        if (!(kb.have && ka.have) || used < POOL_OUTVOTE)
+        if (!(kb.have && ka.have) || used < POOL_OUTVOTE) {
+            /*
+             * Either the clocks changed here (the window is right) or the
+             * window was disturbed (the neighbours are): its own map goes
+             * out, and its uncertainty must reach what they predict.
+             */
+            double dd = (line[1] - in->drift) * h;
+            double sd = sqrt(LC[0][0] + 2 * h * fabs(LC[0][1]) + h * h * LC[1][1]);
+            out->disagree_ns = fmax(fabs(line[0] + dd), fabs(line[0] - dd)) + 2 * sd;
             return false;
+        }
         use_cur = false;
     } else if (d > POOL_HUBER) {
         R[0] *= d / POOL_HUBER;

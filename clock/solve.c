@@ -723,7 +723,7 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
         f->own_drift_ppb = f->drift_ppb;
         f->own_offset_sd_ns = sqrt(vs);
         f->own_drift_sd_ppb = sqrt(vr) * 1e9 * exp(-rho[k]);
-        clk_pool_out_t po;
+        clk_pool_out_t po = {.disagree_ns = 0};
         clk_pool_in_t pin = {f->window,           opts->ref,
                              f->anchor_ns,        f->offset_ns,
                              f->drift_ppb,        f->own_offset_sd_ns,
@@ -757,6 +757,10 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
                                                     MEAN_ABS_NORMAL * pd + POOL_BEND_MEAN * bend95);
             f->model_ns = f->uncertainty_ns - sqrt(stat2);
             f->drift_unc_ppb = pk * sqrt(po.P[1][1]);
+        } else if (po.disagree_ns > f->uncertainty_ns) {
+            /* Its neighbours on one side disagree with it: they may be right. */
+            f->model_ns += po.disagree_ns - f->uncertainty_ns;
+            f->uncertainty_ns = po.disagree_ns;
         }
         f->from_ns = node_inverse(f, from);
         f->to_ns = node_inverse(f, to);

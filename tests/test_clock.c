@@ -976,6 +976,46 @@ static void test_solver_noise_is_not_asymmetry(void **state)
         fail_msg("%.1f %% covered after an asymmetry appeared", 100 * late_sum / 3);
 }
 
+/*
+ * A window in which every edge of node 1 is 40 ns off (a host whose stamps
+ * were disturbed: a gradient, which no loop shows), after 12 clean windows,
+ * solved causally.  Its map cannot be pooled (it disagrees with what the
+ * earlier windows predict far beyond their noise), goes out as it is, and
+ * its uncertainty reaches the prediction: either may be right.  Two windows
+ * later the maps are pooled and narrow again.
+ */
+static void test_solver_disagreeing_window(void **state)
+{
+    (void)state;
+    net_t net = {{0, 1e5, -2e5, 3e5, -4e5, 5e5, -6e5, 7e5},
+                 {0, 10e-6, -20e-6, 30e-6, 5e-6, -5e-6, 15e-6, -25e-6}};
+    const double host[8] = {0};
+    clock_history_t *h = clock_history_new(30, 16);
+    for (int w = 0; w < 15; w++) {
+        clock_edge_fit_t k8[28];
+        size_t ne = k8_window(&net, host, w, k8);
+        for (size_t i = 0; i < ne; i++) {
+            k8[i].uncertainty_ns = 3;
+            if (w == 12 && (k8[i].src == 1 || k8[i].dst == 1))
+                k8[i].offset_ns += k8[i].src == 1 ? 40 : -40;
+        }
+        clock_node_fit_t *nodes;
+        size_t nn;
+        clock_solve_stats_t st;
+        solve_fed(h, k8, ne, w, &nodes, &nn, &st);
+        const clock_node_fit_t *f = find_node(nodes, nn, 1);
+        double err = node_error_at(&net, f, 1, w);
+        if (w == 12 && !(err > 35 && f->pooled == 0 && f->uncertainty_ns >= err))
+            fail_msg("disturbed window: error %.1f ns, uncertainty %.1f, pooled %u", err,
+                     f->uncertainty_ns, f->pooled);
+        if (w == 14 && !(f->pooled > 0 && f->uncertainty_ns < 10 && err < f->uncertainty_ns))
+            fail_msg("two windows later: error %.1f ns, uncertainty %.1f, pooled %u", err,
+                     f->uncertainty_ns, f->pooled);
+        free(nodes);
+    }
+    clock_history_destroy(&h);
+}
+
 static void test_solver_loops_show_asymmetry(void **state)
 {
     (void)state;
@@ -2335,6 +2375,7 @@ int main(void)
         cmocka_unit_test(test_solver_stamp_asymmetry),
         cmocka_unit_test(test_solver_loops_show_asymmetry),
         cmocka_unit_test(test_solver_noise_is_not_asymmetry),
+        cmocka_unit_test(test_solver_disagreeing_window),
         cmocka_unit_test(test_solver_few_loops_widen_persistent),
         cmocka_unit_test(test_solver_sets_detours_aside),
         cmocka_unit_test(test_solver_disconnected_and_steps),
