@@ -228,7 +228,8 @@ typedef struct clock_node_fit {
     int64_t from_ns, to_ns;
     bool aligned;         /* false: cut off from the reference; the numbers mean nothing */
     double drift_unc_ppb; /* extra field; NAN when unknown */
-    double model_ns;      /* extra field: part of U that is the line's misfit (wander) */
+    double model_ns;      /* extra field: part of U beyond the statistical bound (wander, and a
+                             window that stands alone against its neighbours) */
     double misfit_ms_ns2; /* this window's mean-square misfit reading, noise removed (may be
                              < 0); what clock_history averages (not written to JSON) */
     /*

@@ -153,11 +153,11 @@ typedef struct clk_pool_out {
     bool both;     /* windows on both sides went in */
     /*
      * When false because this window's map disagrees with what its
-     * neighbours on one side predict (beyond 6σ): how far the prediction is
-     * from it at the window's worse end, plus twice the prediction's σ there
-     * (ns; 0 otherwise).
+     * neighbours predict (beyond 6σ) and they cannot outvote it: how far
+     * the prediction is from it at the window's worse end (ns; 0
+     * otherwise), the prediction's variance at its ends (ns²), and q above.
      */
-    double disagree_ns;
+    double disagree_ns, disagree_var;
 } clk_pool_out_t;
 
 bool clk_history_pool(const clock_history_t *self, uint32_t node, const clk_pool_in_t *in,

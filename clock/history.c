@@ -877,6 +877,28 @@ static double misfit_chi2(const double line[2], const double P[2][2], const doub
     return chi2_of(d, Si);
 }
 
+/*
+ * A prediction (line, LC) for the window that its own map (0, drift)
+ * stands apart from: how far at the window's worse end, and the
+ * prediction's variance at its ends; the larger of what is already there.
+ * A prediction that rests on one window (a filter restarted there, on a
+ * window that was itself disturbed, perhaps) is no evidence against the
+ * window and is not recorded.
+ */
+static void note_disagreement(clk_pool_out_t *out, const double line[2], const double LC[2][2],
+                              double drift, double h, uint32_t used, double q)
+{
+    if (used < 2)
+        return;
+    double dd = (line[1] - drift) * h;
+    double D = fmax(fabs(line[0] + dd), fabs(line[0] - dd));
+    if (!(D > out->disagree_ns))
+        return;
+    out->disagree_ns = D;
+    out->disagree_var = LC[0][0] + 2 * h * fabs(LC[0][1]) + h * h * LC[1][1];
+    out->q = q;
+}
+
 bool clk_history_pool(const clock_history_t *self, uint32_t node, const clk_pool_in_t *in,
                       clk_pool_out_t *out)
 {
@@ -951,8 +973,11 @@ bool clk_history_pool(const clock_history_t *self, uint32_t node, const clk_pool
         if (misfit_chi2(lb, Pab, la, Rz) > POOL_GATE) {
             kb.have = misfit_chi2(lb, Pb, cur.z, R) <= POOL_GATE;
             ka.have = misfit_chi2(la, Pa, cur.z, R) <= POOL_GATE;
-            if (!kb.have && !ka.have)
+            if (!kb.have && !ka.have) {
+                note_disagreement(out, lb, Pb, in->drift, h, kb.used, m.q);
+                note_disagreement(out, la, Pa, in->drift, h, ka.used, m.q);
                 return false;
+            }
         }
     }
     /*
@@ -973,9 +998,7 @@ bool clk_history_pool(const clock_history_t *self, uint32_t node, const clk_pool
              * window was disturbed (the neighbours are): its own map goes
              * out, and its uncertainty must reach what they predict.
              */
-            double dd = (line[1] - in->drift) * h;
-            double sd = sqrt(LC[0][0] + 2 * h * fabs(LC[0][1]) + h * h * LC[1][1]);
-            out->disagree_ns = fmax(fabs(line[0] + dd), fabs(line[0] - dd)) + 2 * sd;
+            note_disagreement(out, line, LC, in->drift, h, used, m.q);
             return false;
         }
         use_cur = false;

@@ -757,10 +757,21 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
                                                     MEAN_ABS_NORMAL * pd + POOL_BEND_MEAN * bend95);
             f->model_ns = f->uncertainty_ns - sqrt(stat2);
             f->drift_unc_ppb = pk * sqrt(po.P[1][1]);
-        } else if (po.disagree_ns > f->uncertainty_ns) {
-            /* Its neighbours on one side disagree with it: they may be right. */
-            f->model_ns += po.disagree_ns - f->uncertainty_ns;
-            f->uncertainty_ns = po.disagree_ns;
+        } else if (po.disagree_ns > 0) {
+            /*
+             * Its neighbours disagree with it and may be right: then its
+             * error is the distance to what they predict plus what a map
+             * pooled from them would be off by (the persistent part
+             * included, which the prediction shares).
+             */
+            double pk = opts->pool_k > 0 ? opts->pool_k : 2.5, hs = half * 1e-9;
+            double bend95 = POOL_BEND95 * sqrt(po.q * hs * hs * hs);
+            double u_dis =
+                po.disagree_ns + sqrt(pk * pk * po.disagree_var + pers2 + bend95 * bend95);
+            if (u_dis > f->uncertainty_ns) {
+                f->model_ns += u_dis - f->uncertainty_ns;
+                f->uncertainty_ns = u_dis;
+            }
         }
         f->from_ns = node_inverse(f, from);
         f->to_ns = node_inverse(f, to);
