@@ -155,9 +155,9 @@ typedef struct clk_pool_out {
      * When false because this window's map disagrees with what its
      * neighbours predict (beyond 6σ) and they cannot outvote it: how far
      * the prediction is from it at the window's worse end (ns; 0
-     * otherwise), the prediction's variance at its ends (ns²), and q above.
+     * otherwise); P and q are then the prediction's.
      */
-    double disagree_ns, disagree_var;
+    double disagree_ns;
 } clk_pool_out_t;
 
 bool clk_history_pool(const clock_history_t *self, uint32_t node, const clk_pool_in_t *in,

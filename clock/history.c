@@ -280,15 +280,30 @@ static size_t resid_lower(const edge_track_t *t, int64_t w)
     return clk_lower_bound(t->tr, t->ntr, sizeof *t->tr, &w, window_before);
 }
 
+/*
+ * Whether an edge fit's residual belongs in a track, and the track's key
+ * (lo < hi) and the residual oriented lo → hi.  A suspect edge's residual
+ * is its whole detour, not asymmetry of its loops.
+ */
+static bool edge_key(const clock_edge_fit_t *e, uint32_t *lo, uint32_t *hi, double *r)
+{
+    if (e->suspect || !isfinite(e->residual_ns) || e->src == e->dst ||
+        !(e->loop_share > EDGE_LOOP_SHARE))
+        return false;
+    bool up = e->src < e->dst;
+    *lo = up ? e->src : e->dst;
+    *hi = up ? e->dst : e->src;
+    *r = up ? e->residual_ns : -e->residual_ns;
+    return true;
+}
+
 /* One window's loop residual into its edge's track (replacing the same window's). */
 static void edge_add(clock_history_t *self, const clock_edge_fit_t *e)
 {
-    /* A suspect edge's residual is its whole detour, not asymmetry of its loops. */
-    if (e->suspect || !isfinite(e->residual_ns) || e->src == e->dst ||
-        !(e->loop_share > EDGE_LOOP_SHARE))
+    uint32_t lo, hi;
+    double r;
+    if (!edge_key(e, &lo, &hi, &r))
         return;
-    uint32_t lo = e->src < e->dst ? e->src : e->dst, hi = e->src < e->dst ? e->dst : e->src;
-    double r = e->src < e->dst ? e->residual_ns : -e->residual_ns;
     size_t pos;
     edge_track_t *t = edge_find(self, lo, hi, &pos);
     if (t == NULL) {
@@ -419,11 +434,11 @@ double clock_history_persist_var(const clock_history_t *self, const clock_edge_f
         const clock_edge_fit_t *e = &edges[i];
         if (edge_var)
             edge_var[i] = NAN;
-        if (e->suspect || !isfinite(e->residual_ns) || e->src == e->dst ||
-            !(e->loop_share > EDGE_LOOP_SHARE))
+        uint32_t lo, hi;
+        double r;
+        if (!edge_key(e, &lo, &hi, &r))
             continue;
         total++;
-        uint32_t lo = e->src < e->dst ? e->src : e->dst, hi = e->src < e->dst ? e->dst : e->src;
         const edge_track_t *t = edge_find(self, lo, hi, NULL);
         if (t == NULL)
             continue;
@@ -879,8 +894,8 @@ static double misfit_chi2(const double line[2], const double P[2][2], const doub
 
 /*
  * A prediction (line, LC) for the window that its own map (0, drift)
- * stands apart from: how far at the window's worse end, and the
- * prediction's variance at its ends; the larger of what is already there.
+ * stands apart from: how far at the window's worse end, with the
+ * prediction's covariance; the farther of it and what is already there.
  * A prediction that rests on one window (a filter restarted there, on a
  * window that was itself disturbed, perhaps) is no evidence against the
  * window and is not recorded.
@@ -895,7 +910,7 @@ static void note_disagreement(clk_pool_out_t *out, const double line[2], const d
     if (!(D > out->disagree_ns))
         return;
     out->disagree_ns = D;
-    out->disagree_var = LC[0][0] + 2 * h * fabs(LC[0][1]) + h * h * LC[1][1];
+    memcpy(out->P, LC, sizeof out->P);
     out->q = q;
 }
 

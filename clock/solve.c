@@ -176,6 +176,22 @@ static bool edge_usable(const clock_edge_fit_t *e)
 }
 
 /* Weighted least squares over the used edges; x receives the solution, inv the covariance. */
+/*
+ * Variance of the solved offset difference an edge measures (g·c_a − c_b),
+ * from the solve's inverse: times the edge's weight, its leverage.
+ */
+static double offset_var(const sedge_t *s, const double *inv, size_t m)
+{
+    double ga = s->g, gb = -1.0, q = 0;
+    if (s->ia >= 0)
+        q += ga * ga * inv[s->ia * m + s->ia];
+    if (s->ib >= 0)
+        q += gb * gb * inv[s->ib * m + s->ib];
+    if (s->ia >= 0 && s->ib >= 0)
+        q += 2 * ga * gb * inv[s->ia * m + s->ib];
+    return q;
+}
+
 static bool wls(const sedge_t *se, size_t ne, size_t m, int kind, double tau2, double *N,
                 double *N0, double *rhs, double *inv, double *col)
 {
@@ -561,14 +577,7 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
                 double w = 1.0 / (s->sig * s->sig + tau2);
                 double r = resid(s, delta, false);
                 Q += w * r * r;
-                double ga = s->g, gb = -1.0, q = 0;
-                if (s->ia >= 0)
-                    q += ga * ga * inv_o[s->ia * m + s->ia];
-                if (s->ib >= 0)
-                    q += gb * gb * inv_o[s->ib * m + s->ib];
-                if (s->ia >= 0 && s->ib >= 0)
-                    q += 2 * ga * gb * inv_o[s->ia * m + s->ib];
-                c += w * (1.0 - w * q);
+                c += w * (1.0 - w * offset_var(s, inv_o, m));
             }
             if (it == 0)
                 st->chi2 = Q;
@@ -599,14 +608,8 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
         e->suspect = !(s->rw > 0);
         if (e->suspect || m == 0)
             continue;
-        double w = s->rw / (s->sig * s->sig + tau2_used), q = 0;
-        if (s->ia >= 0)
-            q += s->g * s->g * inv_o[s->ia * m + s->ia];
-        if (s->ib >= 0)
-            q += inv_o[s->ib * m + s->ib];
-        if (s->ia >= 0 && s->ib >= 0)
-            q -= 2 * s->g * inv_o[s->ia * m + s->ib];
-        e->loop_share = fmax(0.0, 1.0 - w * q);
+        double w = s->rw / (s->sig * s->sig + tau2_used);
+        e->loop_share = fmax(0.0, 1.0 - w * offset_var(s, inv_o, m));
     }
     /*
      * How much of τ² persists.  τ² is the loops' excess over the edges' own
@@ -729,48 +732,50 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
                              f->drift_ppb,        f->own_offset_sd_ns,
                              f->own_drift_sd_ppb, half * 1e-9,
                              opts->pool_windows,  opts->wander_floor_ppb};
-        if (opts->history && opts->pool_windows > 0 &&
-            clk_history_pool(opts->history, f->node, &pin, &po)) {
+        bool pooled = opts->history && opts->pool_windows > 0 &&
+                      clk_history_pool(opts->history, f->node, &pin, &po);
+        if (pooled || po.disagree_ns > 0) {
             /*
-             * The pooled map.  Its uncertainty: its σ at the window's ends
-             * (pool_k, pool_k_both: the noise model was fitted to the windows' scatter),
-             * the persistent part of the offset error that no pooling removes
-             * (persist_k, as for a single window: path asymmetry is only
-             * partly visible in loops), and how far the wander may bend the
-             * offset away from any line over the window (95th percentile).
+             * po.P is the pooled map's covariance, or the prediction of the
+             * neighbours that disagree with this window.  The bound: its σ
+             * at the window's ends (pool_k, pool_k_both: the noise model was
+             * fitted to the windows' scatter), the persistent part of the
+             * offset error that no pooling removes (persist_k, as for a
+             * single window: path asymmetry is only partly visible in
+             * loops), and how far the wander may bend the offset away from
+             * any line over the window (95th percentile).
              */
             double hs = half * 1e-9;
             double ve = po.P[0][0] + 2 * hs * fabs(po.P[0][1]) + hs * hs * po.P[1][1];
-            f->offset_ns = po.off;
-            f->drift_ppb = po.drift;
-            f->pooled = po.used;
             double pk = opts->pool_k > 0 ? opts->pool_k : 2.5;
-            if (po.both && opts->pool_k_both > 0)
+            if (pooled && po.both && opts->pool_k_both > 0)
                 pk = opts->pool_k_both;
             double stat2 = pk * pk * ve + pers2;
             double bend95 = POOL_BEND95 * sqrt(po.q * hs * hs * hs);
-            double pd = sqrt(po.P[1][1]) * hs;
-            f->uncertainty_ns = worst_instant_bound(sqrt(stat2 + bend95 * bend95),
-                                                    sqrt(pk * pk * po.P[0][0] + pers2),
-                                                    MEAN_ABS_NORMAL * sqrt(po.P[0][0] + vp + vq),
-                                                    sqrt(pk * pk * pd * pd + bend95 * bend95),
-                                                    MEAN_ABS_NORMAL * pd + POOL_BEND_MEAN * bend95);
-            f->model_ns = f->uncertainty_ns - sqrt(stat2);
-            f->drift_unc_ppb = pk * sqrt(po.P[1][1]);
-        } else if (po.disagree_ns > 0) {
-            /*
-             * Its neighbours disagree with it and may be right: then its
-             * error is the distance to what they predict plus what a map
-             * pooled from them would be off by (the persistent part
-             * included, which the prediction shares).
-             */
-            double pk = opts->pool_k > 0 ? opts->pool_k : 2.5, hs = half * 1e-9;
-            double bend95 = POOL_BEND95 * sqrt(po.q * hs * hs * hs);
-            double u_dis =
-                po.disagree_ns + sqrt(pk * pk * po.disagree_var + pers2 + bend95 * bend95);
-            if (u_dis > f->uncertainty_ns) {
-                f->model_ns += u_dis - f->uncertainty_ns;
-                f->uncertainty_ns = u_dis;
+            if (pooled) {
+                double pd = sqrt(po.P[1][1]) * hs;
+                f->offset_ns = po.off;
+                f->drift_ppb = po.drift;
+                f->pooled = po.used;
+                f->uncertainty_ns = worst_instant_bound(
+                    sqrt(stat2 + bend95 * bend95), sqrt(pk * pk * po.P[0][0] + pers2),
+                    MEAN_ABS_NORMAL * sqrt(po.P[0][0] + vp + vq),
+                    sqrt(pk * pk * pd * pd + bend95 * bend95),
+                    MEAN_ABS_NORMAL * pd + POOL_BEND_MEAN * bend95);
+                f->model_ns = f->uncertainty_ns - sqrt(stat2);
+                f->drift_unc_ppb = pk * sqrt(po.P[1][1]);
+            } else {
+                /*
+                 * The neighbours disagree with this window and may be
+                 * right: then its error is the distance to what they
+                 * predict plus what a map pooled from them would be off
+                 * by (the persistent part included, which they share).
+                 */
+                double u_dis = po.disagree_ns + sqrt(stat2 + bend95 * bend95);
+                if (u_dis > f->uncertainty_ns) {
+                    f->model_ns += u_dis - f->uncertainty_ns;
+                    f->uncertainty_ns = u_dis;
+                }
             }
         }
         f->from_ns = node_inverse(f, from);
