@@ -359,8 +359,10 @@ int64_t clock_node_map(const clock_node_fit_t *fit, int64_t x);
  * node's own per-window maps (the last
  * CLOCK_HISTORY_TRACK windows by default; one entry per window number and
  * reference, a re-added window replaces its entry, a new reference clears
- * the node's track): what the solver pools (opts.pool_windows).  No I/O, no
- * global state: a live master keeps one.
+ * the node's track): what the solver pools (opts.pool_windows).  A window
+ * in which a node is unaligned is a break in its track that pooling never
+ * crosses (its clock may have been stepped), until that window is added
+ * again aligned.  No I/O, no global state: a live master keeps one.
  */
 #define CLOCK_HISTORY_TRACK 64
 

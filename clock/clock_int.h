@@ -112,6 +112,17 @@ int clk_cmp_double(const void *a, const void *b);
  */
 size_t clk_lower_bound(const void *base, size_t n, size_t size, const void *key,
                        bool (*before)(const void *elem, const void *key));
+/*
+ * Growable sorted arrays (the history's tracks): room for one more element
+ * (doubling the capacity from 16 when full; returns the array), a gap
+ * opened at `at` of n elements (room for n + 1), element `at` of n removed,
+ * and which end of n elements lies farther from `at` (what a capped track
+ * drops).
+ */
+void *clk_array_reserve(void *base, size_t n, size_t *cap, size_t size);
+void clk_array_open(void *base, size_t n, size_t size, size_t at);
+void clk_array_close(void *base, size_t n, size_t size, size_t at);
+size_t clk_array_far_end(size_t n, size_t at);
 int clk_cmp_i64(const void *a, const void *b);
 
 /*

@@ -36,7 +36,10 @@
  * share) are the maximum-likelihood values of the filter's innovations over
  * the neighbouring windows, never below floors.  A window whose innovation
  * is beyond 6σ (a clock step, a bad fit, a change the model cannot follow)
- * restarts the filter there; the current window is compared with what its
+ * restarts a filter that rests on fewer than three windows; an established
+ * one hands over only when three such windows agree (run_side).  A window
+ * in which the node was unaligned (a step its edges saw) is a break that
+ * no filter crosses.  The current window is compared with what its
  * neighbours predict for it: moderately off, its variances are inflated
  * (Huber); far off, it is dropped when windows on both sides agree on what
  * it should be, and stands alone (no pooling) otherwise.
@@ -76,7 +79,12 @@ typedef struct track_node {
     uint32_t count;
     track_entry_t *tr; /* sorted by anchor */
     size_t ntr, captr;
+    int64_t *brk; /* windows in which the node could not be aligned, sorted */
+    size_t nbrk, capbrk;
 } track_node_t;
+
+/* Breaks kept per node (the farthest from the newest dropped). */
+#define BREAK_KEEP 64
 
 /*
  * The typical τ² is the half-life-weighted mean of the windows' τ² over the
@@ -120,7 +128,7 @@ struct clock_history {
     size_t max_nodes;
     size_t track_max;
     track_node_t *nodes; /* sorted by node id */
-    size_t n;
+    size_t n, capn;
     uint64_t ignored;
     /* Each window's extra per-edge variance (newest at tau2_pos − 1), and
      * their typical value (tau2_typical). */
@@ -129,7 +137,7 @@ struct clock_history {
     double tau2_typical;
     uint32_t tau2_count;
     edge_track_t *edges; /* sorted by (lo, hi) */
-    size_t nedges;
+    size_t nedges, capedges;
 };
 
 clock_history_t *clock_history_new(double halflife_windows, size_t max_nodes)
@@ -145,8 +153,10 @@ void clock_history_destroy(clock_history_t **self)
 {
     if (self == NULL || *self == NULL)
         return;
-    for (size_t i = 0; i < (*self)->n; i++)
+    for (size_t i = 0; i < (*self)->n; i++) {
         free((*self)->nodes[i].tr);
+        free((*self)->nodes[i].brk);
+    }
     free((*self)->nodes);
     for (size_t i = 0; i < (*self)->nedges; i++)
         free((*self)->edges[i].tr);
@@ -215,17 +225,13 @@ static void track_add(clock_history_t *self, track_node_t *t, const clock_node_f
     size_t lo = pos > 2 ? pos - 2 : 0, hi = pos + 2 < t->ntr ? pos + 2 : t->ntr;
     for (size_t i = lo; i < hi; i++) {
         if (t->tr[i].window == f->window) {
-            memmove(&t->tr[i], &t->tr[i + 1], (t->ntr - i - 1) * sizeof *t->tr);
-            t->ntr--;
+            clk_array_close(t->tr, t->ntr--, sizeof *t->tr, i);
             pos = track_lower(t, e.anchor);
             break;
         }
     }
-    if (t->ntr == t->captr) {
-        t->captr = t->captr ? 2 * t->captr : 16;
-        t->tr = xreallocarray(t->tr, t->captr, sizeof *t->tr);
-    }
-    memmove(&t->tr[pos + 1], &t->tr[pos], (t->ntr - pos) * sizeof *t->tr);
+    t->tr = clk_array_reserve(t->tr, t->ntr, &t->captr, sizeof *t->tr);
+    clk_array_open(t->tr, t->ntr, sizeof *t->tr, pos);
     t->tr[pos] = e;
     t->ntr++;
     track_trim(t, self->track_max);
@@ -311,9 +317,9 @@ static void edge_add(clock_history_t *self, const clock_edge_fit_t *e)
             self->ignored++;
             return;
         }
-        self->edges = xreallocarray(self->edges, self->nedges + 1, sizeof *self->edges);
-        memmove(&self->edges[pos + 1], &self->edges[pos],
-                (self->nedges - pos) * sizeof *self->edges);
+        self->edges =
+            clk_array_reserve(self->edges, self->nedges, &self->capedges, sizeof *self->edges);
+        clk_array_open(self->edges, self->nedges, sizeof *self->edges, pos);
         t = &self->edges[pos];
         memset(t, 0, sizeof *t);
         t->lo = lo;
@@ -326,18 +332,52 @@ static void edge_add(clock_history_t *self, const clock_edge_fit_t *e)
         x->r += (r - x->r) / (double)++x->n;
         return;
     }
-    if (t->ntr == t->captr) {
-        t->captr = t->captr ? 2 * t->captr : 16;
-        t->tr = xreallocarray(t->tr, t->captr, sizeof *t->tr);
-    }
-    memmove(&t->tr[at + 1], &t->tr[at], (t->ntr - at) * sizeof *t->tr);
+    t->tr = clk_array_reserve(t->tr, t->ntr, &t->captr, sizeof *t->tr);
+    clk_array_open(t->tr, t->ntr++, sizeof *t->tr, at);
     t->tr[at] = (resid_entry_t){e->window, r, 1};
-    t->ntr++;
     if (t->ntr > EDGE_KEEP) { /* drop the entry farthest from the one added */
-        size_t drop = at >= t->ntr - 1 - at ? 0 : t->ntr - 1;
-        memmove(&t->tr[drop], &t->tr[drop + 1], (t->ntr - drop - 1) * sizeof *t->tr);
-        t->ntr--;
+        size_t drop = clk_array_far_end(t->ntr, at);
+        clk_array_close(t->tr, t->ntr--, sizeof *t->tr, drop);
     }
+}
+
+static bool break_before(const void *elem, const void *key)
+{
+    return *(const int64_t *)elem < *(const int64_t *)key;
+}
+
+/*
+ * A window in which the node could not be aligned (its edges saw its clock
+ * step, or it was cut off, while its clock may have been stepped) is a
+ * break in its track: pooling never reaches across it.  A window solved
+ * again and aligned this time is no break.
+ */
+static void break_note(track_node_t *t, int64_t window, bool set)
+{
+    size_t at = clk_lower_bound(t->brk, t->nbrk, sizeof *t->brk, &window, break_before);
+    bool have = at < t->nbrk && t->brk[at] == window;
+    if (have == set)
+        return;
+    if (!set) {
+        clk_array_close(t->brk, t->nbrk--, sizeof *t->brk, at);
+        return;
+    }
+    t->brk = clk_array_reserve(t->brk, t->nbrk, &t->capbrk, sizeof *t->brk);
+    clk_array_open(t->brk, t->nbrk++, sizeof *t->brk, at);
+    t->brk[at] = window;
+    if (t->nbrk > BREAK_KEEP) { /* drop the break farthest from the one added */
+        size_t drop = clk_array_far_end(t->nbrk, at);
+        clk_array_close(t->brk, t->nbrk--, sizeof *t->brk, drop);
+    }
+}
+
+/* The windows around `window` that no break separates from it: (lo, hi), both excluded. */
+static void break_span(const track_node_t *t, int64_t window, int64_t *lo, int64_t *hi)
+{
+    size_t at = clk_lower_bound(t->brk, t->nbrk, sizeof *t->brk, &window, break_before);
+    *lo = at > 0 ? t->brk[at - 1] : INT64_MIN;
+    size_t up = at < t->nbrk && t->brk[at] == window ? at + 1 : at;
+    *hi = up < t->nbrk ? t->brk[up] : INT64_MAX;
 }
 
 void clock_history_add(clock_history_t *self, const clock_node_fit_t *fits, size_t n,
@@ -350,7 +390,7 @@ void clock_history_add(clock_history_t *self, const clock_node_fit_t *fits, size
         edge_add(self, &edges[i]);
     for (size_t i = 0; i < n; i++) {
         const clock_node_fit_t *f = &fits[i];
-        if (!f->aligned || f->node == f->ref)
+        if (f->node == f->ref)
             continue;
         size_t pos;
         track_node_t *t = track_find(self, f->node, &pos);
@@ -359,14 +399,16 @@ void clock_history_add(clock_history_t *self, const clock_node_fit_t *fits, size
                 self->ignored++;
                 continue;
             }
-            self->nodes = xreallocarray(self->nodes, self->n + 1, sizeof *self->nodes);
-            memmove(&self->nodes[pos + 1], &self->nodes[pos],
-                    (self->n - pos) * sizeof *self->nodes);
+            self->nodes = clk_array_reserve(self->nodes, self->n, &self->capn, sizeof *self->nodes);
+            clk_array_open(self->nodes, self->n, sizeof *self->nodes, pos);
             t = &self->nodes[pos];
             memset(t, 0, sizeof *t);
             t->node = f->node;
             self->n++;
         }
+        break_note(t, f->window, !f->aligned);
+        if (!f->aligned)
+            continue;
         track_add(self, t, f);
         if (!isfinite(f->misfit_ms_ns2))
             continue;
@@ -798,9 +840,14 @@ double clock_history_wander_ppb(const clock_history_t *self, uint32_t node, doub
 {
     assert(self);
     const track_node_t *t = track_find(self, node, NULL);
-    if (t == NULL || t->ntr < 4)
+    if (t == NULL)
         return NAN;
-    size_t first = t->ntr > POOL_ML_WINDOWS ? t->ntr - POOL_ML_WINDOWS : 0, n = t->ntr - first;
+    size_t first = t->ntr > POOL_ML_WINDOWS ? t->ntr - POOL_ML_WINDOWS : 0;
+    while (first < t->ntr && t->nbrk > 0 && t->tr[first].window <= t->brk[t->nbrk - 1])
+        first++; /* since the last break */
+    size_t n = t->ntr - first;
+    if (n < 4)
+        return NAN;
     const track_entry_t *last = &t->tr[t->ntr - 1];
     obs_t *o = xmalloc(n * sizeof *o);
     for (size_t i = 0; i < n; i++)
@@ -810,13 +857,38 @@ double clock_history_wander_ppb(const clock_history_t *self, uint32_t node, doub
     return sqrt(m.q);
 }
 
-/* A filter run over o[from..to) (backwards: from the last), predicted to time t. */
+/*
+ * A filter run over o[from..to) (backwards: from the last), predicted to
+ * time t.  Once it rests on POOL_OUTVOTE windows, a window beyond its gate
+ * no longer restarts it: such windows go to a second filter, which takes
+ * over when POOL_OUTVOTE of them agree (the clocks changed there).  Until
+ * then the established filter predicts, so that one or two disturbed
+ * windows in a row neither vouch for each other nor for the window after
+ * them.
+ */
 static kf_t run_side(const obs_t *o, size_t from, size_t to, bool backwards, const model_t *m,
                      double t)
 {
-    kf_t k = {0};
-    for (size_t j = 0; j < to - from; j++)
-        kf_step(&k, &o[backwards ? to - 1 - j : from + j], backwards, m);
+    kf_t k = {0}, alt = {0};
+    for (size_t j = 0; j < to - from; j++) {
+        const obs_t *x = &o[backwards ? to - 1 - j : from + j];
+        if (k.used < POOL_OUTVOTE) {
+            kf_step(&k, x, backwards, m);
+            continue;
+        }
+        kf_t next = k;
+        kf_step(&next, x, backwards, m);
+        if (next.used > k.used) { /* within the gate */
+            k = next;
+            alt = (kf_t){0};
+            continue;
+        }
+        kf_step(&alt, x, backwards, m);
+        if (alt.used >= POOL_OUTVOTE) {
+            k = alt;
+            alt = (kf_t){0};
+        }
+    }
     if (k.have)
         kf_predict(&k, t, m->q);
     return k;
@@ -938,9 +1010,11 @@ bool clk_history_pool(const clock_history_t *self, uint32_t node, const clk_pool
     obs_t *c = xmalloc((i1 - i0 + 1) * sizeof *c);
     size_t nc = 0, split = 0;
     double hmax = h;
+    int64_t blo, bhi;
+    break_span(t, in->window, &blo, &bhi);
     for (size_t i = i0; i < i1; i++) {
         const track_entry_t *e = &t->tr[i];
-        if (e->ref != in->ref || e->window == in->window)
+        if (e->ref != in->ref || e->window == in->window || e->window <= blo || e->window >= bhi)
             continue;
         obs_t x = entry_obs(e, in->anchor, in->off);
         double mid = 0.5 * (x.a + x.b);

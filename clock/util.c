@@ -2,6 +2,7 @@
 #include "clock/clock_int.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 double clk_rng_gauss(clk_rng_t *r)
 {
@@ -153,4 +154,29 @@ size_t clk_lower_bound(const void *base, size_t n, size_t size, const void *key,
             hi = mid;
     }
     return lo;
+}
+
+void *clk_array_reserve(void *base, size_t n, size_t *cap, size_t size)
+{
+    if (n < *cap)
+        return base;
+    *cap = *cap ? 2 * *cap : 16;
+    return xreallocarray(base, *cap, size);
+}
+
+void clk_array_open(void *base, size_t n, size_t size, size_t at)
+{
+    char *b = base;
+    memmove(b + (at + 1) * size, b + at * size, (n - at) * size);
+}
+
+void clk_array_close(void *base, size_t n, size_t size, size_t at)
+{
+    char *b = base;
+    memmove(b + at * size, b + (at + 1) * size, (n - at - 1) * size);
+}
+
+size_t clk_array_far_end(size_t n, size_t at)
+{
+    return at >= n - 1 - at ? 0 : n - 1;
 }

@@ -981,49 +981,66 @@ static void test_solver_noise_is_not_asymmetry(void **state)
 }
 
 /*
- * A window in which every edge of node 1 is off (`off` ns at the centre,
- * `drift` ppb: a host whose stamps were disturbed, a gradient, which no
- * loop shows), after 12 clean windows, solved causally; host 1's steady
- * stamp asymmetry `host1` ns under the allowance `stamp` ns.  The window's
- * map cannot be pooled (it disagrees with what the earlier windows
- * predict far beyond their noise), goes out as it is, and its uncertainty
- * reaches past the prediction: either may be right.  The next window,
- * whose prediction rests on the disturbed one alone, is not widened, and
- * both it and the one after it are pooled again and narrow.
+ * `bad` windows in a row (12, 13, ...) in which every edge of node 1 is off
+ * (`off` ns at the centre, `drift` ppb: a host whose stamps were disturbed,
+ * a gradient, which no loop shows), after 12 clean windows, solved
+ * causally; host 1's steady stamp asymmetry `host1` ns under the allowance
+ * `stamp` ns.  A disturbed window's map cannot be pooled (it disagrees with
+ * what the earlier windows predict far beyond their noise), goes out as it
+ * is, and its uncertainty reaches past the prediction: either may be right.
+ * A second disturbed window is held against the windows before the first,
+ * not against the first alone.  The windows after them are pooled again
+ * and narrow.  Solved again once the history holds all 20 windows (as
+ * `dpclock fit` does), the disturbed windows are outvoted by both sides and
+ * pooled from them.
  */
-static void check_disagreeing(double off, double drift, double host1, double stamp)
+static void check_disagreeing(int bad, double off, double drift, double host1, double stamp)
 {
     net_t net = {{0, 1e5, -2e5, 3e5, -4e5, 5e5, -6e5, 7e5},
                  {0, 10e-6, -20e-6, 30e-6, 5e-6, -5e-6, 15e-6, -25e-6}};
     const double host[8] = {0, host1};
     clock_history_t *h = clock_history_new(30, 16);
     double narrow = 0;
-    for (int w = 0; w < 15; w++) {
-        clock_edge_fit_t k8[28];
-        size_t ne = k8_window(&net, host, w, k8);
-        for (size_t i = 0; i < ne; i++) {
-            k8[i].uncertainty_ns = 3;
-            if (w == 12 && (k8[i].src == 1 || k8[i].dst == 1)) {
-                k8[i].offset_ns += k8[i].src == 1 ? off : -off;
-                k8[i].drift_ppb += k8[i].src == 1 ? drift : -drift;
+    for (int pass = 0; pass < 2; pass++) {
+        for (int w = pass ? 12 : 0; w < (pass ? 12 + bad : 20); w++) {
+            clock_edge_fit_t k8[28];
+            size_t ne = k8_window(&net, host, w, k8);
+            bool disturbed = w >= 12 && w < 12 + bad;
+            for (size_t i = 0; i < ne; i++) {
+                k8[i].uncertainty_ns = 3;
+                if (disturbed && (k8[i].src == 1 || k8[i].dst == 1)) {
+                    k8[i].offset_ns += k8[i].src == 1 ? off : -off;
+                    k8[i].drift_ppb += k8[i].src == 1 ? drift : -drift;
+                }
             }
+            clock_node_fit_t *nodes;
+            size_t nn;
+            clock_solve_stats_t st;
+            if (pass == 0) {
+                solve_fed(h, k8, ne, w, stamp, &nodes, &nn, &st);
+            } else {
+                clock_solve_opts_t o = window_opts(0, w);
+                o.history = h;
+                o.stamp_asym_ns = stamp;
+                assert_int_equal(clock_solve(k8, ne, &o, &nodes, &nn, &st, NULL), BASE_OK);
+            }
+            const clock_node_fit_t *f = find_node(nodes, nn, 1);
+            double err = node_error_at(&net, f, 1, w);
+            if (w == 11)
+                narrow = f->uncertainty_ns;
+            if (pass == 0 && disturbed &&
+                !(err > 25 && f->pooled == 0 && f->uncertainty_ns >= err + 1))
+                fail_msg("disturbed window %d of %d (%.0f ns, %.0f ppb, host %.0f): error %.1f "
+                         "ns, uncertainty %.1f, pooled %u",
+                         w - 11, bad, off, drift, host1, err, f->uncertainty_ns, f->pooled);
+            if ((pass == 1 || w >= 12 + bad) &&
+                !(f->uncertainty_ns < narrow + 3 && err < f->uncertainty_ns && f->pooled >= 3))
+                fail_msg("%s window %d (%d disturbed): error %.1f ns, uncertainty %.1f (%.1f "
+                         "before), pooled %u",
+                         pass ? "offline," : "after them,", w, bad, err, f->uncertainty_ns, narrow,
+                         f->pooled);
+            free(nodes);
         }
-        clock_node_fit_t *nodes;
-        size_t nn;
-        clock_solve_stats_t st;
-        solve_fed(h, k8, ne, w, stamp, &nodes, &nn, &st);
-        const clock_node_fit_t *f = find_node(nodes, nn, 1);
-        double err = node_error_at(&net, f, 1, w);
-        if (w == 11)
-            narrow = f->uncertainty_ns;
-        if (w == 12 && !(err > 25 && f->pooled == 0 && f->uncertainty_ns >= err + 1))
-            fail_msg("disturbed window (%.0f ns, %.0f ppb, host %.0f): error %.1f ns, uncertainty "
-                     "%.1f, pooled %u",
-                     off, drift, host1, err, f->uncertainty_ns, f->pooled);
-        if (w >= 13 && !(f->uncertainty_ns < narrow + 3 && err < f->uncertainty_ns))
-            fail_msg("window %d after it: error %.1f ns, uncertainty %.1f (%.1f before)", w, err,
-                     f->uncertainty_ns, narrow);
-        free(nodes);
     }
     clock_history_destroy(&h);
 }
@@ -1031,9 +1048,92 @@ static void check_disagreeing(double off, double drift, double host1, double sta
 static void test_solver_disagreeing_window(void **state)
 {
     (void)state;
-    check_disagreeing(40, 0, 0, 0);
-    check_disagreeing(0, 30, 0, 0);    /* 30 ns off at the window's ends, none at its centre */
-    check_disagreeing(40, 0, -20, 15); /* on top of a steady 10 ns the allowance covers */
+    for (int bad = 1; bad <= 2; bad++) {
+        check_disagreeing(bad, 40, 0, 0, 0);
+        check_disagreeing(bad, 0, 30, 0,
+                          0); /* 30 ns off at the window's ends, none at its centre */
+        check_disagreeing(bad, 40, 0, -20, 15); /* on top of a steady 10 ns the allowance covers */
+    }
+}
+
+/*
+ * Node 1's clock moves by `jump` ns before window 13.  With `unaligned`,
+ * window 12 sees every edge of node 1 step, so node 1 is unaligned there:
+ * a break in its track.  The next window is not held against the maps
+ * before the break (it would reach a millisecond), and no pooling reaches
+ * across it, until window 12 is solved again and aligned.  Without the
+ * unaligned window, the change is seen only by the pooling: the first
+ * maps of windows 13 to 15 stand alone and reach the earlier windows'
+ * prediction (either side may be right), and from window 16 on, three
+ * windows agree and the maps are pooled and narrow again.
+ */
+static void check_break(double jump, bool unaligned)
+{
+    net_t net = {{0, 1e5, -2e5, 3e5, -4e5, 5e5, -6e5, 7e5},
+                 {0, 10e-6, -20e-6, 30e-6, 5e-6, -5e-6, 15e-6, -25e-6}};
+    const double host[8] = {0};
+    clock_history_t *h = clock_history_new(30, 16);
+    clock_edge_fit_t k8[20][28];
+    size_t ne[20];
+    for (int w = 0; w < 20; w++) {
+        if (w == 13)
+            net.off[1] += jump;
+        ne[w] = k8_window(&net, host, w, k8[w]);
+        for (size_t i = 0; i < ne[w]; i++) {
+            k8[w][i].uncertainty_ns = 3;
+            k8[w][i].step = unaligned && w == 12 && (k8[w][i].src == 1 || k8[w][i].dst == 1);
+        }
+        clock_node_fit_t *nodes;
+        size_t nn;
+        clock_solve_stats_t st;
+        solve_fed(h, k8[w], ne[w], w, 0, &nodes, &nn, &st);
+        const clock_node_fit_t *f = find_node(nodes, nn, 1);
+        assert_true(f->aligned == (!unaligned || w != 12));
+        double err = node_error_at(&net, f, 1, w);
+        bool wide = !unaligned && w >= 13 && w <= 15;
+        if (w > 12 && !(err < f->uncertainty_ns &&
+                        (wide ? f->uncertainty_ns > 0.9 * jump : f->uncertainty_ns < 30)))
+            fail_msg("jump %.0f ns%s, window %d: error %.1f ns, uncertainty %.1f, pooled %u", jump,
+                     unaligned ? " and a break" : "", w, err, f->uncertainty_ns, f->pooled);
+        uint32_t pooled = unaligned ? (uint32_t)(w - 13) : w < 16 ? 0 : (uint32_t)(w - 13);
+        if (w > 12 && f->pooled != pooled)
+            fail_msg("jump %.0f ns%s, window %d: pooled %u, not %u", jump,
+                     unaligned ? " and a break" : "", w, f->pooled, pooled);
+        free(nodes);
+    }
+    /* Offline, window 11 pools the 8 windows before it and none after the break. */
+    for (int again = 0; unaligned && again < 2; again++) {
+        clock_solve_opts_t o = window_opts(0, 11);
+        o.history = h;
+        clock_node_fit_t *nodes;
+        size_t nn;
+        clock_solve_stats_t st;
+        clock_edge_fit_t e[28];
+        memcpy(e, k8[11], sizeof e);
+        assert_int_equal(clock_solve(e, ne[11], &o, &nodes, &nn, &st, NULL), BASE_OK);
+        uint32_t want = again ? 8 + 8 : 8;
+        if (find_node(nodes, nn, 1)->pooled != want)
+            fail_msg("jump %.0f ns, window 11 %s: pooled %u, not %u", jump,
+                     again ? "once 12 is aligned" : "before the break",
+                     find_node(nodes, nn, 1)->pooled, want);
+        free(nodes);
+        if (again || jump != 0)
+            break;
+        /* Window 12 solved again, aligned this time: no break any more. */
+        for (size_t i = 0; i < ne[12]; i++)
+            k8[12][i].step = false;
+        solve_fed(h, k8[12], ne[12], 12, 0, &nodes, &nn, &st);
+        free(nodes);
+    }
+    clock_history_destroy(&h);
+}
+
+static void test_history_break_at_unaligned_window(void **state)
+{
+    (void)state;
+    check_break(1e6, true);
+    check_break(0, true);
+    check_break(1e6, false);
 }
 
 static void test_solver_loops_show_asymmetry(void **state)
@@ -2396,6 +2496,7 @@ int main(void)
         cmocka_unit_test(test_solver_loops_show_asymmetry),
         cmocka_unit_test(test_solver_noise_is_not_asymmetry),
         cmocka_unit_test(test_solver_disagreeing_window),
+        cmocka_unit_test(test_history_break_at_unaligned_window),
         cmocka_unit_test(test_solver_few_loops_widen_persistent),
         cmocka_unit_test(test_solver_sets_detours_aside),
         cmocka_unit_test(test_solver_disconnected_and_steps),
