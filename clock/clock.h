@@ -373,7 +373,9 @@ void clock_history_set_track(clock_history_t *self, size_t windows);
 /*
  * Feed one window's solve: its node fits, its edge fits (their loop
  * residuals, as clock_solve wrote them; suspect edges are left out) and its
- * stats.
+ * stats.  A node the caller knows of that the solve did not see (no edge
+ * fit this window) is to be fed as an unaligned fit too, edges and stats
+ * NULL: it is a break in the node's track all the same.
  */
 void clock_history_add(clock_history_t *self, const clock_node_fit_t *fits, size_t n,
                        const clock_edge_fit_t *edges, size_t ne, const clock_solve_stats_t *st);

@@ -36,8 +36,8 @@
  * share) are the maximum-likelihood values of the filter's innovations over
  * the neighbouring windows, never below floors.  A window whose innovation
  * is beyond 6σ (a clock step, a bad fit, a change the model cannot follow)
- * restarts a filter that rests on fewer than three windows; an established
- * one hands over only when three such windows agree (run_side).  A window
+ * does not restart a filter: it hands over only when more such windows
+ * agree than it rests on, or three (run_side).  A window
  * in which the node was unaligned (a step its edges saw) is a break that
  * no filter crosses.  The current window is compared with what its
  * neighbours predict for it: moderately off, its variances are inflated
@@ -82,9 +82,6 @@ typedef struct track_node {
     int64_t *brk; /* windows in which the node could not be aligned, sorted */
     size_t nbrk, capbrk;
 } track_node_t;
-
-/* Breaks kept per node (the farthest from the newest dropped). */
-#define BREAK_KEEP 64
 
 /*
  * The typical τ² is the half-life-weighted mean of the windows' τ² over the
@@ -167,11 +164,14 @@ void clock_history_destroy(clock_history_t **self)
 
 static void track_trim(track_node_t *t, size_t max)
 {
-    if (t->ntr <= max)
-        return;
-    size_t drop = t->ntr - max;
-    memmove(t->tr, t->tr + drop, max * sizeof *t->tr);
-    t->ntr = max;
+    if (t->ntr > max) {
+        memmove(t->tr, t->tr + (t->ntr - max), max * sizeof *t->tr);
+        t->ntr = max;
+    }
+    if (t->nbrk > max) {
+        memmove(t->brk, t->brk + (t->nbrk - max), max * sizeof *t->brk);
+        t->nbrk = max;
+    }
 }
 
 void clock_history_set_track(clock_history_t *self, size_t windows)
@@ -352,7 +352,7 @@ static bool break_before(const void *elem, const void *key)
  * break in its track: pooling never reaches across it.  A window solved
  * again and aligned this time is no break.
  */
-static void break_note(track_node_t *t, int64_t window, bool set)
+static void break_note(track_node_t *t, int64_t window, bool set, size_t keep)
 {
     size_t at = clk_lower_bound(t->brk, t->nbrk, sizeof *t->brk, &window, break_before);
     bool have = at < t->nbrk && t->brk[at] == window;
@@ -365,10 +365,8 @@ static void break_note(track_node_t *t, int64_t window, bool set)
     t->brk = clk_array_reserve(t->brk, t->nbrk, &t->capbrk, sizeof *t->brk);
     clk_array_open(t->brk, t->nbrk++, sizeof *t->brk, at);
     t->brk[at] = window;
-    if (t->nbrk > BREAK_KEEP) { /* drop the break farthest from the one added */
-        size_t drop = clk_array_far_end(t->nbrk, at);
-        clk_array_close(t->brk, t->nbrk--, sizeof *t->brk, drop);
-    }
+    if (t->nbrk > keep) /* as many as the maps kept: the oldest goes */
+        clk_array_close(t->brk, t->nbrk--, sizeof *t->brk, 0);
 }
 
 /* The windows around `window` that no break separates from it: (lo, hi), both excluded. */
@@ -406,7 +404,7 @@ void clock_history_add(clock_history_t *self, const clock_node_fit_t *fits, size
             t->node = f->node;
             self->n++;
         }
-        break_note(t, f->window, !f->aligned);
+        break_note(t, f->window, !f->aligned, self->track_max);
         if (!f->aligned)
             continue;
         track_add(self, t, f);
@@ -840,14 +838,9 @@ double clock_history_wander_ppb(const clock_history_t *self, uint32_t node, doub
 {
     assert(self);
     const track_node_t *t = track_find(self, node, NULL);
-    if (t == NULL)
+    if (t == NULL || t->ntr < 4)
         return NAN;
-    size_t first = t->ntr > POOL_ML_WINDOWS ? t->ntr - POOL_ML_WINDOWS : 0;
-    while (first < t->ntr && t->nbrk > 0 && t->tr[first].window <= t->brk[t->nbrk - 1])
-        first++; /* since the last break */
-    size_t n = t->ntr - first;
-    if (n < 4)
-        return NAN;
+    size_t first = t->ntr > POOL_ML_WINDOWS ? t->ntr - POOL_ML_WINDOWS : 0, n = t->ntr - first;
     const track_entry_t *last = &t->tr[t->ntr - 1];
     obs_t *o = xmalloc(n * sizeof *o);
     for (size_t i = 0; i < n; i++)
@@ -859,12 +852,13 @@ double clock_history_wander_ppb(const clock_history_t *self, uint32_t node, doub
 
 /*
  * A filter run over o[from..to) (backwards: from the last), predicted to
- * time t.  Once it rests on POOL_OUTVOTE windows, a window beyond its gate
- * no longer restarts it: such windows go to a second filter, which takes
- * over when POOL_OUTVOTE of them agree (the clocks changed there).  Until
- * then the established filter predicts, so that one or two disturbed
- * windows in a row neither vouch for each other nor for the window after
- * them.
+ * time t.  A window beyond its gate does not restart it: such windows go
+ * to a second filter, which takes over once it rests on more windows than
+ * the first or on POOL_OUTVOTE of them (the clocks changed there); a
+ * window within the first's gate drops the second.  Until then the first
+ * predicts, so that one or two disturbed windows in a row neither vouch
+ * for each other nor for the window after them, and windows disturbed
+ * now and then do not keep a filter from growing.
  */
 static kf_t run_side(const obs_t *o, size_t from, size_t to, bool backwards, const model_t *m,
                      double t)
@@ -872,19 +866,15 @@ static kf_t run_side(const obs_t *o, size_t from, size_t to, bool backwards, con
     kf_t k = {0}, alt = {0};
     for (size_t j = 0; j < to - from; j++) {
         const obs_t *x = &o[backwards ? to - 1 - j : from + j];
-        if (k.used < POOL_OUTVOTE) {
-            kf_step(&k, x, backwards, m);
-            continue;
-        }
         kf_t next = k;
         kf_step(&next, x, backwards, m);
-        if (next.used > k.used) { /* within the gate */
+        if (next.used > k.used) { /* within the gate (or the first window) */
             k = next;
             alt = (kf_t){0};
             continue;
         }
         kf_step(&alt, x, backwards, m);
-        if (alt.used >= POOL_OUTVOTE) {
+        if (alt.used > k.used || alt.used >= POOL_OUTVOTE) {
             k = alt;
             alt = (kf_t){0};
         }

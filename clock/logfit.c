@@ -360,21 +360,30 @@ static int solve_window(const win_ctx_t *c, size_t w, bool use_hist, bool feed, 
     }
     if (feed)
         clock_history_add(c->hist, nodes, nnodes, ej > ei ? &self->ef[ei] : NULL, ej - ei, &sst);
-    /* Merge with the full node list so that every node is reported every window. */
-    for (size_t i = 0, k = 0; write && i < self->nn; i++) {
+    /*
+     * Merge with the full node list so that every node is reported every
+     * window; a node the window has no edge fit of is unaligned there,
+     * which the history takes for a break in its track.
+     */
+    for (size_t i = 0, k = 0; (write || feed) && i < self->nn; i++) {
         clock_node_fit_t f;
         if (k < nnodes && nodes[k].node == self->ids[i]) {
             f = nodes[k++];
+            f.window = win;
         } else {
             memset(&f, 0, sizeof f);
+            f.window = win;
             f.node = self->ids[i];
             f.ref = self->ref;
             f.aligned = false;
             f.drift_unc_ppb = f.model_ns = f.misfit_ms_ns2 = NAN;
             f.own_offset_ns = f.own_drift_ppb = NAN;
             f.own_offset_sd_ns = f.own_drift_sd_ppb = NAN;
+            if (feed)
+                clock_history_add(c->hist, &f, 1, NULL, 0, NULL);
         }
-        f.window = win;
+        if (!write)
+            continue;
         f.lag = f.aligned ? lag : 0;
         self->st.node_windows++;
         if (!f.aligned)

@@ -166,17 +166,20 @@ void *clk_array_reserve(void *base, size_t n, size_t *cap, size_t size)
 
 void clk_array_open(void *base, size_t n, size_t size, size_t at)
 {
+    assert(at <= n);
     char *b = base;
     memmove(b + (at + 1) * size, b + at * size, (n - at) * size);
 }
 
 void clk_array_close(void *base, size_t n, size_t size, size_t at)
 {
+    assert(at < n);
     char *b = base;
     memmove(b + at * size, b + (at + 1) * size, (n - at - 1) * size);
 }
 
 size_t clk_array_far_end(size_t n, size_t at)
 {
+    assert(at < n);
     return at >= n - 1 - at ? 0 : n - 1;
 }

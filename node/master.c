@@ -724,16 +724,18 @@ static void solve_window(node_master_t *self, int64_t k)
     json_object *unaligned = json_object_new_array();
     for (size_t i = 0; i < self->nnodes; i++) {
         struct mnode *m = &self->nodes[i];
-        if (!m->up)
-            continue;
         const clock_node_fit_t *f = NULL;
-        for (size_t j = 0; j < nfits; j++)
+        for (size_t j = 0; m->up && j < nfits; j++)
             if (fits[j].node == m->id)
                 f = &fits[j];
         clock_node_fit_t own;
         if (f == NULL) {
-            /* Not seen by the solve: the reference maps onto itself, anyone
-             * else is cut off this window. */
+            /*
+             * Not seen by the solve: the reference maps onto itself, anyone
+             * else is cut off this window, a break in its track for the
+             * history (a host that is down or lost its edges may have had
+             * its clock stepped meanwhile).
+             */
             memset(&own, 0, sizeof own);
             own.window = k;
             own.node = m->id;
@@ -744,8 +746,14 @@ static void solve_window(node_master_t *self, int64_t k)
             own.aligned = m->id == self->ref;
             own.drift_unc_ppb = NAN;
             own.model_ns = NAN;
+            own.misfit_ms_ns2 = NAN;
+            own.own_offset_ns = own.own_drift_ppb = NAN;
+            own.own_offset_sd_ns = own.own_drift_sd_ppb = NAN;
             f = &own;
+            clock_history_add(self->history, &own, 1, NULL, 0, NULL);
         }
+        if (!m->up)
+            continue;
         if (self->pub)
             publish_node_fit(self, f);
         if (!f->aligned)
