@@ -200,6 +200,11 @@ int clock_conv_add_pair(clock_conv_t *self, uint32_t node, uint32_t domain, uint
         s->domain = domain;
         s->parent = parent;
     }
+    /* A pair held already is no news (a sender re-sends its latest to a
+     * receiver that may have it). */
+    size_t held = upper_bound(s->a, s->n, t_domain);
+    if (held > 0 && s->a[held - 1] == t_domain && s->b[held - 1] == t_parent)
+        return BASE_OK;
     if (s->n >= self->lim.max_pairs) {
         size_t drop = self->lim.max_pairs / 8 ? self->lim.max_pairs / 8 : 1;
         memmove(s->a, s->a + drop, (s->n - drop) * sizeof *s->a);

@@ -48,6 +48,17 @@
 
 enum { ST_IDLE, ST_RUNNING, ST_DISABLED };
 
+/* Clock domains whose latest snapshot pair is kept (the HIP backend's 64
+ * devices, CUPTI's clock and a spare). */
+#define SNAP_DOMAINS 66
+
+/* The latest snapshot pair of one pair of domains, re-sent with the state. */
+struct dpt_snap_last {
+    char a[16], b[16];
+    struct gpu_snap_pair pair;
+    bool sent; /* to the receiver now connected */
+};
+
 static const struct base_cfg_key cfg_keys[] = {
     {"trace_enable", BASE_CFG_BOOL, "true", 0, -1, "trace this process"},
     {"trace_endpoint", BASE_CFG_STRING, "", 0, -1,
@@ -108,7 +119,9 @@ static struct dpt_process {
     uint32_t names_sent;
     gpu_scopetree_t *recent; /* recent scope pairs, re-sent on reconnect */
     struct gpu_u64map open;  /* open scope id -> name id */
-    bool state_dirty;        /* the receiver may lack names or scope pairs */
+    bool state_dirty;        /* the receiver may lack names, scope or snapshot pairs */
+    struct dpt_snap_last snaps[SNAP_DOMAINS];
+    size_t nsnaps;
     gpu_event_t *out;
     size_t nout;
     struct gpu_scope_pair *pairs;
@@ -207,7 +220,7 @@ static void atfork_child(void)
     memset(&dpt.open, 0, sizeof dpt.open);
     dpt.link_failed = dpt.connected = dpt.backend_retried = false;
     dpt.names_sent = 0;
-    dpt.nout = dpt.npairs = 0;
+    dpt.nout = dpt.npairs = dpt.nsnaps = 0; /* the child's backend starts its own clocks */
     dpt.captured = dpt.sent_events = dpt.batches = dpt.not_sent = 0;
     dpt.lost_closes = dpt.dead_ring_drops = dpt.dropped_delivered = 0;
     atomic_store(&dpt.untimed, 0);
@@ -694,8 +707,26 @@ static void collect_pair(void *ctx, const struct gpu_scope_pair *pair)
     }
 }
 
-/* Hello, every name, the recent scope tree: what a (re)connected receiver
- * needs before the next batch. */
+/* The latest snapshot pair of every domain the receiver lacks, one message each. */
+static bool send_snaps(void)
+{
+    for (size_t i = 0; i < dpt.nsnaps; i++) {
+        if (dpt.snaps[i].sent)
+            continue;
+        gpu_msg_t m = {.kind = GPU_MSG_SNAP,
+                       .domain_a = dpt.snaps[i].a,
+                       .domain_b = dpt.snaps[i].b,
+                       .snap = &dpt.snaps[i].pair,
+                       .nsnap = 1};
+        if (!send_msg(&m))
+            return false;
+        dpt.snaps[i].sent = true;
+    }
+    return true;
+}
+
+/* Hello, every name, the recent scope tree, the latest snapshot pairs:
+ * what a (re)connected receiver needs before the next batch. */
 static void bg_send_state(void)
 {
     void *b = dpt_backend_state();
@@ -713,6 +744,7 @@ static void bg_send_state(void)
         ok = pb.ok && send_pairs(pb.p, pb.n);
         free(pb.p);
     }
+    ok = ok && send_snaps();
     dpt.state_dirty = !ok;
     if (ok) {
         dpt.names_sent = gpu_names_count(dpt.names);
@@ -729,6 +761,8 @@ static void bg_flush(bool force)
     if (dpt.link != NULL && gpu_link_take_reconnect(dpt.link)) {
         dpt.state_dirty = true;
         dpt.connected = true;
+        for (size_t i = 0; i < dpt.nsnaps; i++)
+            dpt.snaps[i].sent = false;
     }
     /* Right after start the connection to a receiver may still be under
      * way: keep accumulating for a moment rather than drop the first batch. */
@@ -790,6 +824,25 @@ static void out_pair(uint64_t child, uint64_t parent)
     dpt.pairs[dpt.npairs++] = (struct gpu_scope_pair){child, parent};
 }
 
+static struct dpt_snap_last *snap_remember(const gpu_msg_t *msg)
+{
+    if (msg->nsnap == 0 || msg->domain_a == NULL || msg->domain_b == NULL)
+        return NULL;
+    size_t i = 0;
+    while (i < dpt.nsnaps && (strcmp(dpt.snaps[i].a, msg->domain_a) != 0 ||
+                              strcmp(dpt.snaps[i].b, msg->domain_b) != 0))
+        i++;
+    if (i == dpt.nsnaps) {
+        if (dpt.nsnaps == SNAP_DOMAINS)
+            return NULL;
+        snprintf(dpt.snaps[i].a, sizeof dpt.snaps[i].a, "%s", msg->domain_a);
+        snprintf(dpt.snaps[i].b, sizeof dpt.snaps[i].b, "%s", msg->domain_b);
+        dpt.nsnaps++;
+    }
+    dpt.snaps[i].pair = msg->snap[msg->nsnap - 1];
+    return &dpt.snaps[i];
+}
+
 /* Messages from the backend: events and snapshot pairs. */
 static void backend_msg(void *ctx, const gpu_msg_t *msg)
 {
@@ -797,11 +850,20 @@ static void backend_msg(void *ctx, const gpu_msg_t *msg)
         for (size_t i = 0; i < msg->nev; i++)
             out_event(&msg->ev[i]);
     } else if (msg->kind == GPU_MSG_SNAP) {
-        /* Pairs are sent at once: they are small and consumers want them
-         * before the events mapped with them.  A refused one is only lost:
-         * the events carry times already mapped. */
+        /*
+         * Pairs are sent at once: they are small and consumers want them
+         * before the events mapped with them.  The latest of each domain is
+         * kept and goes out with the state, so a receiver that was not
+         * there yet (the first pairs of a run usually precede the
+         * connection) or comes later still gets one.
+         */
+        struct dpt_snap_last *last = snap_remember(msg);
         gpu_msg_t m = *msg;
-        send_msg(&m);
+        bool ok = send_msg(&m);
+        if (last != NULL)
+            last->sent = ok;
+        if (!ok)
+            dpt.state_dirty = true;
     }
 }
 

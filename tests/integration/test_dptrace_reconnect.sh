@@ -2,8 +2,10 @@
 # timeout: 180
 # The receiver comes and goes: it starts after the application, and is
 # replaced by a new one mid-run.  Each receiver must get the hello, every
-# name and the scope pairs its events use (libdptrace re-sends its state on
-# each new connection); what could not be delivered is counted as dropped.
+# name, the scope pairs its events use and a GPU/trace snapshot pair
+# (libdptrace re-sends its state on each new connection; with one snapshot
+# a minute, the run's only pair went out before any receiver was there);
+# what could not be delivered is counted as dropped.
 . "$(dirname "$0")/lib.sh"
 
 APP=$B/tests/fake_hip/hip_app
@@ -15,7 +17,8 @@ done
 EP="ipc://$IT_TMP/trace.sock"
 
 # About 3 s of work: 300 steps of 5 kernels of 2 ms.
-DPTOP_TRACE_ENDPOINT=$EP LD_PRELOAD=$LIB "$APP" --steps 300 --kernel-us 2000 \
+DPTOP_TRACE_ENDPOINT=$EP DPTOP_TRACE_SNAPSHOT_MS=60000 LD_PRELOAD=$LIB \
+    "$APP" --steps 300 --kernel-us 2000 \
     >"$IT_TMP/app.log" 2>&1 &
 APP_PID=$!
 IT_PIDS+=("$APP_PID")
@@ -56,6 +59,8 @@ for path in sys.argv[1:]:
     first_ev = next(i for i, m in enumerate(msgs) if m["msg"] == "ev")
     first_proc = next(i for i, m in enumerate(msgs) if m["msg"] == "proc")
     check(first_proc < first_ev, "%s: events before the hello" % path)
+    snap = [i for i, m in enumerate(msgs) if m["msg"] == "snap" and m["domains"] == ["gpu0", "trace"]]
+    check(snap and snap[0] < first_ev, "%s: no GPU/trace snapshot pair before the events" % path)
     parent = dict(p for m in msgs if m["msg"] == "scope" for p in m["pairs"])
     missing = [e for e in events if e["scope"] and e["scope"] not in parent]
     check(not missing, "%s: %d events in scopes never received" % (path, len(missing)))
