@@ -382,6 +382,12 @@ void clock_history_add(clock_history_t *self, const clock_node_fit_t *fits, size
 /* Windows tracked for a node. */
 size_t clock_history_track_len(const clock_history_t *self, uint32_t node);
 /*
+ * Everything learnt of a node and its edges (its slot too): a master that
+ * forgets a node calls it, so that a later host under the same id starts
+ * afresh and forgotten ids do not fill the history's `max_nodes`.
+ */
+void clock_history_forget(clock_history_t *self, uint32_t node);
+/*
  * Frequency wander of a node against the reference, ppb/√s, as its latest
  * tracked windows (at most 32) show it (maximum likelihood, never below
  * `floor_ppb`); NAN with fewer than 4 windows.

@@ -524,6 +524,27 @@ size_t clock_history_track_len(const clock_history_t *self, uint32_t node)
     return t ? t->ntr : 0;
 }
 
+void clock_history_forget(clock_history_t *self, uint32_t node)
+{
+    assert(self);
+    size_t pos;
+    track_node_t *t = track_find(self, node, &pos);
+    if (t != NULL) {
+        free(t->tr);
+        free(t->brk);
+        clk_array_close(self->nodes, self->n--, sizeof *self->nodes, pos);
+    }
+    for (size_t i = 0; i < self->nedges;) {
+        edge_track_t *e = &self->edges[i];
+        if (e->lo != node && e->hi != node) {
+            i++;
+            continue;
+        }
+        free(e->tr);
+        clk_array_close(self->edges, self->nedges--, sizeof *self->edges, i);
+    }
+}
+
 /* ---- the smoother ---- */
 
 /* The noise model: wander q (ppb²/s) and scales of the windows' own σ (phase, rate). */

@@ -874,6 +874,7 @@ static void check_liveness(node_master_t *self)
         struct mnode *n = &self->nodes[i];
         if (!n->up && !n->self && now - n->down_mono > self->cfg.forget_ns) {
             base_log(BASE_LOG_INFO, "master", "node %u forgotten", n->id);
+            clock_history_forget(self->history, n->id);
             self->nodes[i] = self->nodes[--self->nnodes];
             self->st.forgotten++;
             self->table_dirty = true;

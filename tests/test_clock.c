@@ -1151,6 +1151,41 @@ static void test_history_break_at_unaligned_window(void **state)
     check_break(1e6, false);
 }
 
+/* A forgotten node's track and its edges' residual tracks are gone; the others stay. */
+static void test_history_forget(void **state)
+{
+    (void)state;
+    net_t net = {{0, 1e5, -2e5, 3e5, -4e5, 5e5, -6e5, 7e5},
+                 {0, 10e-6, -20e-6, 30e-6, 5e-6, -5e-6, 15e-6, -25e-6}};
+    const double asym[8] = {0, 30, -20, 10, 0, -10, 25, -5};
+    clock_history_t *h = clock_history_new(30, 16);
+    clock_edge_fit_t k8[28];
+    size_t ne = 0;
+    for (int w = 0; w < 12; w++) {
+        ne = k8_window(&net, asym, w, k8);
+        clock_node_fit_t *nodes;
+        size_t nn;
+        clock_solve_stats_t st;
+        solve_fed(h, k8, ne, w, 0, &nodes, &nn, &st);
+        free(nodes);
+    }
+    double before[28], after[28];
+    clock_history_persist_var(h, k8, ne, 17, before);
+    clock_history_forget(h, 1);
+    clock_history_forget(h, 99); /* never seen: nothing happens */
+    clock_history_persist_var(h, k8, ne, 17, after);
+    assert_int_equal(clock_history_track_len(h, 1), 0);
+    assert_int_equal(clock_history_track_len(h, 2), 12);
+    for (size_t i = 0; i < ne; i++) {
+        bool of1 = k8[i].src == 1 || k8[i].dst == 1;
+        assert_true(isfinite(before[i]));
+        if (of1 ? !isnan(after[i]) : after[i] != before[i])
+            fail_msg("edge %u-%u: %g before, %g after forgetting node 1", k8[i].src, k8[i].dst,
+                     before[i], after[i]);
+    }
+    clock_history_destroy(&h);
+}
+
 static void test_solver_loops_show_asymmetry(void **state)
 {
     (void)state;
@@ -2518,6 +2553,7 @@ int main(void)
         cmocka_unit_test(test_solver_noise_is_not_asymmetry),
         cmocka_unit_test(test_solver_disagreeing_window),
         cmocka_unit_test(test_history_break_at_unaligned_window),
+        cmocka_unit_test(test_history_forget),
         cmocka_unit_test(test_solver_few_loops_widen_persistent),
         cmocka_unit_test(test_solver_sets_detours_aside),
         cmocka_unit_test(test_solver_disconnected_and_steps),
