@@ -37,12 +37,12 @@
  * the neighbouring windows, never below floors.  A window whose innovation
  * is beyond 6σ (a clock step, a bad fit, a change the model cannot follow)
  * does not restart a filter: it hands over only when more such windows
- * agree than it rests on, or three (run_side).  A window
- * in which the node was unaligned (a step its edges saw) is a break that
- * no filter crosses.  The current window is compared with what its
- * neighbours predict for it: moderately off, its variances are inflated
- * (Huber); far off, it is dropped when windows on both sides agree on what
- * it should be, and stands alone (no pooling) otherwise.
+ * agree than it rests on, or three (run_side).  A window in which the node
+ * was unaligned (its edges saw a step, it was cut off, or it had no edge
+ * fit) is a break that no filter crosses.  The current window is compared
+ * with what its neighbours predict for it: moderately off, its variances
+ * are inflated (Huber); far off, it is dropped when windows on both sides
+ * agree on what it should be, and stands alone (no pooling) otherwise.
  */
 #include "clock/clock_int.h"
 
@@ -348,9 +348,9 @@ static bool break_before(const void *elem, const void *key)
 
 /*
  * A window in which the node could not be aligned (its edges saw its clock
- * step, or it was cut off, while its clock may have been stepped) is a
- * break in its track: pooling never reaches across it.  A window solved
- * again and aligned this time is no break.
+ * step; or it was cut off, or had no edge fit, while its clock may have
+ * been stepped) is a break in its track: pooling never reaches across it.
+ * A window added again, aligned this time, is no break.
  */
 static void break_note(track_node_t *t, int64_t window, bool set, size_t keep)
 {

@@ -54,7 +54,7 @@ enum { ST_IDLE, ST_RUNNING, ST_DISABLED };
 
 /* The latest snapshot pair of one pair of domains, re-sent with the state. */
 struct dpt_snap_last {
-    char a[16], b[16];
+    char a[GPU_DOMAIN_MAX + 1], b[GPU_DOMAIN_MAX + 1];
     struct gpu_snap_pair pair;
     bool sent; /* to the receiver now connected */
 };
