@@ -346,6 +346,12 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
 
 /* Map x of the node's clock onto the reference's with a node fit. */
 int64_t clock_node_map(const clock_node_fit_t *fit, int64_t x);
+/*
+ * A node fit of `node` onto `ref` for `window` that says nothing yet:
+ * unaligned, zero, every optional field unknown (NAN).  What a caller
+ * reports for a node the solve did not see, and where a decoder starts.
+ */
+void clock_node_fit_init(clock_node_fit_t *f, int64_t window, uint32_t node, uint32_t ref);
 
 /*
  * What other windows taught, for the solver (opts.history): per node the

@@ -200,10 +200,10 @@ int clock_conv_add_pair(clock_conv_t *self, uint32_t node, uint32_t domain, uint
         s->domain = domain;
         s->parent = parent;
     }
+    size_t pos = upper_bound(s->a, s->n, t_domain);
     /* A pair held already is no news (a sender re-sends its latest to a
      * receiver that may have it). */
-    size_t held = upper_bound(s->a, s->n, t_domain);
-    if (held > 0 && s->a[held - 1] == t_domain && s->b[held - 1] == t_parent)
+    if (pos > 0 && s->a[pos - 1] == t_domain && s->b[pos - 1] == t_parent)
         return BASE_OK;
     if (s->n >= self->lim.max_pairs) {
         size_t drop = self->lim.max_pairs / 8 ? self->lim.max_pairs / 8 : 1;
@@ -211,8 +211,8 @@ int clock_conv_add_pair(clock_conv_t *self, uint32_t node, uint32_t domain, uint
         memmove(s->b, s->b + drop, (s->n - drop) * sizeof *s->b);
         s->n -= drop;
         self->st.pairs_dropped += drop;
+        pos = pos > drop ? pos - drop : 0;
     }
-    size_t pos = upper_bound(s->a, s->n, t_domain);
     if ((pos > 0 && (s->a[pos - 1] >= t_domain || s->b[pos - 1] >= t_parent)) ||
         (pos < s->n && s->b[pos] <= t_parent)) {
         self->st.pairs_rejected++;

@@ -208,9 +208,7 @@ static enum base_dec decode_edge(json_object *o, clock_edge_fit_t *f, char *err)
 
 static enum base_dec decode_node(json_object *o, clock_node_fit_t *f, char *err)
 {
-    memset(f, 0, sizeof *f);
-    f->drift_unc_ppb = f->model_ns = NAN;
-    f->own_offset_ns = f->own_drift_ppb = f->own_offset_sd_ns = f->own_drift_sd_ppb = NAN;
+    clock_node_fit_init(f, 0, 0, 0);
     TRY(base_json_get_i64(o, "window", &f->window, err));
     TRY(get_node(o, "node", &f->node, err));
     TRY(get_node(o, "ref", &f->ref, err));

@@ -371,14 +371,7 @@ static int solve_window(const win_ctx_t *c, size_t w, bool use_hist, bool feed, 
             f = nodes[k++];
             f.window = win;
         } else {
-            memset(&f, 0, sizeof f);
-            f.window = win;
-            f.node = self->ids[i];
-            f.ref = self->ref;
-            f.aligned = false;
-            f.drift_unc_ppb = f.model_ns = f.misfit_ms_ns2 = NAN;
-            f.own_offset_ns = f.own_drift_ppb = NAN;
-            f.own_offset_sd_ns = f.own_drift_sd_ppb = NAN;
+            clock_node_fit_init(&f, win, self->ids[i], self->ref);
             if (feed)
                 clock_history_add(c->hist, &f, 1, NULL, 0, NULL);
         }

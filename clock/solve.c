@@ -35,6 +35,17 @@ void clock_solve_opts_default(clock_solve_opts_t *opts)
     opts->suspect_k = 5.0;
 }
 
+void clock_node_fit_init(clock_node_fit_t *f, int64_t window, uint32_t node, uint32_t ref)
+{
+    assert(f);
+    memset(f, 0, sizeof *f);
+    f->window = window;
+    f->node = node;
+    f->ref = ref;
+    f->drift_unc_ppb = f->model_ns = f->misfit_ms_ns2 = NAN;
+    f->own_offset_ns = f->own_drift_ppb = f->own_offset_sd_ns = f->own_drift_sd_ppb = NAN;
+}
+
 int64_t clock_node_map(const clock_node_fit_t *fit, int64_t x)
 {
     assert(fit);
@@ -175,7 +186,6 @@ static bool edge_usable(const clock_edge_fit_t *e)
            isfinite(e->uncertainty_ns) && e->uncertainty_ns > 0 && fabs(e->drift_ppb) < 1e8;
 }
 
-/* Weighted least squares over the used edges; x receives the solution, inv the covariance. */
 /*
  * Variance of the solved offset difference an edge measures (g·c_a − c_b),
  * from the solve's inverse: times the edge's weight, its leverage.
@@ -192,6 +202,7 @@ static double offset_var(const sedge_t *s, const double *inv, size_t m)
     return q;
 }
 
+/* Weighted least squares over the used edges; x receives the solution, inv the covariance. */
 static bool wls(const sedge_t *se, size_t ne, size_t m, int kind, double tau2, double *N,
                 double *N0, double *rhs, double *inv, double *col)
 {
@@ -666,11 +677,7 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
     clock_node_fit_t *out = xcalloc(nn, sizeof *out);
     for (size_t i = 0; i < nn; i++) {
         clock_node_fit_t *f = &out[i];
-        f->window = n ? edges[0].window : 0;
-        f->node = ids[i];
-        f->ref = opts->ref;
-        f->drift_unc_ppb = NAN;
-        f->own_offset_ns = f->own_drift_ppb = f->own_offset_sd_ns = f->own_drift_sd_ppb = NAN;
+        clock_node_fit_init(f, n ? edges[0].window : 0, ids[i], opts->ref);
         if (!reach[i]) {
             f->aligned = false;
             st->unaligned++;
@@ -682,7 +689,7 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
             f->anchor_ns = T;
             f->from_ns = from;
             f->to_ns = to;
-            f->drift_unc_ppb = 0;
+            f->drift_unc_ppb = f->model_ns = 0;
             continue;
         }
         int k = unk[i];

@@ -736,19 +736,11 @@ static void solve_window(node_master_t *self, int64_t k)
              * history (a host that is down or lost its edges may have had
              * its clock stepped meanwhile).
              */
-            memset(&own, 0, sizeof own);
-            own.window = k;
-            own.node = m->id;
-            own.ref = self->ref;
+            clock_node_fit_init(&own, k, m->id, self->ref);
             own.anchor_ns = so.at_ns;
             own.from_ns = so.from_ns;
             own.to_ns = so.to_ns;
             own.aligned = m->id == self->ref;
-            own.drift_unc_ppb = NAN;
-            own.model_ns = NAN;
-            own.misfit_ms_ns2 = NAN;
-            own.own_offset_ns = own.own_drift_ppb = NAN;
-            own.own_offset_sd_ns = own.own_drift_sd_ppb = NAN;
             f = &own;
             clock_history_add(self->history, &own, 1, NULL, 0, NULL);
         }

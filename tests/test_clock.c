@@ -578,6 +578,10 @@ typedef struct net {
     double off[8], rate[8];
 } net_t;
 
+/* The eight clocks of the complete-graph (K8) tests. */
+static const net_t K8_NET = {{0, 1e5, -2e5, 3e5, -4e5, 5e5, -6e5, 7e5},
+                             {0, 10e-6, -20e-6, 30e-6, 5e-6, -5e-6, 15e-6, -25e-6}};
+
 static int64_t net_clock(const net_t *net, int n, int64_t t)
 {
     return t + (int64_t)llround(net->off[n] + net->rate[n] * (double)(t - T0));
@@ -699,8 +703,7 @@ static double persistent_factor(const clock_node_fit_t *f, double tau, double sh
 static void test_solver_few_loops_widen_persistent(void **state)
 {
     (void)state;
-    net_t net = {{0, 1e5, -2e5, 3e5, -4e5, 5e5, -6e5, 7e5},
-                 {0, 10e-6, -20e-6, 30e-6, 5e-6, -5e-6, 15e-6, -25e-6}};
+    net_t net = K8_NET;
     clock_solve_opts_t o = solve_opts(0);
     clock_node_fit_t *nodes;
     size_t nn;
@@ -840,8 +843,7 @@ static void check_stamp_term(const net_t *net, const double asym[8], int w, cloc
 static void test_solver_stamp_asymmetry(void **state)
 {
     (void)state;
-    net_t net = {{0, 1e5, -2e5, 3e5, -4e5, 5e5, -6e5, 7e5},
-                 {0, 10e-6, -20e-6, 30e-6, 5e-6, -5e-6, 15e-6, -25e-6}};
+    net_t net = K8_NET;
     const double asym[8] = {0, 8, -6, 4, -10, 2, 7, -3}; /* ns, per host */
     check_stamp_term(&net, asym, 0, NULL, false);
 
@@ -880,8 +882,7 @@ typedef struct bias_run {
 
 static bias_run_t solve_biased(const bias_case_t *c)
 {
-    net_t net = {{0, 1e5, -2e5, 3e5, -4e5, 5e5, -6e5, 7e5},
-                 {0, 10e-6, -20e-6, 30e-6, 5e-6, -5e-6, 15e-6, -25e-6}};
+    net_t net = K8_NET;
     const double host[8] = {0};
     uint64_t seed = c->seed;
     double fixed[28];
@@ -997,8 +998,7 @@ static void test_solver_noise_is_not_asymmetry(void **state)
  */
 static void check_disagreeing(unsigned bad, double off, double drift, double host1, double stamp)
 {
-    net_t net = {{0, 1e5, -2e5, 3e5, -4e5, 5e5, -6e5, 7e5},
-                 {0, 10e-6, -20e-6, 30e-6, 5e-6, -5e-6, 15e-6, -25e-6}};
+    net_t net = K8_NET;
     const double host[8] = {0, host1};
     clock_history_t *h = clock_history_new(30, 16);
     double narrow = 0;
@@ -1073,8 +1073,7 @@ static void test_solver_disagreeing_window(void **state)
  */
 static void check_break(double jump, bool unaligned)
 {
-    net_t net = {{0, 1e5, -2e5, 3e5, -4e5, 5e5, -6e5, 7e5},
-                 {0, 10e-6, -20e-6, 30e-6, 5e-6, -5e-6, 15e-6, -25e-6}};
+    net_t net = K8_NET;
     const double host[8] = {0};
     clock_history_t *h = clock_history_new(30, 16);
     clock_edge_fit_t k8[20][28];
@@ -1155,8 +1154,7 @@ static void test_history_break_at_unaligned_window(void **state)
 static void test_history_forget(void **state)
 {
     (void)state;
-    net_t net = {{0, 1e5, -2e5, 3e5, -4e5, 5e5, -6e5, 7e5},
-                 {0, 10e-6, -20e-6, 30e-6, 5e-6, -5e-6, 15e-6, -25e-6}};
+    net_t net = K8_NET;
     const double asym[8] = {0, 30, -20, 10, 0, -10, 25, -5};
     clock_history_t *h = clock_history_new(30, 16);
     clock_edge_fit_t k8[28];
