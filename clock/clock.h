@@ -118,6 +118,14 @@ typedef struct clock_edge_fit {
     bool step;          /* a clock step was detected inside the range */
     int64_t step_at_ns; /* where (src's clock), when step */
     double step_ns;     /* its size as seen on this edge (dst − src jumps by this) */
+    /*
+     * Extra field: the margin rose (> 0) or fell by this much inside the
+     * window, a host slow to stamp for part of it.  The fit keeps the
+     * undisturbed part (from/to narrowed to it) when that holds an eighth
+     * of the points a side; otherwise it is the whole window's, and
+     * margin_ns the disturbed part's.  0: none.
+     */
+    double margin_step_ns;
 } clock_edge_fit_t;
 
 typedef struct clock_fit_opts {
@@ -230,6 +238,9 @@ typedef struct clock_node_fit {
     double drift_unc_ppb; /* extra field; NAN when unknown */
     double model_ns;      /* extra field: part of U beyond the statistical bound (wander, and a
                              window that stands alone against its neighbours) */
+    double delay_ns;      /* extra field: the bound, within U, on what hosts slow to stamp put on
+                             this map, from the margins of its paths to the reference (0: none
+                             raised; NAN: unknown, no history yet) */
     double misfit_ms_ns2; /* this window's mean-square misfit reading, noise removed (may be
                              < 0); what clock_history averages (not written to JSON) */
     /*
@@ -309,6 +320,15 @@ typedef struct clock_solve_opts {
      * of every node but the reference (95 %: 1.96 σ, as a given σ).
      */
     double stamp_asym_ns;
+    /*
+     * Hosts slow to stamp (with history): an edge whose margin stands more
+     * than margin_z σ of its noise above its usual level
+     * (clock_history_margin_level) bounds its bias by that rise; through
+     * the solve's weights those bound each node's error, which joins the
+     * node's uncertainty (clock_node_fit_t.delay_ns).  Default 5; ≤ 0:
+     * never.
+     */
+    double margin_z;
 } clock_solve_opts_t;
 
 typedef struct clock_solve_stats {
@@ -325,6 +345,7 @@ typedef struct clock_solve_stats {
      * history cannot tell (no history, too few windows).
      */
     double persist_sigma_ns;
+    double delay_ns; /* the largest node delay bound of the window (clock_node_fit_t) */
 } clock_solve_stats_t;
 
 #define CLOCK_SOLVE_MAX_NODES 2048
@@ -420,6 +441,15 @@ double clock_history_extra_var(const clock_history_t *self);
  */
 double clock_history_persist_var(const clock_history_t *self, const clock_edge_fit_t *edges,
                                  size_t n, uint32_t span, double *edge_var);
+/*
+ * The undisturbed level of an edge's margin (half the round trip its fits
+ * rest on), ns: the low end of its margins in the other windows the
+ * history holds (a delay beyond the usual only raises a margin); *sd (may
+ * be NULL) their σ from window to window, read off that low end.  NAN
+ * while fewer than 3 other windows of the edge are known.
+ */
+double clock_history_margin_level(const clock_history_t *self, const clock_edge_fit_t *e,
+                                  double *sd);
 uint64_t clock_history_ignored(const clock_history_t *self);
 
 /* ------------------------------------------------------------------ */
@@ -616,6 +646,7 @@ typedef struct clock_logfit_stats {
     uint64_t probes, probes_dropped; /* dropped: beyond max_probes */
     uint64_t pure, impure, lost, bad;
     uint64_t edge_windows, edge_fits, edge_fit_errors, steps;
+    uint64_t margin_steps; /* edge fits trimmed to their undisturbed part (margin_step_ns) */
     uint64_t node_windows, node_unaligned;
     uint64_t windows;
     /*
@@ -692,6 +723,16 @@ typedef struct clock_scenario {
     /* Cross traffic as above in one direction of each link (drawn per link), lan's light
      * traffic in the other: the two sides of every edge queue differently. */
     bool oneway;
+    /*
+     * Hosts slow to stamp (a busy CPU stamping in software): each host is
+     * slow slow_frac of the time, for periods of slow_mean_s on average
+     * (exponential lengths, like the links' bursts).  A slow period draws a
+     * delay L uniform in [slow_lo_ns, slow_hi_ns] and a split f uniform in
+     * [0, 1]: the host's receive stamps come f·L late and its transmit
+     * stamps (1 − f)·L early (the packet leaves after its stamp), each
+     * packet a further Exp(slow_jitter_ns) late.  0: none.
+     */
+    double slow_frac, slow_mean_s, slow_lo_ns, slow_hi_ns, slow_jitter_ns;
 } clock_scenario_t;
 
 const clock_scenario_t *const *clock_scenarios(size_t *n);

@@ -24,6 +24,7 @@ static const char usage[] =
     "        node sends a coded pair every C us (default 800) to its partners in turn\n"
     "  fit LOG [--estimator E] [--window-s W] [--ref N] [--guard-ns G] [--max-probes N]\n"
     "      [--pool N] [--causal [--lag L]] [--suspect-k K] [--stamp-asym-ns S]\n"
+    "      [--margin-z Z]\n"
     "        fit a probe log (JSON lines, SPEC 4.5; '-' reads stdin); edge_fit and\n"
     "        node_fit lines go to stdout, a summary to stderr; node maps are pooled\n"
     "        with up to N windows on either side (default 8, 0: each window alone),\n"
@@ -31,7 +32,9 @@ static const char usage[] =
     "        window written once L later ones are in, marked \"lag\", as the master's\n"
     "        refined maps); an edge off its loops by K robust sigmas is set\n"
     "        aside as a detour (default 5, 0: never); S: sigma of one host's stamp\n"
-    "        asymmetry, which no loop shows, added to every node's uncertainty (default 0)\n"
+    "        asymmetry, which no loop shows, added to every node's uncertainty (default 0);\n"
+    "        a margin raised Z sigmas above its edge's usual level bounds what hosts slow\n"
+    "        to stamp put on the maps (default 5, 0: never)\n"
     "  eval DIR FITS\n"
     "        compare the node_fit lines of FITS with DIR/truth.jsonl\n"
     "  bench [--seconds S] [--nodes N] [--k K] [--seed N] [--seeds K] [--scenarios A,B]\n"
@@ -245,6 +248,32 @@ static FILE *open_input(const char *path, const char *what)
     return f;
 }
 
+/*
+ * How many node windows had margins raised above their usual level (hosts
+ * slow to stamp, docs/CLOCK.md section 3) and the bounds that put in their
+ * uncertainties.
+ */
+static void print_delay_summary(const clock_node_fit_t *nf, size_t nn)
+{
+    double *b = xmalloc((nn + 1) * sizeof *b);
+    size_t nb = 0, counted = 0;
+    for (size_t i = 0; i < nn; i++) {
+        if (!nf[i].aligned || nf[i].node == nf[i].ref || !isfinite(nf[i].delay_ns))
+            continue;
+        counted++;
+        if (nf[i].delay_ns > 0)
+            b[nb++] = nf[i].delay_ns;
+    }
+    if (nb > 0) {
+        qsort(b, nb, sizeof *b, base_cmp_double);
+        fprintf(stderr,
+                "dpclock: raised margins (hosts slow to stamp) in %zu of %zu node windows: "
+                "bound median %.1f ns, largest %.1f ns, within their uncertainties\n",
+                nb, counted, b[nb / 2], b[nb - 1]);
+    }
+    free(b);
+}
+
 static int cmd_fit(int argc, char **argv)
 {
     const char *log = NULL, *v;
@@ -277,6 +306,9 @@ static int cmd_fit(int argc, char **argv)
         } else if (flag_value(argc, argv, &i, "--stamp-asym-ns", &v, &rc)) {
             if (rc == 0 && (rc = parse_double("--stamp-asym-ns", v, 0, 1e9, &d)) == 0)
                 lo.solve.stamp_asym_ns = d;
+        } else if (flag_value(argc, argv, &i, "--margin-z", &v, &rc)) {
+            if (rc == 0 && (rc = parse_double("--margin-z", v, 0, 1e6, &d)) == 0)
+                lo.solve.margin_z = d;
         } else if (flag_value(argc, argv, &i, "--suspect-k", &v, &rc)) {
             if (rc == 0 && (rc = parse_double("--suspect-k", v, 0, 1e6, &d)) == 0)
                 lo.solve.suspect_k = d;
@@ -382,10 +414,11 @@ static int cmd_fit(int argc, char **argv)
     clock_logfit_get_stats(lf, &st);
     fprintf(stderr,
             "dpclock: %" PRIu64 " windows, %" PRIu64 " edge fits (%" PRIu64 " edge windows "
-            "failed, %" PRIu64 " clock steps), %" PRIu64 "/%" PRIu64 " node windows unaligned; "
+            "failed, %" PRIu64 " clock steps, %" PRIu64
+            " trimmed where the margin jumped), %" PRIu64 "/%" PRIu64 " node windows unaligned; "
             "probes: %" PRIu64 " pure, %" PRIu64 " impure, %" PRIu64 " lost, %" PRIu64 " bad\n",
-            st.windows, st.edge_fits, st.edge_fit_errors, st.steps, st.node_unaligned,
-            st.node_windows, st.pure, st.impure, st.lost, st.bad);
+            st.windows, st.edge_fits, st.edge_fit_errors, st.steps, st.margin_steps,
+            st.node_unaligned, st.node_windows, st.pure, st.impure, st.lost, st.bad);
     if (st.loops_min != UINT32_MAX)
         fprintf(stderr, "dpclock: loops in the probe graph per window: %" PRIu32 "-%" PRIu32 "\n",
                 st.loops_min, st.loops_max);
@@ -394,6 +427,7 @@ static int cmd_fit(int argc, char **argv)
                 "dpclock: loop excess per edge (median over windows): %.1f ns, of which %.1f ns "
                 "persists from window to window (path asymmetry; an upper bound)\n",
                 st.tau_ns_median, st.persist_ns_median);
+    print_delay_summary(nf, nn);
     if (st.windows_no_loops > 0)
         fprintf(stderr,
                 "dpclock: warning: %" PRIu64 " windows without a loop in the probe graph: "

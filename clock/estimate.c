@@ -777,6 +777,7 @@ int clk_fit_hull(const clock_side_t *fwd, const clock_side_t *rev, const clock_f
 
 typedef struct rtt_pair {
     double x, off, rtt;
+    double dx; /* forward point's X − reverse point's */
 } rtt_pair_t;
 
 /* Pair every point with the nearest point of the other direction (sides sorted by X). */
@@ -797,6 +798,7 @@ static size_t make_pairs(const clock_side_t *f, const clock_side_t *r, rtt_pair_
             out[m].x = 0.5 * (a->X[i] + b->X[k]);
             out[m].off = 0.5 * (yf + yr);
             out[m].rtt = yf - yr;
+            out[m].dx = pass == 0 ? a->X[i] - b->X[k] : b->X[k] - a->X[i];
             m++;
         }
     }
@@ -824,7 +826,6 @@ int clk_fit_minrtt(const clock_side_t *fwd, const clock_side_t *rev, const clock
             k = ni - 1;
         if (best[k] == SIZE_MAX || p[i].rtt < p[best[k]].rtt)
             best[k] = i;
-        minrtt = fmin(minrtt, p[i].rtt);
     }
     double *bx = xmalloc(ni * sizeof *bx), *by = xmalloc(ni * sizeof *by);
     size_t nb = 0;
@@ -836,6 +837,13 @@ int clk_fit_minrtt(const clock_side_t *fwd, const clock_side_t *rev, const clock
         }
     }
     ols_line(bx, by, nb, &out->a, &out->b);
+    /*
+     * The margin is the smallest round trip once the drift between a pair's
+     * two points is taken out (500 ppm over the 400 µs between them would
+     * otherwise pass for 200 ns of round trip).
+     */
+    for (size_t i = 0; i < m; i++)
+        minrtt = fmin(minrtt, p[i].rtt - out->a * p[i].dx);
     out->margin = 0.5 * minrtt;
     free(bx);
     free(by);
@@ -1222,6 +1230,61 @@ static bool detect_step(const blocks_t *B0, const clock_fit_opts_t *o, step_foun
 }
 
 /*
+ * A host slow to stamp for part of the window (its receive stamps late, its
+ * transmit stamps early) widens the gap between the two boundaries where
+ * the delay came or went: twice the margin rises by the delay, the offset
+ * by anything up to half of it, and a line drawn through both parts is off
+ * by as much and tilted (svm's margin leans into the wider part).  A clock
+ * step never moves the gap (it moves both boundaries alike, detect_step);
+ * queuing widens the gap in bursts, not from one block on.  A split with
+ * at least two blocks on either side whose median gap shifts by STEP_Z
+ * standard errors of the gaps' own block noise is such a change; the
+ * narrower side is the undisturbed one (a delay only ever widens the gap).
+ * Only where each level averages three points or more, as for end steps.
+ */
+typedef struct gap_change {
+    double end_before, start_after; /* anchored x: the clean segments end / start here */
+    bool keep_later;                /* the later segment is the narrower */
+    double size;                    /* the median gap's shift, ns */
+} gap_change_t;
+
+static bool detect_gap_change(const blocks_t *B, gap_change_t *out)
+{
+    size_t v = B->v;
+    if (v < 6 || B->level_k < 3)
+        return false;
+    double gap[MAX_BLOCKS];
+    for (size_t i = 0; i < v; i++)
+        gap[i] = B->lf[i] - B->lr[i];
+    /* Where: the split that leaves the least scatter about each side's mean. */
+    double sse_best = INFINITY;
+    size_t split = 0;
+    for (size_t sp = 2; sp + 2 <= v; sp++) {
+        double mb = 0, ma = 0, sse = 0;
+        for (size_t i = 0; i < v; i++)
+            *(i < sp ? &mb : &ma) += gap[i];
+        mb /= (double)sp;
+        ma /= (double)(v - sp);
+        for (size_t i = 0; i < v; i++)
+            sse += (gap[i] - (i < sp ? mb : ma)) * (gap[i] - (i < sp ? mb : ma));
+        if (sse < sse_best) {
+            sse_best = sse;
+            split = sp;
+        }
+    }
+    /* Whether: every block after it moved, beyond the gaps' block noise. */
+    double best = median_shift(gap, v, split);
+    double se = sqrt(1.0 / (double)split + 1.0 / (double)(v - split));
+    if (split == 0 || !(fabs(best) > STEP_Z * side_noise(gap, v) * se))
+        return false;
+    out->size = best;
+    out->keep_later = best < 0;
+    out->end_before = B->start[split - 1];
+    out->start_after = B->end[split];
+    return true;
+}
+
+/*
  * Misfit: how far the offset curve bends away from a straight line, at the
  * start, the centre and the end of the window.  The block midpoints are
  * detrended by their own least-squares line (the level and slope are the
@@ -1424,6 +1487,33 @@ static int fit_edge(const clock_estimator_t *est, const clock_point_t *fwd, size
         out->step_ns = st.size;
         return BASE_OK;
     }
+    /*
+     * A delay that came or went: keep the undisturbed segment when it holds
+     * an eighth of the points a side or more (a shorter one leaves its
+     * slope to be carried across the rest of the window: 125 ms of 2 s put
+     * a map 2.4 µs off at the far end).  Otherwise the whole window is fitted and says
+     * the disturbed part's margin, which bounds what it is off by (the
+     * solver's slow-host bound).
+     */
+    gap_change_t gc = {0, 0, false, 0};
+    bool gap_seen = steps && o->detect_steps && detect_gap_change(&B, &gc);
+    if (gap_seen) {
+        size_t cf = 0, cr = 0;
+        for (size_t i = 0; i < nf; i++)
+            cf += gc.keep_later ? an.Xf[i] >= gc.start_after : an.Xf[i] < gc.end_before;
+        for (size_t i = 0; i < nr; i++)
+            cr += gc.keep_later ? an.Xr[i] >= gc.start_after : an.Xr[i] < gc.end_before;
+        if (cf >= o->min_points && cr >= o->min_points && cf >= 2 && cr >= 2 && 8 * cf >= nf &&
+            8 * cr >= nr) {
+            const clock_point_t *sf = gc.keep_later ? fwd + (nf - cf) : fwd;
+            const clock_point_t *sr = gc.keep_later ? rev + (nr - cr) : rev;
+            free(an.Xf);
+            rc = fit_edge(est, sf, cf, sr, cr, o, false, out, err);
+            if (rc == BASE_OK)
+                out->margin_step_ns = 0.5 * gc.size;
+            return rc;
+        }
+    }
 
     double va, vb;
     double h = fmax(fabs(an.xlo), fabs(an.xhi));
@@ -1467,7 +1557,7 @@ static int fit_edge(const clock_estimator_t *est, const clock_point_t *fwd, size
     out->n_rev = (uint32_t)nr;
     out->from_ns = xmin;
     out->to_ns = xmax;
-    out->margin_ns = ln.margin;
+    out->margin_ns = ln.margin + (gap_seen ? 0.5 * fabs(gc.size) : 0);
     out->model_ns = model;
     memcpy(out->misfit_ns, mis, sizeof mis);
     memcpy(out->misfit_sigma_ns, misd, sizeof misd);
@@ -1476,6 +1566,7 @@ static int fit_edge(const clock_estimator_t *est, const clock_point_t *fwd, size
     out->step = false;
     out->step_at_ns = 0;
     out->step_ns = 0;
+    out->margin_step_ns = gap_seen ? 0.5 * gc.size : 0;
 done:
     free(an.Xf);
     return rc;

@@ -114,10 +114,18 @@ typedef struct resid_entry {
     uint32_t n;
 } resid_entry_t;
 
+/*
+ * Margin tracks: every usable edge, bridges too, EDGE_KEEP windows each.
+ * A margin is known once MARGIN_MIN other windows give its usual level.
+ */
+#define MARGIN_MIN 3
+
 typedef struct edge_track {
     uint32_t lo, hi;
-    resid_entry_t *tr; /* sorted by window */
+    resid_entry_t *tr; /* loop residuals, sorted by window */
     size_t ntr, captr;
+    resid_entry_t *mg; /* margins (r: ns), sorted by window */
+    size_t nmg, capmg;
 } edge_track_t;
 
 struct clock_history {
@@ -155,8 +163,10 @@ void clock_history_destroy(clock_history_t **self)
         free((*self)->nodes[i].brk);
     }
     free((*self)->nodes);
-    for (size_t i = 0; i < (*self)->nedges; i++)
+    for (size_t i = 0; i < (*self)->nedges; i++) {
         free((*self)->edges[i].tr);
+        free((*self)->edges[i].mg);
+    }
     free((*self)->edges);
     free(*self);
     *self = NULL;
@@ -281,9 +291,54 @@ static bool window_before(const void *elem, const void *key)
 }
 
 /* First entry of window w or later. */
-static size_t resid_lower(const edge_track_t *t, int64_t w)
+static size_t resid_lower(const resid_entry_t *tr, size_t n, int64_t w)
 {
-    return clk_lower_bound(t->tr, t->ntr, sizeof *t->tr, &w, window_before);
+    return clk_lower_bound(tr, n, sizeof *tr, &w, window_before);
+}
+
+/*
+ * Window w's value into a track of entries sorted by window: averaged with
+ * the same window's, or inserted; beyond EDGE_KEEP the entry farthest from
+ * the one added goes.
+ */
+static resid_entry_t *entry_add(resid_entry_t *tr, size_t *n, size_t *cap, int64_t w, double v)
+{
+    size_t at = resid_lower(tr, *n, w);
+    if (at < *n && tr[at].window == w) {
+        resid_entry_t *x = &tr[at];
+        x->r += (v - x->r) / (double)++x->n;
+        return tr;
+    }
+    tr = clk_array_reserve(tr, *n, cap, sizeof *tr);
+    clk_array_open(tr, (*n)++, sizeof *tr, at);
+    tr[at] = (resid_entry_t){w, v, 1};
+    if (*n > EDGE_KEEP) {
+        size_t drop = clk_array_far_end(*n, at);
+        clk_array_close(tr, (*n)--, sizeof *tr, drop);
+    }
+    return tr;
+}
+
+/* The track of edge (lo, hi), made when missing (NULL: too many edges, counted). */
+static edge_track_t *edge_get(clock_history_t *self, uint32_t lo, uint32_t hi)
+{
+    size_t pos;
+    edge_track_t *t = edge_find(self, lo, hi, &pos);
+    if (t != NULL)
+        return t;
+    if (self->nedges >= EDGE_MAX) {
+        self->ignored++;
+        return NULL;
+    }
+    self->edges =
+        clk_array_reserve(self->edges, self->nedges, &self->capedges, sizeof *self->edges);
+    clk_array_open(self->edges, self->nedges, sizeof *self->edges, pos);
+    t = &self->edges[pos];
+    memset(t, 0, sizeof *t);
+    t->lo = lo;
+    t->hi = hi;
+    self->nedges++;
+    return t;
 }
 
 /*
@@ -303,42 +358,27 @@ static bool edge_key(const clock_edge_fit_t *e, uint32_t *lo, uint32_t *hi, doub
     return true;
 }
 
-/* One window's loop residual into its edge's track (replacing the same window's). */
+/* One window's loop residual into its edge's track (averaged with the same window's). */
 static void edge_add(clock_history_t *self, const clock_edge_fit_t *e)
 {
     uint32_t lo, hi;
     double r;
     if (!edge_key(e, &lo, &hi, &r))
         return;
-    size_t pos;
-    edge_track_t *t = edge_find(self, lo, hi, &pos);
-    if (t == NULL) {
-        if (self->nedges >= EDGE_MAX) {
-            self->ignored++;
-            return;
-        }
-        self->edges =
-            clk_array_reserve(self->edges, self->nedges, &self->capedges, sizeof *self->edges);
-        clk_array_open(self->edges, self->nedges, sizeof *self->edges, pos);
-        t = &self->edges[pos];
-        memset(t, 0, sizeof *t);
-        t->lo = lo;
-        t->hi = hi;
-        self->nedges++;
-    }
-    size_t at = resid_lower(t, e->window);
-    if (at < t->ntr && t->tr[at].window == e->window) {
-        resid_entry_t *x = &t->tr[at];
-        x->r += (r - x->r) / (double)++x->n;
+    edge_track_t *t = edge_get(self, lo, hi);
+    if (t != NULL)
+        t->tr = entry_add(t->tr, &t->ntr, &t->captr, e->window, r);
+}
+
+/* One window's margin into its edge's track, for every usable edge. */
+static void margin_add(clock_history_t *self, const clock_edge_fit_t *e)
+{
+    if (e->step || e->src == e->dst || !isfinite(e->margin_ns))
         return;
-    }
-    t->tr = clk_array_reserve(t->tr, t->ntr, &t->captr, sizeof *t->tr);
-    clk_array_open(t->tr, t->ntr++, sizeof *t->tr, at);
-    t->tr[at] = (resid_entry_t){e->window, r, 1};
-    if (t->ntr > EDGE_KEEP) { /* drop the entry farthest from the one added */
-        size_t drop = clk_array_far_end(t->ntr, at);
-        clk_array_close(t->tr, t->ntr--, sizeof *t->tr, drop);
-    }
+    uint32_t lo = e->src < e->dst ? e->src : e->dst, hi = e->src < e->dst ? e->dst : e->src;
+    edge_track_t *t = edge_get(self, lo, hi);
+    if (t != NULL)
+        t->mg = entry_add(t->mg, &t->nmg, &t->capmg, e->window, e->margin_ns);
 }
 
 static bool break_before(const void *elem, const void *key)
@@ -384,8 +424,11 @@ void clock_history_add(clock_history_t *self, const clock_node_fit_t *fits, size
     assert(self && (fits || n == 0) && (edges || ne == 0));
     if (st && st->dof > 0 && isfinite(st->extra_sigma_ns))
         tau2_add(self, st->extra_sigma_ns * st->extra_sigma_ns);
-    for (size_t i = 0; st && st->dof > 0 && i < ne; i++)
-        edge_add(self, &edges[i]);
+    for (size_t i = 0; i < ne; i++) {
+        margin_add(self, &edges[i]);
+        if (st && st->dof > 0)
+            edge_add(self, &edges[i]);
+    }
     for (size_t i = 0; i < n; i++) {
         const clock_node_fit_t *f = &fits[i];
         if (f->node == f->ref)
@@ -482,7 +525,7 @@ double clock_history_persist_var(const clock_history_t *self, const clock_edge_f
         const edge_track_t *t = edge_find(self, lo, hi, NULL);
         if (t == NULL)
             continue;
-        size_t at = resid_lower(t, e->window), a = at, b = at;
+        size_t at = resid_lower(t->tr, t->ntr, e->window), a = at, b = at;
         while (b - a < span && (a > 0 || b < t->ntr)) {
             bool left = a > 0 && (b >= t->ntr ||
                                   e->window - t->tr[a - 1].window <= t->tr[b].window - e->window);
@@ -517,6 +560,41 @@ double clock_history_persist_var(const clock_history_t *self, const clock_edge_f
     return (fmax(P, 0) + 2 * sqrt(V)) / share;
 }
 
+/*
+ * The usual, undisturbed level of an edge's margin: the 10th percentile of
+ * the other windows' margins the history holds for the edge.  A delay
+ * beyond the usual only ever raises a margin, so the low end is the
+ * undisturbed one, even when most windows are disturbed (a host under
+ * sustained load); its spread from window to window (queuing the purity
+ * filter lets through moves it too) from the 10th to the 30th percentile.
+ */
+double clock_history_margin_level(const clock_history_t *self, const clock_edge_fit_t *e,
+                                  double *sd)
+{
+    assert(self && e);
+    if (sd)
+        *sd = NAN;
+    if (e->src == e->dst)
+        return NAN;
+    uint32_t lo = e->src < e->dst ? e->src : e->dst, hi = e->src < e->dst ? e->dst : e->src;
+    const edge_track_t *t = edge_find(self, lo, hi, NULL);
+    if (t == NULL)
+        return NAN;
+    double v[EDGE_KEEP];
+    size_t n = 0;
+    for (size_t i = 0; i < t->nmg && n < EDGE_KEEP; i++)
+        if (t->mg[i].window != e->window)
+            v[n++] = t->mg[i].r;
+    if (n < MARGIN_MIN)
+        return NAN;
+    qsort(v, n, sizeof *v, clk_cmp_double);
+    double q10 = clk_quantile_sorted(v, n, 0.10);
+    /* q30 − q10 of a normal is 0.757 σ: the spread of the low, undisturbed part. */
+    if (sd)
+        *sd = (clk_quantile_sorted(v, n, 0.30) - q10) / 0.757;
+    return q10;
+}
+
 size_t clock_history_track_len(const clock_history_t *self, uint32_t node)
 {
     assert(self);
@@ -541,6 +619,7 @@ void clock_history_forget(clock_history_t *self, uint32_t node)
             continue;
         }
         free(e->tr);
+        free(e->mg);
         clk_array_close(self->edges, self->nedges--, sizeof *self->edges, i);
     }
 }

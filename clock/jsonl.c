@@ -203,6 +203,7 @@ static enum base_dec decode_edge(json_object *o, clock_edge_fit_t *f, char *err)
     TRY(base_json_opt_bool(o, "step", &f->step, err));
     TRY(get_ns(o, "step_at_ns", &f->step_at_ns, true, err));
     TRY(opt_num(o, "step_ns", &f->step_ns, err));
+    TRY(opt_num(o, "margin_step_ns", &f->margin_step_ns, err));
     return BASE_DEC_OK;
 }
 
@@ -226,6 +227,8 @@ static enum base_dec decode_node(json_object *o, clock_node_fit_t *f, char *err)
     TRY(base_json_get_bool(o, "aligned", &f->aligned, err));
     TRY(opt_num(o, "drift_uncertainty_ppb", &f->drift_unc_ppb, err));
     TRY(opt_num(o, "model_ns", &f->model_ns, err));
+    TRY(opt_num(o, "delay_ns", &f->delay_ns, err));
+    TRY(check_unc(isnan(f->delay_ns) ? 0 : f->delay_ns, "delay_ns", err));
     int64_t lag = 0;
     TRY(base_json_opt_i64(o, "lag", &lag, err));
     if (lag < 0 || lag > CLOCK_LAG_MAX) {
@@ -411,6 +414,8 @@ size_t clock_json_format_edge_fit(const clock_edge_fit_t *f, char *buf, size_t c
         put(&o, ",\"step\":true,\"step_at_ns\":%lld", (long long)f->step_at_ns);
         put_num(&o, "step_ns", f->step_ns, 1);
     }
+    if (f->margin_step_ns != 0 && isfinite(f->margin_step_ns))
+        put_num(&o, "margin_step_ns", f->margin_step_ns, 1);
     put(&o, "}");
     return finish(&o);
 }
@@ -428,6 +433,7 @@ size_t clock_json_format_node_fit(const clock_node_fit_t *f, char *buf, size_t c
         (long long)f->to_ns, f->aligned ? "true" : "false");
     put_num(&o, "drift_uncertainty_ppb", f->drift_unc_ppb, 4);
     put_num(&o, "model_ns", f->aligned ? f->model_ns : NAN, 3);
+    put_num(&o, "delay_ns", f->aligned ? f->delay_ns : NAN, 3);
     if (f->lag > 0)
         put(&o, ",\"lag\":%u", f->lag);
     put(&o, "}");
@@ -496,6 +502,8 @@ json_object *clock_json_edge_fit(const clock_edge_fit_t *f)
         json_object_object_add(o, "step_at_ns", json_object_new_int64(f->step_at_ns));
         json_object_object_add(o, "step_ns", num(f->step_ns, 1));
     }
+    if (f->margin_step_ns != 0 && isfinite(f->margin_step_ns))
+        json_object_object_add(o, "margin_step_ns", num(f->margin_step_ns, 1));
     return o;
 }
 
@@ -516,6 +524,7 @@ json_object *clock_json_node_fit(const clock_node_fit_t *f)
     json_object_object_add(o, "aligned", json_object_new_boolean(f->aligned));
     json_object_object_add(o, "drift_uncertainty_ppb", num(f->drift_unc_ppb, 4));
     json_object_object_add(o, "model_ns", num(f->aligned ? f->model_ns : NAN, 3));
+    json_object_object_add(o, "delay_ns", num(f->aligned ? f->delay_ns : NAN, 3));
     if (f->lag > 0)
         json_object_object_add(o, "lag", json_object_new_int64(f->lag));
     return o;

@@ -531,6 +531,7 @@ int clock_logfit_run(clock_logfit_t *self, char *err)
             fit.window = win;
             fit.src = a;
             fit.dst = b;
+            self->st.margin_steps += fit.margin_step_ns != 0;
             if (fit.step) {
                 self->st.steps++;
             } else {

@@ -68,6 +68,13 @@ static const clock_scenario_t sc_lossy = {
     .on_frac = 0.05, .on_mean_ms = 20, .util_on = 0.30, .util_off = 0.02, .job_mean_us = 2,
     .loss = 0.20, .drift_ppm = 50, .offset_ms = 5, .wander_ppb = 2,
 };
+static const clock_scenario_t sc_slowhost = {
+    .name = "slowhost", .summary = "lan where hosts now and then stamp late: 30 % of the time, 0.2-1 us",
+    .ts_sigma_ns = 40, .dmin_lo_ns = 5000, .dmin_hi_ns = 20000, .asym_ns = 20,
+    .on_frac = 0.05, .on_mean_ms = 20, .util_on = 0.30, .util_off = 0.02, .job_mean_us = 2,
+    .loss = 1e-4, .drift_ppm = 50, .offset_ms = 5, .wander_ppb = 2,
+    .slow_frac = 0.2, .slow_mean_s = 4, .slow_lo_ns = 200, .slow_hi_ns = 1000, .slow_jitter_ns = 30,
+};
 static const clock_scenario_t sc_step = {
     .name = "step", .summary = "lan where one node's clock steps by +1 ms mid-run",
     .ts_sigma_ns = 40, .dmin_lo_ns = 5000, .dmin_hi_ns = 20000, .asym_ns = 20,
@@ -76,8 +83,9 @@ static const clock_scenario_t sc_step = {
 };
 /* clang-format on */
 
-static const clock_scenario_t *const scenarios[] = {
-    &sc_lan, &sc_busy, &sc_oneway, &sc_swts, &sc_asym, &sc_detour, &sc_drift, &sc_lossy, &sc_step};
+static const clock_scenario_t *const scenarios[] = {&sc_lan,      &sc_busy,   &sc_oneway, &sc_swts,
+                                                    &sc_asym,     &sc_detour, &sc_drift,  &sc_lossy,
+                                                    &sc_slowhost, &sc_step};
 
 const clock_scenario_t *const *clock_scenarios(size_t *n)
 {
@@ -132,7 +140,40 @@ typedef struct snode {
     size_t np;
     size_t rr;
     double next; /* ns from start */
+    /* Slow to stamp (slowhost): the current period, its end, its delays. */
+    bool slow;
+    double slow_until; /* ns from start */
+    double late_rx, early_tx;
+    clk_rng_t srng;
 } snode_t;
+
+/* Advance a host's slow/normal periods to time t (ns from start); its stamp delays then. */
+static void host_state(snode_t *n, const clock_scenario_t *sc, double t)
+{
+    if (!(sc->slow_frac > 0))
+        return;
+    double slow_mean = sc->slow_mean_s * 1e9;
+    double normal_mean = slow_mean * (1 - sc->slow_frac) / sc->slow_frac;
+    while (n->slow_until <= t) {
+        n->slow = !n->slow;
+        n->slow_until += clk_rng_exp(&n->srng, n->slow ? slow_mean : normal_mean);
+        double L = clk_rng_uniform(&n->srng, sc->slow_lo_ns, sc->slow_hi_ns);
+        double f = clk_rng_unit(&n->srng);
+        n->late_rx = n->slow ? f * L : 0;
+        n->early_tx = n->slow ? (1 - f) * L : 0;
+    }
+}
+
+/* How late (> 0) a host stamps a packet it receives, or how early one it sends (as < 0). */
+static double host_stamp(snode_t *n, const clock_scenario_t *sc, double t, bool receive)
+{
+    host_state(n, sc, t);
+    if (!n->slow)
+        return 0;
+    double d = receive ? n->late_rx : -n->early_tx;
+    double j = sc->slow_jitter_ns > 0 ? clk_rng_exp(&n->srng, sc->slow_jitter_ns) : 0;
+    return d + (receive ? j : -j);
+}
 
 /* Advance a link's burst/quiet state to time t (ns from start). */
 static void link_state(dlink_t *l, double t)
@@ -331,6 +372,13 @@ int clock_simnet_run(const clock_scenario_t *sc, const clock_simnet_opts_t *opts
         qsort(nodes[i].partners, nodes[i].np, sizeof *nodes[i].partners, base_cmp_u32);
         nodes[i].rr = (size_t)(clk_rng_next(&rng) % (nodes[i].np ? nodes[i].np : 1));
         nodes[i].next = clk_rng_uniform(&rng, 0, (double)opts->cadence_ns);
+        /* Its own stream, so that the other scenarios keep their networks and noise. */
+        nodes[i].srng.s = clk_mix64(opts->seed * 7919ULL + i + 0x510e);
+        if (sc->slow_frac > 0) {
+            nodes[i].slow = clk_rng_unit(&nodes[i].srng) >= sc->slow_frac; /* flipped at t = 0 */
+            nodes[i].slow_until = -1;
+            host_state(&nodes[i], sc, 0);
+        }
     }
 
     int rc = BASE_OK;
@@ -360,10 +408,12 @@ int clock_simnet_run(const clock_scenario_t *sc, const clock_simnet_opts_t *opts
             double ts = t0 + (i ? gap : 0);
             int64_t send = clk_add(start, ts);
             int64_t arrive = clk_add(start, ts + l->dmin + q[i]);
-            p.tx[i] = clk_add(clock_sim_apply(sn->clk, send), stamp_noise(sc, &noise, false));
+            p.tx[i] = clk_add(clock_sim_apply(sn->clk, send),
+                              stamp_noise(sc, &noise, false) + host_stamp(sn, sc, ts, false));
             p.rx_ok[i] = clk_rng_unit(&noise) >= sc->loss;
+            double late = host_stamp(&nodes[d], sc, ts + l->dmin + q[i], true);
             p.rx[i] = p.rx_ok[i] ? clk_add(clock_sim_apply(nodes[d].clk, arrive),
-                                           stamp_noise(sc, &noise, true))
+                                           stamp_noise(sc, &noise, true) + late)
                                  : 0;
         }
         if (emit(ctx, &p) != BASE_OK) {

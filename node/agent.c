@@ -78,7 +78,7 @@ struct node_agent {
     int ref_cfg;
     int64_t forget_ns;
     int refine_lag;
-    double stamp_asym_ns;
+    double stamp_asym_ns, margin_z;
     char hub[256], listen[256], sysfs_root[256];
     bool sim_workload;
     struct gpu_sim_cfg wl_cfg;
@@ -1465,6 +1465,7 @@ node_agent_t *node_agent_new(const base_config_t *cfg, char *err)
     self->forget_ns = base_config_int(cfg, "forget_down_s") * 1000000000;
     self->refine_lag = (int)base_config_int(cfg, "refine_windows");
     self->stamp_asym_ns = base_config_double(cfg, "stamp_asym_ns");
+    self->margin_z = base_config_double(cfg, "margin_z");
     self->guard_ns = base_config_int(cfg, "guard_ns");
     self->k = (int)base_config_int(cfg, "neighbors");
     self->ref_cfg = (int)base_config_int(cfg, "ref_node");
@@ -1570,6 +1571,7 @@ node_agent_t *node_agent_new(const base_config_t *cfg, char *err)
             .forget_ns = self->forget_ns,
             .refine_lag = self->refine_lag,
             .stamp_asym_ns = self->stamp_asym_ns,
+            .margin_z = self->margin_z,
             .server_curve = self->server_curve,
             .client_curve = self->client_curve,
             .host = self->host,

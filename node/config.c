@@ -57,6 +57,9 @@ static const struct base_cfg_key keys[] = {
     {"stamp_asym_ns", BASE_CFG_DOUBLE, "3", 0, 1e9,
      "master: sigma of one host's stamp asymmetry (transmit stamp to wire minus wire to "
      "receive stamp), ns, which no probe can see; it widens every node's uncertainty"},
+    {"margin_z", BASE_CFG_DOUBLE, "5", 0, 1e6,
+     "master: an edge's margin this many sigmas above its usual level bounds what a host slow "
+     "to stamp puts on the maps, in their uncertainty (0: never)"},
     {"forget_down_s", BASE_CFG_INT, "600", 1, 31536000,
      "master: a node down this long leaves the node table"},
     {"output_dir", BASE_CFG_STRING, ".", 1, 0, "directory for files given as relative paths"},

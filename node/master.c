@@ -690,6 +690,7 @@ static void solve_window(node_master_t *self, int64_t k)
     so.at_ns = so.from_ns + w / 2;
     so.history = self->history;
     so.stamp_asym_ns = self->cfg.stamp_asym_ns;
+    so.margin_z = self->cfg.margin_z;
 
     clock_node_fit_t *fits = NULL;
     size_t nfits = 0;
@@ -787,6 +788,7 @@ static void solve_window(node_master_t *self, int64_t k)
             json_object_object_add(h, "persist_sigma_ns",
                                    json_object_new_double(st.persist_sigma_ns));
         json_object_object_add(h, "stamp_asym_ns", json_object_new_double(so.stamp_asym_ns));
+        json_object_object_add(h, "delay_ns", json_object_new_double(st.delay_ns));
         bus_pub_send(self->pub, m, NULL);
         bus_msg_destroy(&m);
     } else {

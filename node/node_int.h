@@ -299,6 +299,7 @@ struct node_master_cfg {
     int64_t forget_ns; /* down nodes leave the table after this */
     int refine_lag;    /* publish window K's maps again once K + refine_lag is solved; 0: never */
     double stamp_asym_ns;                 /* σ of a host's stamp asymmetry (clock_solve_opts_t) */
+    double margin_z;                      /* raised margins bound slow hosts (clock_solve_opts_t) */
     const struct bus_curve *server_curve; /* NULL: no security */
     const struct bus_curve *client_curve; /* the master's own subscriber */
     /* The master as a node. */

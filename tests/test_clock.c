@@ -498,6 +498,75 @@ static void test_step_detection(void **state)
 }
 
 /*
+ * A host slow to stamp for part of a window: from `at` on (until `at`,
+ * when `until`), forward points sit late_f higher and reverse points
+ * late_r lower (the gap widens; the offset the two sides say moves by
+ * (late_f − late_r)/2).  Returns the fit's error over its own range, which
+ * the truth holds at every point.
+ */
+static double fit_delay_change(int64_t at, bool until, double late_f, double late_r,
+                               const clock_fit_opts_t *o, clock_edge_fit_t *f)
+{
+    line_truth_t t = {T0 + 1000000000LL, 250000.0, 20.0};
+    clock_point_t fwd[600], rev[600];
+    make_points(&t, 600, 2000000000LL, 9000, 0.05, 2000, 40, 31, fwd, rev);
+    for (int i = 0; i < 600; i++) {
+        fwd[i].y += (fwd[i].x < at) == until ? (int64_t)late_f : 0;
+        rev[i].y -= (rev[i].x < at) == until ? (int64_t)late_r : 0;
+    }
+    char err[BASE_ERRLEN];
+    assert_int_equal(clock_fit_edge(NULL, fwd, 600, rev, 600, o, f, err), BASE_OK);
+    return edge_error(f, &t, T0, T0 + 2000000000LL);
+}
+
+/*
+ * Where the gap jumps the fit keeps the narrower, undisturbed part (before
+ * the change or after it), is no step and is good over the whole window
+ * (within 30 ns where it reaches past the part it kept), when that part
+ * holds an eighth of the window's points; without it (detect_steps off)
+ * the line through both parts is about 90 ns off at the window's ends (400
+ * ns of delay on the forward side, 100 on the reverse).  Clean data and a
+ * change within the noise are fitted whole.
+ */
+static void test_delay_change(void **state)
+{
+    (void)state;
+    clock_edge_fit_t f;
+    int64_t at = T0 + 1200000000LL;
+    double e = fit_delay_change(at, false, 400, 100, NULL, &f);
+    if (!(e < 30 && f.to_ns < at && !f.step && f.n_fwd > 200 && f.n_fwd < 360 &&
+          fabs(f.margin_step_ns - 250) < 25))
+        fail_msg("delay from 1.2 s: %.1f ns off, to %.3f s, %u points, step %d, margin %+.1f", e,
+                 (double)(f.to_ns - T0) / 1e9, f.n_fwd, f.step, f.margin_step_ns);
+    clock_fit_opts_t o;
+    clock_fit_opts_default(&o);
+    o.detect_steps = false;
+    double whole = fit_delay_change(at, false, 400, 100, &o, &f);
+    if (!(whole > 60 && f.n_fwd == 600))
+        fail_msg("through both parts: %.1f ns off, %u points", whole, f.n_fwd);
+    at = T0 + 800000000LL;
+    e = fit_delay_change(at, true, 400, 100, NULL, &f);
+    if (!(e < 30 && f.from_ns > at && !f.step && fabs(f.margin_step_ns + 250) < 25))
+        fail_msg("delay until 0.8 s: %.1f ns off, from %.3f s, step %d, margin %+.1f", e,
+                 (double)(f.from_ns - T0) / 1e9, f.step, f.margin_step_ns);
+    /*
+     * Undisturbed for the first 0.15 s only: too little to carry a slope
+     * over the window; the whole window is fitted and says the disturbed
+     * part's margin (9 µs of path plus most of the 250 ns: the block the
+     * change falls in counts on the undisturbed side), for the solver to
+     * bound.
+     */
+    e = fit_delay_change(T0 + 150000000LL, false, 400, 100, NULL, &f);
+    if (!(f.n_fwd == 600 && f.margin_step_ns > 100 && f.margin_ns > 9150))
+        fail_msg("delay from 0.15 s: %u points, margin step %+.1f, margin %.1f", f.n_fwd,
+                 f.margin_step_ns, f.margin_ns);
+    e = fit_delay_change(at, false, 0, 0, NULL, &f);
+    assert_true(f.n_fwd == 600 && e < 15 && f.margin_step_ns == 0);
+    fit_delay_change(at, false, 20, 0, NULL, &f);
+    assert_true(f.n_fwd == 600 && f.margin_step_ns == 0);
+}
+
+/*
  * Small real steps are found wherever they fall: the step test asks each
  * side's median to move by many standard errors, which must not cost
  * sensitivity where the timestamps are good.  (False alarms under bursty
@@ -1182,6 +1251,101 @@ static void test_history_forget(void **state)
                      before[i], after[i]);
     }
     clock_history_destroy(&h);
+}
+
+/*
+ * A host that is slow to stamp what it receives, from window 12 on (a host
+ * under load): every edge of it is off by half the delay (a gradient: the
+ * loops close) and its margins rise by as much.  `host`: the slow host
+ * (−1: none); `link`: the one edge whose path, not a host, got slower both
+ * ways (its margin rises, no offset moves; −1: none).  Windows 0–11
+ * (margins 5 µs ± 2 ns) teach the history each edge's usual margin;
+ * windows 12–17 are solved as a live master would, with `margins` (false:
+ * the margins stay put, as when the fits report none).  Returns node n's
+ * uncertainty and error in window 17 (the delay's sixth: a lone window
+ * that jumps is widened by its neighbours' disagreement anyway) in unc[n],
+ * err[n], and the part of it the margins bound in dly[n].
+ */
+static void solve_slow_host(int host, int link, double delay, bool margins, double unc[8],
+                            double err[8], double dly[8])
+{
+    net_t net = K8_NET;
+    uint64_t seed = 7;
+    clock_history_t *h = clock_history_new(30, 16);
+    for (int w = 0; w <= 17; w++) {
+        double asym[8] = {0};
+        if (w >= 12 && host >= 0)
+            asym[host] = delay;
+        clock_edge_fit_t k8[28];
+        size_t ne = k8_window(&net, asym, w, k8);
+        for (size_t i = 0; i < ne; i++) {
+            k8[i].uncertainty_ns = 6;
+            k8[i].margin_ns = 5000 + 2 * gauss(&seed);
+            bool of_host = (int)k8[i].src == host || (int)k8[i].dst == host;
+            if (margins && w >= 12 && (of_host || (int)i == link))
+                k8[i].margin_ns += 0.5 * delay;
+        }
+        clock_node_fit_t *nodes;
+        size_t nn;
+        clock_solve_stats_t st;
+        solve_fed(h, k8, ne, w, 0, &nodes, &nn, &st);
+        for (int n = 0; w == 17 && n < 8; n++) {
+            const clock_node_fit_t *f = find_node(nodes, nn, (uint32_t)n);
+            unc[n] = f->uncertainty_ns;
+            err[n] = node_error_at(&net, f, n, w);
+            dly[n] = f->delay_ns;
+        }
+        free(nodes);
+    }
+    clock_history_destroy(&h);
+}
+
+/*
+ * Margins bound what no loop shows of a slow host: its node's map (or every
+ * map, when the reference's host is slow) is off by half the delay and
+ * covered once the margins say so, and only then.  The bound is each
+ * raised margin times the share the edge has in a map, so the nodes whose
+ * maps lean on a slow host's edges only in part are widened by that part
+ * (in K8 a quarter: the solve cannot tell a slow host from slow links),
+ * and a link slower both ways widens its two ends by their share in it.
+ */
+static void test_solver_slow_host(void **state)
+{
+    (void)state;
+    double unc[8], err[8], dly[8];
+    for (int ref_slow = 0; ref_slow < 2; ref_slow++) {
+        int host = ref_slow ? 0 : 3;
+        for (int margins = 0; margins < 2; margins++) {
+            solve_slow_host(host, -1, 400, margins, unc, err, dly);
+            assert_true(dly[0] == 0);
+            for (int n = 1; n < 8; n++) {
+                bool hit = ref_slow || n == host;
+                if (fabs(err[n] - (hit ? 200 : 0)) > 5)
+                    fail_msg("host %d slow: node %d is %.1f ns off", host, n, err[n]);
+                /* Covered with the margins, missed without them (the old bound). */
+                if (hit && (margins ? unc[n] < err[n] : unc[n] >= err[n]))
+                    fail_msg("host %d slow, margins %d: node %d %.1f ns off, ±%.1f", host, margins,
+                             n, err[n], unc[n]);
+                /*
+                 * What the fit says of it: half the delay and a little; the
+                 * others their share of it; without raised margins, what
+                 * their noise could make (a 3σ margin now and then).
+                 */
+                double lo = margins ? (hit ? 200 : 40) : 0, hi = margins ? (hit ? 215 : 60) : 5;
+                if (!(dly[n] >= lo && dly[n] < hi && unc[n] < dly[n] + 10))
+                    fail_msg("host %d slow, margins %d: node %d ±%.1f, delay bound %.1f", host,
+                             margins, n, unc[n], dly[n]);
+            }
+        }
+    }
+    /* One link slower both ways (edge 1–2, the eighth of k8_window's order): its ends widen. */
+    solve_slow_host(-1, 7, 400, true, unc, err, dly);
+    for (int n = 1; n < 8; n++) {
+        bool end = n == 1 || n == 2;
+        if (err[n] > 5 || !(end ? dly[n] > 20 && dly[n] < 40 : dly[n] < 5))
+            fail_msg("one slow link: node %d %.1f ns off, ±%.1f, delay bound %.1f", n, err[n],
+                     unc[n], dly[n]);
+    }
 }
 
 static void test_solver_loops_show_asymmetry(void **state)
@@ -2153,6 +2317,7 @@ static void test_json_roundtrip(void **state)
     e.step = true;
     e.step_at_ns = T0 + 5;
     e.step_ns = 1e6;
+    e.margin_step_ns = -212.5;
     clock_json_format_edge_fit(&e, buf, sizeof buf);
     assert_int_equal(dec(buf, &r, err), BASE_DEC_OK);
     const clock_edge_fit_t *g = &r.u.edge;
@@ -2160,17 +2325,22 @@ static void test_json_roundtrip(void **state)
     assert_true(fabs(g->offset_ns - e.offset_ns) < 1e-3 && fabs(g->drift_ppb - e.drift_ppb) < 1e-4);
     assert_true(isnan(g->drift_unc_ppb) && g->residual_ns == -0.125 && g->step && g->suspect);
     assert_true(g->misfit_ns[0] == 1 && isnan(g->misfit_ns[1]) && g->misfit_ns[2] == -3);
+    assert_true(g->margin_step_ns == -212.5);
     /* The json-c object for the bus is the same object. */
     json_object *o = clock_json_edge_fit(&e);
     assert_int_equal(clock_json_decode(o, &r, err), BASE_DEC_OK);
     assert_true(fabs(r.u.edge.offset_ns - e.offset_ns) < 1e-3 && r.u.edge.step && r.u.edge.suspect);
+    assert_true(r.u.edge.margin_step_ns == -212.5);
     json_object_put(o);
-    /* Not suspect: the field is left out and reads back false. */
+    /* Not suspect, not trimmed: the fields are left out and read back false and 0. */
     e.suspect = false;
+    e.margin_step_ns = 0;
     clock_json_format_edge_fit(&e, buf, sizeof buf);
     assert_null(strstr(buf, "suspect"));
+    assert_null(strstr(buf, "margin_step"));
     assert_int_equal(dec(buf, &r, err), BASE_DEC_OK);
     assert_false(r.u.edge.suspect);
+    assert_true(r.u.edge.margin_step_ns == 0);
 
     clock_node_fit_t n;
     memset(&n, 0, sizeof n);
@@ -2186,9 +2356,11 @@ static void test_json_roundtrip(void **state)
     n.aligned = true;
     n.drift_unc_ppb = 0.5;
     n.model_ns = NAN;
+    n.delay_ns = 41.5;
     clock_json_format_node_fit(&n, buf, sizeof buf);
     assert_int_equal(dec(buf, &r, err), BASE_DEC_OK);
     assert_true(r.u.node.node == 123456 && r.u.node.offset_ns == -2.5e9 && r.u.node.aligned);
+    assert_true(r.u.node.delay_ns == 41.5);
     /* The window's own map is not in the JSON: a decoded fit carries none (not tracked). */
     assert_true(isnan(r.u.node.own_offset_ns) && isnan(r.u.node.own_offset_sd_ns) &&
                 r.u.node.pooled == 0);
@@ -2196,8 +2368,13 @@ static void test_json_roundtrip(void **state)
     assert_int_equal(r.u.node.lag, 0);
     o = clock_json_node_fit(&n);
     assert_int_equal(clock_json_decode(o, &r, err), BASE_DEC_OK);
-    assert_true(r.u.node.anchor_ns == T0);
+    assert_true(r.u.node.anchor_ns == T0 && r.u.node.delay_ns == 41.5);
     json_object_put(o);
+    /* A fit that says nothing of slow hosts reads back unknown. */
+    n.delay_ns = NAN;
+    clock_json_format_node_fit(&n, buf, sizeof buf);
+    assert_int_equal(dec(buf, &r, err), BASE_DEC_OK);
+    assert_true(isnan(r.u.node.delay_ns));
     /* A refinement carries its lag, both ways. */
     n.lag = 3;
     clock_json_format_node_fit(&n, buf, sizeof buf);
@@ -2285,6 +2462,14 @@ static void test_json_malformed(void **state)
         {"{\"type\":\"node_fit\",\"window\":0,\"node\":1,\"ref\":0,\"anchor_ns\":1,"
          "\"offset_ns\":1,\"drift_ppb\":1,\"uncertainty_ns\":1,\"from_ns\":1,\"to_ns\":2,"
          "\"aligned\":true,\"lag\":\"1\"}",
+         BASE_DEC_BAD_TYPE},
+        {"{\"type\":\"node_fit\",\"window\":0,\"node\":1,\"ref\":0,\"anchor_ns\":1,"
+         "\"offset_ns\":1,\"drift_ppb\":1,\"uncertainty_ns\":1,\"from_ns\":1,\"to_ns\":2,"
+         "\"aligned\":true,\"delay_ns\":-3}",
+         BASE_DEC_BAD_VALUE},
+        {"{\"type\":\"node_fit\",\"window\":0,\"node\":1,\"ref\":0,\"anchor_ns\":1,"
+         "\"offset_ns\":1,\"drift_ppb\":1,\"uncertainty_ns\":1,\"from_ns\":1,\"to_ns\":2,"
+         "\"aligned\":true,\"delay_ns\":\"3\"}",
          BASE_DEC_BAD_TYPE},
         {"{\"type\":\"probe\",\"src\":1,\"dst\":2,\"tx\":[1,2],\"rx\":[1,2]} trailing",
          BASE_DEC_BAD_JSON},
@@ -2544,9 +2729,11 @@ int main(void)
         cmocka_unit_test(test_auto_guard_and_points),
         cmocka_unit_test(test_step_detection),
         cmocka_unit_test(test_step_small),
+        cmocka_unit_test(test_delay_change),
         cmocka_unit_test(test_step_small_window),
         cmocka_unit_test(test_solver_tree),
         cmocka_unit_test(test_solver_stamp_asymmetry),
+        cmocka_unit_test(test_solver_slow_host),
         cmocka_unit_test(test_solver_loops_show_asymmetry),
         cmocka_unit_test(test_solver_noise_is_not_asymmetry),
         cmocka_unit_test(test_solver_disagreeing_window),

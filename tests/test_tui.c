@@ -423,12 +423,12 @@ static void test_model_solve_loops(void **state)
     tui_model_summary(m, &s);
     assert_true(s.loops == 0 && !s.asym_unseen);
     /* The host stamp asymmetry the master's ± assume, when it says. */
-    assert_true(isnan(s.stamp_asym_ns));
+    assert_true(isnan(s.stamp_asym_ns) && isnan(s.delay_ns));
     apply_ok(m, BUS_K_SOLVE,
              "{\"window\":6,\"ref\":0,\"residuals\":[],\"unaligned\":[],\"dof\":0,"
-             "\"edges_used\":0,\"stamp_asym_ns\":3}");
+             "\"edges_used\":0,\"stamp_asym_ns\":3,\"delay_ns\":212.5}");
     tui_model_summary(m, &s);
-    assert_true(s.stamp_asym_ns == 3);
+    assert_true(s.stamp_asym_ns == 3 && s.delay_ns == 212.5);
     /* Malformed counts and assumptions: rejected, counted, nothing changed. */
     uint64_t errs = base_decstats_errors(tui_model_decstats(m));
     static const struct {
@@ -436,6 +436,9 @@ static void test_model_solve_loops(void **state)
         enum base_dec rc;
     } bad[] = {{"\"stamp_asym_ns\":-1", BASE_DEC_BAD_VALUE},
                {"\"stamp_asym_ns\":\"wide\"", BASE_DEC_BAD_TYPE},
+               {"\"delay_ns\":-2", BASE_DEC_BAD_VALUE},
+               {"\"delay_ns\":1e13", BASE_DEC_BAD_VALUE},
+               {"\"delay_ns\":[1]", BASE_DEC_BAD_TYPE},
                {"\"dof\":-5", BASE_DEC_BAD_VALUE},
                {"\"dof\":\"many\"", BASE_DEC_BAD_TYPE}};
     for (size_t i = 0; i < BASE_ARRAY_LEN(bad); i++) {
@@ -444,7 +447,7 @@ static void test_model_solve_loops(void **state)
                  bad[i].field);
         assert_int_equal(apply_json(m, BUS_K_SOLVE, json), bad[i].rc);
         tui_model_summary(m, &s);
-        assert_true(s.stamp_asym_ns == 3 && s.loops == 0);
+        assert_true(s.stamp_asym_ns == 3 && s.delay_ns == 212.5 && s.loops == 0);
     }
     /* A good count with a bad residual after a good one: nothing applied. */
     size_t edges = tui_model_nedges(m);
@@ -453,7 +456,7 @@ static void test_model_solve_loops(void **state)
                                 "\"residual_ns\":4},{\"src\":1,\"residual_ns\":4}],"
                                 "\"unaligned\":[],\"dof\":9,\"edges_used\":12}"),
                      BASE_DEC_BAD_TYPE);
-    assert_int_equal(base_decstats_errors(tui_model_decstats(m)), errs + 5);
+    assert_int_equal(base_decstats_errors(tui_model_decstats(m)), errs + BASE_ARRAY_LEN(bad) + 1);
     tui_model_summary(m, &s);
     assert_true(s.loops == 0 && !s.asym_unseen && s.ref == 0);
     assert_int_equal(tui_model_nedges(m), edges);

@@ -63,6 +63,7 @@ struct tui_model {
     /* The newest solve's loops (offset degrees of freedom) and edges used. */
     int64_t solve_window, loops, solve_edges;
     double stamp_asym_ns; /* the host stamp asymmetry its ± assume (NAN: not said) */
+    double delay_ns;      /* its largest bound from hosts slow to stamp (NAN: not said) */
     bool have_table;      /* the master's node table has arrived */
     uint64_t gen;
     base_decstats_t dec;
@@ -83,7 +84,7 @@ static void model_init(tui_model_t *self)
     self->ref = -1;
     self->solve_window = INT64_MIN;
     self->loops = -1;
-    self->stamp_asym_ns = NAN;
+    self->stamp_asym_ns = self->delay_ns = NAN;
 }
 
 static void model_fini(tui_model_t *self)
@@ -712,16 +713,21 @@ static enum base_dec on_solve(tui_model_t *self, json_object *h, char *err)
     TRY(get_u16(h, "ref", &ref, err));
     TRY(get_array(h, "residuals", &arr, err));
     int64_t dof = -1, used = 0;
-    double stamp = NAN;
+    double stamp = NAN, delay = NAN;
     TRY(base_json_opt_i64(h, "dof", &dof, err));
     TRY(base_json_opt_i64(h, "edges_used", &used, err));
     TRY(base_json_opt_double(h, "stamp_asym_ns", &stamp, err));
+    TRY(base_json_opt_double(h, "delay_ns", &delay, err));
     if (dof < -1 || dof > INT32_MAX || used < 0 || used > INT32_MAX) {
         base_err(err, "solve: dof %" PRId64 " or edges_used %" PRId64 " out of range", dof, used);
         return BASE_DEC_BAD_VALUE;
     }
     if (!isnan(stamp) && !(stamp >= 0 && stamp < 1e12)) {
         base_err(err, "solve: stamp_asym_ns %g out of range", stamp);
+        return BASE_DEC_BAD_VALUE;
+    }
+    if (!isnan(delay) && !(delay >= 0 && delay < 1e12)) {
+        base_err(err, "solve: delay_ns %g out of range", delay);
         return BASE_DEC_BAD_VALUE;
     }
     /* Every residual is checked before anything is applied: a rejected
@@ -753,6 +759,7 @@ static enum base_dec on_solve(tui_model_t *self, json_object *h, char *err)
         self->loops = dof;
         self->solve_edges = used;
         self->stamp_asym_ns = stamp;
+        self->delay_ns = delay;
     }
     self->gen++;
     return BASE_DEC_OK;
@@ -1179,6 +1186,7 @@ void tui_model_summary(const tui_model_t *self, struct tui_summary *out)
     out->loops = (int)self->loops;
     out->asym_unseen = self->loops == 0 && self->solve_edges > 0;
     out->stamp_asym_ns = self->stamp_asym_ns;
+    out->delay_ns = self->delay_ns;
     out->worst_unc_ns = NAN;
     out->worst_unc_node = -1;
     for (size_t i = 0; i < self->nnodes; i++) {

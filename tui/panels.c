@@ -477,7 +477,7 @@ static void windows_draw(struct tui_app *app, struct tui_pane *p)
     size_t ne = tui_model_nedges(app->model);
     struct tui_summary s;
     tui_model_summary(app->model, &s);
-    char title[200], loops[64] = "", stamp[64] = "";
+    char title[240], loops[64] = "", stamp[64] = "", delay[64] = "";
     if (s.asym_unseen)
         snprintf(loops, sizeof loops, ", no loop: asymmetry unseen");
     else if (s.loops >= 0)
@@ -487,8 +487,13 @@ static void windows_draw(struct tui_app *app, struct tui_pane *p)
         tui_fmt_dur(d, sizeof d, s.stamp_asym_ns);
         snprintf(stamp, sizeof stamp, ", host stamps ±%s assumed", d);
     }
-    snprintf(title, sizeof title, " Windows: %zu edge%s%s%s, newest first ", ne, ne == 1 ? "" : "s",
-             loops, stamp);
+    if (s.delay_ns > 0) {
+        char d[32];
+        tui_fmt_dur(d, sizeof d, s.delay_ns);
+        snprintf(delay, sizeof delay, ", margins raised: ±%s", d);
+    }
+    snprintf(title, sizeof title, " Windows: %zu edge%s%s%s%s, newest first ", ne,
+             ne == 1 ? "" : "s", loops, stamp, delay);
     tui_draw_title(app, p, title);
     if (p->h < 2)
         return;

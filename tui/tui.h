@@ -236,6 +236,12 @@ struct tui_summary {
      * sees it, so it is a setting of the master (NAN: not said).
      */
     double stamp_asym_ns;
+    /*
+     * The largest bound, within the newest solve's ±, on what hosts slow to
+     * stamp put on a map: their margins stood raised (0: none; NAN: not
+     * said).
+     */
+    double delay_ns;
     double worst_unc_ns;
     int worst_unc_node;
     double events_per_s;
