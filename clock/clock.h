@@ -323,7 +323,7 @@ typedef struct clock_solve_opts {
     /*
      * Hosts slow to stamp (with history): an edge whose margin stands more
      * than margin_z σ of its noise above its usual level
-     * (clock_history_margin_level) bounds its bias by that rise; through
+     * (clock_history_margin_level) bounds its bias by that rise plus 2σ; through
      * the solve's weights those bound each node's error, which joins the
      * node's uncertainty (clock_node_fit_t.delay_ns).  Default 5; ≤ 0:
      * never.
@@ -445,8 +445,9 @@ double clock_history_persist_var(const clock_history_t *self, const clock_edge_f
  * The undisturbed level of an edge's margin (half the round trip its fits
  * rest on), ns: the low end of its margins in the other windows the
  * history holds (a delay beyond the usual only raises a margin); *sd (may
- * be NULL) their σ from window to window, read off that low end.  NAN
- * while fewer than 3 other windows of the edge are known.
+ * be NULL) their noise from window to window, from successive windows'
+ * differences (NAN with none).  NAN while fewer than 3 other windows of
+ * the edge are known.
  */
 double clock_history_margin_level(const clock_history_t *self, const clock_edge_fit_t *e,
                                   double *sd);
@@ -646,7 +647,7 @@ typedef struct clock_logfit_stats {
     uint64_t probes, probes_dropped; /* dropped: beyond max_probes */
     uint64_t pure, impure, lost, bad;
     uint64_t edge_windows, edge_fits, edge_fit_errors, steps;
-    uint64_t margin_steps; /* edge fits trimmed to their undisturbed part (margin_step_ns) */
+    uint64_t margin_steps; /* edge fits whose margin moved inside the window (margin_step_ns) */
     uint64_t node_windows, node_unaligned;
     uint64_t windows;
     /*

@@ -415,7 +415,8 @@ static int cmd_fit(int argc, char **argv)
     fprintf(stderr,
             "dpclock: %" PRIu64 " windows, %" PRIu64 " edge fits (%" PRIu64 " edge windows "
             "failed, %" PRIu64 " clock steps, %" PRIu64
-            " trimmed where the margin jumped), %" PRIu64 "/%" PRIu64 " node windows unaligned; "
+            " where the margin moved inside the window), %" PRIu64 "/%" PRIu64
+            " node windows unaligned; "
             "probes: %" PRIu64 " pure, %" PRIu64 " impure, %" PRIu64 " lost, %" PRIu64 " bad\n",
             st.windows, st.edge_fits, st.edge_fit_errors, st.steps, st.margin_steps,
             st.node_unaligned, st.node_windows, st.pure, st.impure, st.lost, st.bad);

@@ -1238,14 +1238,19 @@ static bool detect_step(const blocks_t *B0, const clock_fit_opts_t *o, step_foun
  * step never moves the gap (it moves both boundaries alike, detect_step);
  * queuing widens the gap in bursts, not from one block on.  A split with
  * at least two blocks on either side whose median gap shifts by STEP_Z
- * standard errors of the gaps' own block noise is such a change; the
- * narrower side is the undisturbed one (a delay only ever widens the gap).
- * Only where each level averages three points or more, as for end steps.
+ * standard errors of the gaps' own block noise, and by GAP_MIN_NS (a
+ * smaller change moves the offset by less than the fit's own noise on
+ * good stamps), is such a change; the narrower side is the undisturbed one
+ * (a delay only ever widens the gap).  Only where each level averages
+ * three points or more, as for end steps.
  */
+#define GAP_MIN_NS 20.0
+
 typedef struct gap_change {
     double end_before, start_after; /* anchored x: the clean segments end / start here */
     bool keep_later;                /* the later segment is the narrower */
     double size;                    /* the median gap's shift, ns */
+    double wide_gap;                /* the wider side's median gap, ns */
 } gap_change_t;
 
 static bool detect_gap_change(const blocks_t *B, gap_change_t *out)
@@ -1272,11 +1277,16 @@ static bool detect_gap_change(const blocks_t *B, gap_change_t *out)
             split = sp;
         }
     }
-    /* Whether: every block after it moved, beyond the gaps' block noise. */
+    /* Whether: the median gap moved, beyond the gaps' block noise. */
     double best = median_shift(gap, v, split);
     double se = sqrt(1.0 / (double)split + 1.0 / (double)(v - split));
-    if (split == 0 || !(fabs(best) > STEP_Z * side_noise(gap, v) * se))
+    if (split == 0 || !(fabs(best) > STEP_Z * side_noise(gap, v) * se) ||
+        !(fabs(best) > GAP_MIN_NS))
         return false;
+    double side[MAX_BLOCKS];
+    size_t from = best > 0 ? split : 0, to = best > 0 ? v : split;
+    memcpy(side, gap + from, (to - from) * sizeof *side);
+    out->wide_gap = clk_median(side, to - from);
     out->size = best;
     out->keep_later = best < 0;
     out->end_before = B->start[split - 1];
@@ -1491,11 +1501,12 @@ static int fit_edge(const clock_estimator_t *est, const clock_point_t *fwd, size
      * A delay that came or went: keep the undisturbed segment when it holds
      * an eighth of the points a side or more (a shorter one leaves its
      * slope to be carried across the rest of the window: 125 ms of 2 s put
-     * a map 2.4 µs off at the far end).  Otherwise the whole window is fitted and says
-     * the disturbed part's margin, which bounds what it is off by (the
-     * solver's slow-host bound).
+     * a map 2.4 µs off at the far end).  Otherwise the whole window is
+     * fitted and says the disturbed part's margin (its median block gap,
+     * halved), which bounds what it is off by (the solver's slow-host
+     * bound).
      */
-    gap_change_t gc = {0, 0, false, 0};
+    gap_change_t gc = {0, 0, false, 0, 0};
     bool gap_seen = steps && o->detect_steps && detect_gap_change(&B, &gc);
     if (gap_seen) {
         size_t cf = 0, cr = 0;
@@ -1507,11 +1518,12 @@ static int fit_edge(const clock_estimator_t *est, const clock_point_t *fwd, size
             8 * cr >= nr) {
             const clock_point_t *sf = gc.keep_later ? fwd + (nf - cf) : fwd;
             const clock_point_t *sr = gc.keep_later ? rev + (nr - cr) : rev;
-            free(an.Xf);
-            rc = fit_edge(est, sf, cf, sr, cr, o, false, out, err);
-            if (rc == BASE_OK)
+            /* A part that will not fit after all leaves the whole window to fit. */
+            if (fit_edge(est, sf, cf, sr, cr, o, false, out, err) == BASE_OK) {
                 out->margin_step_ns = 0.5 * gc.size;
-            return rc;
+                free(an.Xf);
+                return BASE_OK;
+            }
         }
     }
 
@@ -1557,7 +1569,7 @@ static int fit_edge(const clock_estimator_t *est, const clock_point_t *fwd, size
     out->n_rev = (uint32_t)nr;
     out->from_ns = xmin;
     out->to_ns = xmax;
-    out->margin_ns = ln.margin + (gap_seen ? 0.5 * fabs(gc.size) : 0);
+    out->margin_ns = gap_seen ? fmax(ln.margin, 0.5 * gc.wide_gap) : ln.margin;
     out->model_ns = model;
     memcpy(out->misfit_ns, mis, sizeof mis);
     memcpy(out->misfit_sigma_ns, misd, sizeof misd);

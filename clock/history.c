@@ -96,8 +96,9 @@ typedef struct track_node {
 #define TAU2_OUTLIER 10.0
 
 /*
- * Edge residual tracks: at most EDGE_MAX edges (later ones ignored and
- * counted), EDGE_KEEP windows each (the farthest from the newest dropped),
+ * Edge tracks (loop residuals and margins): at most EDGE_MAX edges (later
+ * ones ignored and counted), EDGE_KEEP windows each (the farthest from the
+ * newest dropped),
  * and an edge counts only with EDGE_MIN windows within the span asked for.
  * An edge in no loop (a bridge) has a residual of 0 whatever its
  * asymmetry: it is not recorded, or a link that later closes a loop
@@ -115,7 +116,8 @@ typedef struct resid_entry {
 } resid_entry_t;
 
 /*
- * Margin tracks: every usable edge, bridges too, EDGE_KEEP windows each.
+ * Margin tracks: every edge fit with a margin and no step, bridges too,
+ * EDGE_KEEP windows each.
  * A margin is known once MARGIN_MIN other windows give its usual level.
  */
 #define MARGIN_MIN 3
@@ -358,26 +360,27 @@ static bool edge_key(const clock_edge_fit_t *e, uint32_t *lo, uint32_t *hi, doub
     return true;
 }
 
-/* One window's loop residual into its edge's track (averaged with the same window's). */
-static void edge_add(clock_history_t *self, const clock_edge_fit_t *e)
+/*
+ * One window's edge fit into its edge's tracks: its margin (every edge with
+ * one, bridges too) and, when `residual`, its loop residual (edge_key).
+ * An edge beyond EDGE_MAX is counted once.
+ */
+static void edge_add(clock_history_t *self, const clock_edge_fit_t *e, bool residual)
 {
     uint32_t lo, hi;
     double r;
-    if (!edge_key(e, &lo, &hi, &r))
+    bool has_r = residual && edge_key(e, &lo, &hi, &r);
+    bool has_m = !e->step && e->src != e->dst && isfinite(e->margin_ns);
+    if (!has_r && !has_m)
         return;
+    lo = e->src < e->dst ? e->src : e->dst;
+    hi = e->src < e->dst ? e->dst : e->src;
     edge_track_t *t = edge_get(self, lo, hi);
-    if (t != NULL)
+    if (t == NULL)
+        return;
+    if (has_r)
         t->tr = entry_add(t->tr, &t->ntr, &t->captr, e->window, r);
-}
-
-/* One window's margin into its edge's track, for every usable edge. */
-static void margin_add(clock_history_t *self, const clock_edge_fit_t *e)
-{
-    if (e->step || e->src == e->dst || !isfinite(e->margin_ns))
-        return;
-    uint32_t lo = e->src < e->dst ? e->src : e->dst, hi = e->src < e->dst ? e->dst : e->src;
-    edge_track_t *t = edge_get(self, lo, hi);
-    if (t != NULL)
+    if (has_m)
         t->mg = entry_add(t->mg, &t->nmg, &t->capmg, e->window, e->margin_ns);
 }
 
@@ -424,11 +427,8 @@ void clock_history_add(clock_history_t *self, const clock_node_fit_t *fits, size
     assert(self && (fits || n == 0) && (edges || ne == 0));
     if (st && st->dof > 0 && isfinite(st->extra_sigma_ns))
         tau2_add(self, st->extra_sigma_ns * st->extra_sigma_ns);
-    for (size_t i = 0; i < ne; i++) {
-        margin_add(self, &edges[i]);
-        if (st && st->dof > 0)
-            edge_add(self, &edges[i]);
-    }
+    for (size_t i = 0; i < ne; i++)
+        edge_add(self, &edges[i], st && st->dof > 0);
     for (size_t i = 0; i < n; i++) {
         const clock_node_fit_t *f = &fits[i];
         if (f->node == f->ref)
@@ -565,8 +565,7 @@ double clock_history_persist_var(const clock_history_t *self, const clock_edge_f
  * the other windows' margins the history holds for the edge.  A delay
  * beyond the usual only ever raises a margin, so the low end is the
  * undisturbed one, even when most windows are disturbed (a host under
- * sustained load); its spread from window to window (queuing the purity
- * filter lets through moves it too) from the 10th to the 30th percentile.
+ * sustained load).
  */
 double clock_history_margin_level(const clock_history_t *self, const clock_edge_fit_t *e,
                                   double *sd)
@@ -580,19 +579,28 @@ double clock_history_margin_level(const clock_history_t *self, const clock_edge_
     const edge_track_t *t = edge_find(self, lo, hi, NULL);
     if (t == NULL)
         return NAN;
-    double v[EDGE_KEEP];
-    size_t n = 0;
-    for (size_t i = 0; i < t->nmg && n < EDGE_KEEP; i++)
-        if (t->mg[i].window != e->window)
-            v[n++] = t->mg[i].r;
+    double v[EDGE_KEEP], d[EDGE_KEEP];
+    size_t n = 0, nd = 0;
+    for (size_t i = 0; i < t->nmg && n < EDGE_KEEP; i++) {
+        if (t->mg[i].window == e->window)
+            continue;
+        v[n++] = t->mg[i].r;
+        /* Successive windows, the current one left out. */
+        if (i > 0 && t->mg[i - 1].window != e->window)
+            d[nd++] = fabs(t->mg[i].r - t->mg[i - 1].r);
+    }
     if (n < MARGIN_MIN)
         return NAN;
     qsort(v, n, sizeof *v, clk_cmp_double);
-    double q10 = clk_quantile_sorted(v, n, 0.10);
-    /* q30 − q10 of a normal is 0.757 σ: the spread of the low, undisturbed part. */
-    if (sd)
-        *sd = (clk_quantile_sorted(v, n, 0.30) - q10) / 0.757;
-    return q10;
+    /*
+     * The noise from one window to the next: the median difference of
+     * successive windows' margins (of two normals' difference, 0.954 σ).  A
+     * disturbance that comes and stays adds one large difference, however
+     * long it lasts, where a spread across windows would take it in whole.
+     */
+    if (sd && nd > 0)
+        *sd = clk_median(d, nd) / 0.954;
+    return clk_quantile_sorted(v, n, 0.10);
 }
 
 size_t clock_history_track_len(const clock_history_t *self, uint32_t node)

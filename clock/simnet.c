@@ -69,7 +69,7 @@ static const clock_scenario_t sc_lossy = {
     .loss = 0.20, .drift_ppm = 50, .offset_ms = 5, .wander_ppb = 2,
 };
 static const clock_scenario_t sc_slowhost = {
-    .name = "slowhost", .summary = "lan where hosts now and then stamp late: 30 % of the time, 0.2-1 us",
+    .name = "slowhost", .summary = "lan where hosts now and then stamp late: 20 % of the time, 0.2-1 us",
     .ts_sigma_ns = 40, .dmin_lo_ns = 5000, .dmin_hi_ns = 20000, .asym_ns = 20,
     .on_frac = 0.05, .on_mean_ms = 20, .util_on = 0.30, .util_off = 0.02, .job_mean_us = 2,
     .loss = 1e-4, .drift_ppm = 50, .offset_ms = 5, .wander_ppb = 2,

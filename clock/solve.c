@@ -23,14 +23,13 @@
 
 /*
  * A margin counts as raised beyond MARGIN_Z σ of its noise from window to
- * window (clock_history_margin_level's spread, at least the edge's offset
- * σ); then the bound is what it is raised by plus MARGIN_UP σ, an upper
- * bound on the true rise (one-sided 97.7 %).  Queuing the purity filter
- * lets through moves the soft margin svm reports from window to window,
- * and a node's bound adds every raised edge's share: at 3σ and 4σ the
- * simulated networks without slow hosts had their median uncertainty up
- * by as much as a quarter at the agents' probe rate (oneway), at 5σ by
- * 3 %.
+ * window (clock_history_margin_level's, at least the edge's offset σ);
+ * then the bound is what it is raised by plus MARGIN_UP σ, an upper bound
+ * on the true rise (one-sided 97.7 %).  Queuing the purity filter lets
+ * through moves the soft margin svm reports from window to window, and a
+ * node's bound adds every raised edge's share: the simulated networks
+ * without slow hosts had their median uncertainty up by as much as 60 %
+ * at 3σ, 11 % at 4σ and 5 % at 5σ (swts at the agents' probe rate).
  */
 #define MARGIN_Z  5.0
 #define MARGIN_UP 2.0
@@ -573,6 +572,7 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
         floor2 = fmax(floor2, clock_history_extra_var(opts->history));
     double tau2 = floor2, tau2_used = floor2;
     double *vo_stat = NULL, *vo_pers = NULL, *dbound = NULL;
+    bool *dknown = NULL; /* dbound[k] rests on at least one edge with a known margin level */
     if (m > 0) {
         double *N = xmalloc(m * m * sizeof *N), *N0 = xmalloc(m * m * sizeof *N0);
         double *col = xmalloc(m * sizeof *col);
@@ -647,23 +647,28 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
      * round trip a fit rests on, and rises by at least the bias (the bound
      * NTP puts on a round trip).  By how much: the margin over its
      * undisturbed level (clock_history_margin_level), once that stands
-     * clear of its noise (the offset's: margin and offset are half the
-     * difference and half the sum of the same two boundaries), plus 2σ.
-     * xs[i] bounds edge i's bias; each node's offset is the solve's
-     * weighted sum of the edges' (the sandwich below), so the same weights,
-     * in absolute value, bound the node's error from them, whatever the
-     * biases' pattern (a whole host, one link, an edge the fit trimmed to
-     * its undisturbed part beside one it could not).
+     * clear of its noise from window to window (at least the edge's
+     * offset σ: margin and offset are half the difference and half the sum
+     * of the same two boundaries), plus 2σ.  xs[i] bounds edge i's bias
+     * (NAN: no level known yet, or the fit has no margin); each node's
+     * offset is the solve's weighted sum of the edges' (the sandwich
+     * below), so the same weights, in absolute value, bound the node's
+     * error from them, whatever the biases' pattern (a whole host, one
+     * link, an edge the fit trimmed to its undisturbed part beside one it
+     * could not).  A node none of whose edges has a level says nothing.
      */
     double *xs = NULL;
     if (opts->history && ne > 0 && m > 0 && opts->margin_z > 0) {
         dbound = xcalloc(m, sizeof *dbound);
+        dknown = xcalloc(m, sizeof *dknown);
         xs = xmalloc(ne * sizeof *xs);
         for (size_t i = 0; i < ne; i++) {
             const clock_edge_fit_t *e = &edges[se[i].e];
             double sd, raised = e->margin_ns - clock_history_margin_level(opts->history, e, &sd);
             sd = isfinite(sd) ? fmax(sd, se[i].sig0) : se[i].sig0;
-            xs[i] = raised > opts->margin_z * sd ? raised + MARGIN_UP * sd : 0.0;
+            xs[i] = !isfinite(raised)              ? NAN
+                    : raised > opts->margin_z * sd ? raised + MARGIN_UP * sd
+                                                   : 0.0;
         }
     }
     /*
@@ -713,8 +718,10 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
                     c -= inv_o[k * m + (size_t)s->ib];
                 vo_stat[k] += c * c * w2s2;
                 vo_pers[k] += c * c * w * w * p2;
-                if (xs)
+                if (xs && isfinite(xs[i]) && c * w != 0) {
                     dbound[k] += fabs(c * w) * xs[i];
+                    dknown[k] = true;
+                }
             }
         }
     }
@@ -771,7 +778,7 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
         double vs = vo - vp;
         double vq = 0.5 * opts->stamp_asym_ns * opts->stamp_asym_ns;
         double db = dbound ? dbound[k] : 0;
-        f->delay_ns = dbound ? db : NAN;
+        f->delay_ns = dbound && dknown[k] ? db : NAN;
         st->delay_ns = fmax(st->delay_ns, db);
         double pers2 = kp * kp * vp + STAMP_Z * STAMP_Z * vq + db * db;
         /* The delay bound as the 95 % of a normal, where a σ is wanted. */
@@ -847,6 +854,7 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
     rc = BASE_OK;
 out:
     free(dbound);
+    free(dknown);
     free(vo_stat);
     free(vo_pers);
     free(rho);

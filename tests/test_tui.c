@@ -436,9 +436,10 @@ static void test_model_solve_loops(void **state)
         enum base_dec rc;
     } bad[] = {{"\"stamp_asym_ns\":-1", BASE_DEC_BAD_VALUE},
                {"\"stamp_asym_ns\":\"wide\"", BASE_DEC_BAD_TYPE},
-               {"\"delay_ns\":-2", BASE_DEC_BAD_VALUE},
-               {"\"delay_ns\":1e13", BASE_DEC_BAD_VALUE},
-               {"\"delay_ns\":[1]", BASE_DEC_BAD_TYPE},
+               /* With a good count beside: a message partly applied would show in the loops. */
+               {"\"dof\":4,\"edges_used\":6,\"delay_ns\":-2", BASE_DEC_BAD_VALUE},
+               {"\"dof\":4,\"edges_used\":6,\"delay_ns\":1e13", BASE_DEC_BAD_VALUE},
+               {"\"dof\":4,\"edges_used\":6,\"delay_ns\":[1]", BASE_DEC_BAD_TYPE},
                {"\"dof\":-5", BASE_DEC_BAD_VALUE},
                {"\"dof\":\"many\"", BASE_DEC_BAD_TYPE}};
     for (size_t i = 0; i < BASE_ARRAY_LEN(bad); i++) {
