@@ -1447,6 +1447,29 @@ static bool fit_spread(const clock_estimator_t *est, const anchored_t *an,
     return true;
 }
 
+/*
+ * The points of a window before end_before or from start_after on (the
+ * blocks around a split left out): which part each side keeps.
+ */
+typedef struct segment {
+    size_t before[2], after[2]; /* points a side (forward, reverse) before / after the split */
+} segment_t;
+
+static segment_t split_counts(const anchored_t *an, size_t nf, size_t nr, double end_before,
+                              double start_after)
+{
+    segment_t s = {{0, 0}, {0, 0}};
+    for (size_t i = 0; i < nf; i++) {
+        s.before[0] += an->Xf[i] < end_before;
+        s.after[0] += an->Xf[i] >= start_after;
+    }
+    for (size_t i = 0; i < nr; i++) {
+        s.before[1] += an->Xr[i] < end_before;
+        s.after[1] += an->Xr[i] >= start_after;
+    }
+    return s;
+}
+
 static int fit_edge(const clock_estimator_t *est, const clock_point_t *fwd, size_t nf,
                     const clock_point_t *rev, size_t nr, const clock_fit_opts_t *o, bool steps,
                     clock_edge_fit_t *out, char *err)
@@ -1475,19 +1498,12 @@ static int fit_edge(const clock_estimator_t *est, const clock_point_t *fwd, size
     step_found_t st;
     if (steps && o->detect_steps && detect_step(&B, o, &st)) {
         /* Keep the longer clean segment; the blocks around the step are ambiguous. */
-        size_t bf = 0, br = 0, af = 0, ar = 0;
-        for (size_t i = 0; i < nf; i++) {
-            bf += an.Xf[i] < st.end_before;
-            af += an.Xf[i] >= st.start_after;
-        }
-        for (size_t i = 0; i < nr; i++) {
-            br += an.Xr[i] < st.end_before;
-            ar += an.Xr[i] >= st.start_after;
-        }
-        bool later = (af < ar ? af : ar) > (bf < br ? bf : br);
-        const clock_point_t *sf = later ? fwd + (nf - af) : fwd;
-        const clock_point_t *sr = later ? rev + (nr - ar) : rev;
-        size_t cf = later ? af : bf, cr = later ? ar : br;
+        segment_t sg = split_counts(&an, nf, nr, st.end_before, st.start_after);
+        size_t bmin = sg.before[0] < sg.before[1] ? sg.before[0] : sg.before[1];
+        bool later = (sg.after[0] < sg.after[1] ? sg.after[0] : sg.after[1]) > bmin;
+        size_t cf = later ? sg.after[0] : sg.before[0], cr = later ? sg.after[1] : sg.before[1];
+        const clock_point_t *sf = later ? fwd + (nf - cf) : fwd;
+        const clock_point_t *sr = later ? rev + (nr - cr) : rev;
         free(an.Xf);
         rc = fit_edge(est, sf, cf, sr, cr, o, false, out, err);
         if (rc != BASE_OK)
@@ -1509,11 +1525,9 @@ static int fit_edge(const clock_estimator_t *est, const clock_point_t *fwd, size
     gap_change_t gc = {0, 0, false, 0, 0};
     bool gap_seen = steps && o->detect_steps && detect_gap_change(&B, &gc);
     if (gap_seen) {
-        size_t cf = 0, cr = 0;
-        for (size_t i = 0; i < nf; i++)
-            cf += gc.keep_later ? an.Xf[i] >= gc.start_after : an.Xf[i] < gc.end_before;
-        for (size_t i = 0; i < nr; i++)
-            cr += gc.keep_later ? an.Xr[i] >= gc.start_after : an.Xr[i] < gc.end_before;
+        segment_t sg = split_counts(&an, nf, nr, gc.end_before, gc.start_after);
+        size_t cf = gc.keep_later ? sg.after[0] : sg.before[0];
+        size_t cr = gc.keep_later ? sg.after[1] : sg.before[1];
         if (cf >= o->min_points && cr >= o->min_points && cf >= 2 && cr >= 2 && 8 * cf >= nf &&
             8 * cr >= nr) {
             const clock_point_t *sf = gc.keep_later ? fwd + (nf - cf) : fwd;

@@ -348,15 +348,20 @@ static edge_track_t *edge_get(clock_history_t *self, uint32_t lo, uint32_t hi)
  * (lo < hi) and the residual oriented lo → hi.  A suspect edge's residual
  * is its whole detour, not asymmetry of its loops.
  */
+/* The key of an edge's tracks, the lower node id first. */
+static void edge_ends(const clock_edge_fit_t *e, uint32_t *lo, uint32_t *hi)
+{
+    *lo = e->src < e->dst ? e->src : e->dst;
+    *hi = e->src < e->dst ? e->dst : e->src;
+}
+
 static bool edge_key(const clock_edge_fit_t *e, uint32_t *lo, uint32_t *hi, double *r)
 {
     if (e->suspect || !isfinite(e->residual_ns) || e->src == e->dst ||
         !(e->loop_share > EDGE_LOOP_SHARE))
         return false;
-    bool up = e->src < e->dst;
-    *lo = up ? e->src : e->dst;
-    *hi = up ? e->dst : e->src;
-    *r = up ? e->residual_ns : -e->residual_ns;
+    edge_ends(e, lo, hi);
+    *r = e->src < e->dst ? e->residual_ns : -e->residual_ns;
     return true;
 }
 
@@ -373,8 +378,7 @@ static void edge_add(clock_history_t *self, const clock_edge_fit_t *e, bool resi
     bool has_m = !e->step && e->src != e->dst && isfinite(e->margin_ns);
     if (!has_r && !has_m)
         return;
-    lo = e->src < e->dst ? e->src : e->dst;
-    hi = e->src < e->dst ? e->dst : e->src;
+    edge_ends(e, &lo, &hi);
     edge_track_t *t = edge_get(self, lo, hi);
     if (t == NULL)
         return;
@@ -575,7 +579,8 @@ double clock_history_margin_level(const clock_history_t *self, const clock_edge_
         *sd = NAN;
     if (e->src == e->dst)
         return NAN;
-    uint32_t lo = e->src < e->dst ? e->src : e->dst, hi = e->src < e->dst ? e->dst : e->src;
+    uint32_t lo, hi;
+    edge_ends(e, &lo, &hi);
     const edge_track_t *t = edge_find(self, lo, hi, NULL);
     if (t == NULL)
         return NAN;

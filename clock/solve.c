@@ -665,7 +665,7 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
         for (size_t i = 0; i < ne; i++) {
             const clock_edge_fit_t *e = &edges[se[i].e];
             double sd, raised = e->margin_ns - clock_history_margin_level(opts->history, e, &sd);
-            sd = isfinite(sd) ? fmax(sd, se[i].sig0) : se[i].sig0;
+            sd = fmax(sd, se[i].sig0); /* fmax takes the number over a NAN */
             xs[i] = !isfinite(raised)              ? NAN
                     : raised > opts->margin_z * sd ? raised + MARGIN_UP * sd
                                                    : 0.0;
