@@ -323,8 +323,10 @@ typedef struct clock_solve_opts {
     /*
      * Hosts slow to stamp (with history): an edge whose margin stands more
      * than margin_z σ of its noise above its usual level
-     * (clock_history_margin_level) bounds its bias by that rise plus 2σ; through
-     * the solve's weights those bound each node's error, which joins the
+     * (clock_history_margin_level) counts as raised by that rise plus 2σ;
+     * a host is slow by at most its least raised edge, which shifts its
+     * map (every map, for the reference's host), and what the edges rose
+     * by beyond that goes through the solve's weights; the sum joins the
      * node's uncertainty (clock_node_fit_t.delay_ns).  Default 5; ≤ 0:
      * never.
      */

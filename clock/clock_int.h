@@ -154,6 +154,7 @@ typedef struct clk_pool_in {
     double half_s;           /* half the window, s */
     uint32_t max_windows;    /* on either side */
     double wander_floor_ppb;
+    double delay; /* this window's slow-host bound, ns (0: none) */
 } clk_pool_in_t;
 
 typedef struct clk_pool_out {
@@ -173,5 +174,10 @@ typedef struct clk_pool_out {
 
 bool clk_history_pool(const clock_history_t *self, uint32_t node, const clk_pool_in_t *in,
                       clk_pool_out_t *out);
+/*
+ * The slow-host bounds of a window already in the tracks (clock_history_add
+ * took its maps from a solve that had no margin levels yet), for pooling.
+ */
+void clk_history_note_delay(clock_history_t *self, const clock_node_fit_t *fits, size_t n);
 
 #endif /* DP_CLOCK_INT_H */

@@ -46,7 +46,7 @@ static const char usage[] =
     "  --version    the version\n"
     "\n"
     "estimators: svm (default), hull, minrtt, ols\n"
-    "scenarios:  lan, busy, oneway, swts, asym, detour, drift, lossy, step\n"
+    "scenarios:  lan, busy, oneway, swts, asym, detour, drift, lossy, slowhost, step\n"
     "exit status: 0 success, 1 runtime failure, 2 bad usage or unreadable input\n";
 
 static int bad_usage(const char *fmt, ...) BASE_PRINTF(1, 2);

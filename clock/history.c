@@ -59,6 +59,8 @@
 #define POOL_SCALE_MIN 8
 /* Windows that must agree before they outvote a current window that disagrees with them. */
 #define POOL_OUTVOTE 3
+/* A neighbour's slow-host bound may exceed this window's by this many of their offset σ. */
+#define POOL_DELAY_K 3.0
 /* Grid of the wander estimate: floor·√2^i ppb/√s. */
 #define Q_STEPS 24
 
@@ -70,6 +72,7 @@ typedef struct track_entry {
     double drift;   /* ppb */
     double sd_off, sd_drift;
     double half_s; /* half the window's range, s */
+    double delay;  /* the slow-host bound on its map, ns (0: none known) */
 } track_entry_t;
 
 typedef struct track_node {
@@ -226,10 +229,15 @@ static void track_add(clock_history_t *self, track_node_t *t, const clock_node_f
           isfinite(f->own_drift_sd_ppb)))
         return;
     double half = 0.5e-9 * clk_diff(f->to_ns, f->from_ns);
-    track_entry_t e = {f->window,           f->ref,
-                       f->anchor_ns,        f->own_offset_ns,
-                       f->own_drift_ppb,    f->own_offset_sd_ns,
-                       f->own_drift_sd_ppb, half > 0 && isfinite(half) ? half : 1.0};
+    track_entry_t e = {f->window,
+                       f->ref,
+                       f->anchor_ns,
+                       f->own_offset_ns,
+                       f->own_drift_ppb,
+                       f->own_offset_sd_ns,
+                       f->own_drift_sd_ppb,
+                       half > 0 && isfinite(half) ? half : 1.0,
+                       isfinite(f->delay_ns) ? f->delay_ns : 0};
     if (t->ntr > 0 && t->tr[t->ntr - 1].ref != f->ref)
         t->ntr = 0; /* another reference: the old maps say nothing about the new one */
     size_t pos = track_lower(t, e.anchor);
@@ -423,6 +431,22 @@ static void break_span(const track_node_t *t, int64_t window, int64_t *lo, int64
     *lo = at > 0 ? t->brk[at - 1] : INT64_MIN;
     size_t up = at < t->nbrk && t->brk[at] == window ? at + 1 : at;
     *hi = up < t->nbrk ? t->brk[up] : INT64_MAX;
+}
+
+void clk_history_note_delay(clock_history_t *self, const clock_node_fit_t *fits, size_t n)
+{
+    assert(self && (fits || n == 0));
+    for (size_t i = 0; i < n; i++) {
+        const clock_node_fit_t *f = &fits[i];
+        const track_node_t *t = f->aligned ? track_find(self, f->node, NULL) : NULL;
+        if (t == NULL || t->ntr == 0)
+            continue;
+        size_t pos = track_lower(t, f->anchor_ns);
+        size_t lo = pos > 2 ? pos - 2 : 0, hi = pos + 2 < t->ntr ? pos + 2 : t->ntr;
+        for (size_t k = lo; k < hi; k++)
+            if (t->tr[k].window == f->window)
+                t->tr[k].delay = isfinite(f->delay_ns) ? f->delay_ns : 0;
+    }
 }
 
 void clock_history_add(clock_history_t *self, const clock_node_fit_t *fits, size_t n,
@@ -1118,6 +1142,13 @@ bool clk_history_pool(const clock_history_t *self, uint32_t node, const clk_pool
     for (size_t i = i0; i < i1; i++) {
         const track_entry_t *e = &t->tr[i];
         if (e->ref != in->ref || e->window == in->window || e->window <= blo || e->window >= bhi)
+            continue;
+        /*
+         * A window hosts were slow in is off by up to its delay bound, which
+         * pooling would spread to this window's map, whose bound does not
+         * say so: only windows no more in doubt than this one pool with it.
+         */
+        if (e->delay > in->delay + POOL_DELAY_K * fmax(in->sd_off, e->sd_off))
             continue;
         obs_t x = entry_obs(e, in->anchor, in->off);
         double mid = 0.5 * (x.a + x.b);

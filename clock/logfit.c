@@ -323,7 +323,11 @@ typedef struct win_ctx {
     size_t *ntau;
 } win_ctx_t;
 
-/* Solve window w (with the history or without), feed it to the history, write its node fits. */
+/*
+ * Solve window w (with the history or without), feed it to the history, write
+ * its node fits; with the history, neither fed nor written: note its
+ * slow-host bounds in the history.
+ */
 static int solve_window(const win_ctx_t *c, size_t w, bool use_hist, bool feed, bool write,
                         uint32_t lag, char *err)
 {
@@ -360,6 +364,8 @@ static int solve_window(const win_ctx_t *c, size_t w, bool use_hist, bool feed, 
     }
     if (feed)
         clock_history_add(c->hist, nodes, nnodes, ej > ei ? &self->ef[ei] : NULL, ej - ei, &sst);
+    else if (use_hist && !write)
+        clk_history_note_delay(c->hist, nodes, nnodes);
     /*
      * Merge with the full node list so that every node is reported every
      * window; a node the window has no edge fit of is unaligned there,
@@ -628,6 +634,9 @@ static int logfit_solve(clock_logfit_t *self, char *err)
     if (!causal) {
         for (size_t w = 0; w < nw && rc == BASE_OK; w++)
             rc = solve_window(&wc, w, false, true, false, 0, err);
+        /* Each window's slow-host bounds, now that every margin has its level. */
+        for (size_t w = 0; w < nw && rc == BASE_OK; w++)
+            rc = solve_window(&wc, w, true, false, false, 0, err);
         self->st.solve_ns_total = 0; /* the cost of the solve that is written */
         for (size_t w = 0; w < nw && rc == BASE_OK; w++)
             rc = solve_window(&wc, w, true, false, true, 0, err);

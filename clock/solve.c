@@ -33,6 +33,8 @@
  */
 #define MARGIN_Z  5.0
 #define MARGIN_UP 2.0
+/* An edge fit whose range is shorter than this part of the window's longest was trimmed. */
+#define TRIMMED_SPAN 0.9
 
 void clock_solve_opts_default(clock_solve_opts_t *opts)
 {
@@ -388,6 +390,94 @@ static uint32_t flag_suspects(sedge_t *se, size_t ne, size_t m, size_t nn, const
     return flagged;
 }
 
+/* The classes of an edge fit for the slow-host bound. */
+enum edge_class {
+    EDGE_STEADY,  /* its margin did not move inside the window */
+    EDGE_TRIMMED, /* it moved, and the fit kept the undisturbed part */
+    EDGE_WHOLE,   /* it moved, and the fit is the whole window's */
+    EDGE_CLASSES
+};
+
+/*
+ * Hosts slow to stamp (section 3 of docs/CLOCK.md).  A host's delay is a
+ * shift of that host alone; edge by edge goes what is not: xs[i] bounds
+ * edge i's bias beyond its hosts' shifts (NAN: its margin has no level
+ * yet), host[n] the shift of node n (0: none; NAN: no edge of it has a
+ * level).
+ */
+static void slow_hosts(const sedge_t *se, size_t ne, const clock_edge_fit_t *edges, size_t nn,
+                       const clock_solve_opts_t *opts, double *xs, double *host)
+{
+    double *rise = xmalloc(ne * sizeof *rise);
+    enum edge_class *cls = xmalloc(ne * sizeof *cls);
+    size_t(*count)[EDGE_CLASSES] = xcalloc(nn, sizeof *count);
+    double span = 0;
+    for (size_t i = 0; i < ne; i++)
+        span = fmax(span, clk_diff(edges[se[i].e].to_ns, edges[se[i].e].from_ns));
+    for (size_t i = 0; i < nn; i++)
+        host[i] = INFINITY;
+    for (size_t i = 0; i < ne; i++) {
+        const clock_edge_fit_t *e = &edges[se[i].e];
+        double sd, raised = e->margin_ns - clock_history_margin_level(opts->history, e, &sd);
+        sd = fmax(sd, se[i].sig0); /* fmax takes the number over a NAN */
+        xs[i] = !isfinite(raised)              ? NAN
+                : raised > opts->margin_z * sd ? raised + MARGIN_UP * sd
+                                               : 0.0;
+        bool moved = isfinite(e->margin_step_ns) && e->margin_step_ns != 0;
+        bool cut = clk_diff(e->to_ns, e->from_ns) < TRIMMED_SPAN * span;
+        cls[i] = !moved ? EDGE_STEADY : cut ? EDGE_TRIMMED : EDGE_WHOLE;
+        /* The rise it saw: inside the window, on top of where it started. */
+        rise[i] = xs[i];
+        if (moved && isfinite(xs[i]))
+            rise[i] = (xs[i] > 0 ? xs[i] : MARGIN_UP * sd) + fabs(e->margin_step_ns);
+        if (!isfinite(rise[i]) || !(se[i].rw > 0))
+            continue;
+        /* A host is slow by no more than its least raised edge. */
+        size_t ends[2] = {se[i].na, se[i].nb};
+        for (int j = 0; j < 2; j++) {
+            host[ends[j]] = fmin(host[ends[j]], rise[i]);
+            count[ends[j]][cls[i]]++;
+        }
+    }
+    /*
+     * Which shift a host's maps carry: its edges fitted over their
+     * undisturbed part carry none of it, the others all (steady) or a part
+     * (whole, γ unknown).  A host whose trimmed edges are the most is
+     * taken for unshifted, any other for shifted; every edge that differs
+     * from its host's choice carries up to that host's delay edge by edge,
+     * as does what an edge rose by beyond its two hosts (a slow link) or,
+     * steady, short of them (a part of the window it did not see).
+     */
+    bool *shifted = xmalloc(nn * sizeof *shifted);
+    for (size_t n = 0; n < nn; n++) {
+        size_t *c = count[n];
+        shifted[n] = c[EDGE_TRIMMED] <= c[EDGE_STEADY] + c[EDGE_WHOLE];
+        if (!isfinite(host[n]))
+            host[n] = NAN;
+    }
+    for (size_t i = 0; i < ne; i++) {
+        if (!isfinite(xs[i]))
+            continue;
+        size_t ends[2] = {se[i].na, se[i].nb};
+        double both = 0, off = 0;
+        for (int j = 0; j < 2; j++) {
+            double M = isfinite(host[ends[j]]) ? host[ends[j]] : 0;
+            both += M;
+            bool fits = shifted[ends[j]] ? cls[i] == EDGE_STEADY : cls[i] == EDGE_TRIMMED;
+            off += fits ? 0 : M;
+        }
+        off += cls[i] == EDGE_STEADY ? fabs(xs[i] - both) : fmax(0, xs[i] - both);
+        xs[i] = off;
+    }
+    for (size_t n = 0; n < nn; n++)
+        if (!shifted[n] && isfinite(host[n]))
+            host[n] = 0;
+    free(shifted);
+    free(count);
+    free(cls);
+    free(rise);
+}
+
 int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opts,
                 clock_node_fit_t **nodes, size_t *n_nodes, clock_solve_stats_t *st, char *err)
 {
@@ -649,27 +739,23 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
      * undisturbed level (clock_history_margin_level), once that stands
      * clear of its noise from window to window (at least the edge's
      * offset σ: margin and offset are half the difference and half the sum
-     * of the same two boundaries), plus 2σ.  xs[i] bounds edge i's bias
-     * (NAN: no level known yet, or the fit has no margin); each node's
-     * offset is the solve's weighted sum of the edges' (the sandwich
-     * below), so the same weights, in absolute value, bound the node's
-     * error from them, whatever the biases' pattern (a whole host, one
-     * link, an edge the fit trimmed to its undisturbed part beside one it
-     * could not).  A node none of whose edges has a level says nothing.
+     * of the same two boundaries), plus 2σ.  Such a host shifts every map
+     * that rests on its edges the way a clock offset would: its own (every
+     * other, for the reference's host) by up to its delay, the others not
+     * at all; what is not a shift of one host (an edge trimmed to its
+     * undisturbed part beside one that was not, a slow link) goes edge by
+     * edge: each node's offset is the solve's weighted sum of the edges'
+     * (the sandwich below), so the same weights, in absolute value, bound
+     * the node's error from them, whatever their pattern (slow_hosts).  A
+     * node none of whose edges has a level says nothing.
      */
-    double *xs = NULL;
+    double *xs = NULL, *host = NULL;
     if (opts->history && ne > 0 && m > 0 && opts->margin_z > 0) {
         dbound = xcalloc(m, sizeof *dbound);
         dknown = xcalloc(m, sizeof *dknown);
         xs = xmalloc(ne * sizeof *xs);
-        for (size_t i = 0; i < ne; i++) {
-            const clock_edge_fit_t *e = &edges[se[i].e];
-            double sd, raised = e->margin_ns - clock_history_margin_level(opts->history, e, &sd);
-            sd = fmax(sd, se[i].sig0); /* fmax takes the number over a NAN */
-            xs[i] = !isfinite(raised)              ? NAN
-                    : raised > opts->margin_z * sd ? raised + MARGIN_UP * sd
-                                                   : 0.0;
-        }
+        host = xmalloc(nn * sizeof *host);
+        slow_hosts(se, ne, edges, nn, opts, xs, host);
     }
     /*
      * How much of τ² persists.  τ² is the loops' excess over the edges' own
@@ -725,6 +811,18 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
             }
         }
     }
+    /* A host's shift: its own map's, and every map's for the reference's host. */
+    if (host) {
+        for (size_t i = 0; i < nn; i++) {
+            if (unk[i] < 0)
+                continue;
+            size_t k = (size_t)unk[i];
+            dbound[k] +=
+                (isfinite(host[i]) ? host[i] : 0) + (isfinite(host[iref]) ? host[iref] : 0);
+            dknown[k] = dknown[k] || isfinite(host[i]) || isfinite(host[iref]);
+        }
+    }
+    free(host);
     free(xs);
     free(edge_p2);
 
@@ -794,11 +892,17 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
         f->own_offset_sd_ns = sqrt(vs);
         f->own_drift_sd_ppb = sqrt(vr) * 1e9 * exp(-rho[k]);
         clk_pool_out_t po = {.disagree_ns = 0};
-        clk_pool_in_t pin = {f->window,           opts->ref,
-                             f->anchor_ns,        f->offset_ns,
-                             f->drift_ppb,        f->own_offset_sd_ns,
-                             f->own_drift_sd_ppb, half * 1e-9,
-                             opts->pool_windows,  opts->wander_floor_ppb};
+        clk_pool_in_t pin = {f->window,
+                             opts->ref,
+                             f->anchor_ns,
+                             f->offset_ns,
+                             f->drift_ppb,
+                             f->own_offset_sd_ns,
+                             f->own_drift_sd_ppb,
+                             half * 1e-9,
+                             opts->pool_windows,
+                             opts->wander_floor_ppb,
+                             db};
         bool pooled = opts->history && opts->pool_windows > 0 &&
                       clk_history_pool(opts->history, f->node, &pin, &po);
         if (pooled || po.disagree_ns > 0) {
