@@ -819,7 +819,7 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
             size_t k = (size_t)unk[i];
             dbound[k] +=
                 (isfinite(host[i]) ? host[i] : 0) + (isfinite(host[iref]) ? host[iref] : 0);
-            dknown[k] = dknown[k] || isfinite(host[i]) || isfinite(host[iref]);
+            dknown[k] = dknown[k] || isfinite(host[i]);
         }
     }
     free(host);
