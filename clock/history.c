@@ -221,6 +221,22 @@ static size_t track_lower(const track_node_t *t, int64_t x)
     return clk_lower_bound(t->tr, t->ntr, sizeof *t->tr, &x, anchor_before);
 }
 
+/* The entry of window w, whose map is anchored at x (SIZE_MAX: none): it sits next to x. */
+static size_t track_entry_of(const track_node_t *t, int64_t w, int64_t x)
+{
+    size_t pos = track_lower(t, x);
+    size_t lo = pos > 2 ? pos - 2 : 0, hi = pos + 2 < t->ntr ? pos + 2 : t->ntr;
+    for (size_t i = lo; i < hi; i++)
+        if (t->tr[i].window == w)
+            return i;
+    return SIZE_MAX;
+}
+
+static double entry_delay(const clock_node_fit_t *f)
+{
+    return isfinite(f->delay_ns) ? f->delay_ns : 0;
+}
+
 /* One window's own map into the node's track (replacing the same window's entry). */
 static void track_add(clock_history_t *self, track_node_t *t, const clock_node_fit_t *f)
 {
@@ -229,27 +245,18 @@ static void track_add(clock_history_t *self, track_node_t *t, const clock_node_f
           isfinite(f->own_drift_sd_ppb)))
         return;
     double half = 0.5e-9 * clk_diff(f->to_ns, f->from_ns);
-    track_entry_t e = {f->window,
-                       f->ref,
-                       f->anchor_ns,
-                       f->own_offset_ns,
-                       f->own_drift_ppb,
-                       f->own_offset_sd_ns,
-                       f->own_drift_sd_ppb,
-                       half > 0 && isfinite(half) ? half : 1.0,
-                       isfinite(f->delay_ns) ? f->delay_ns : 0};
+    track_entry_t e = {f->window,           f->ref,
+                       f->anchor_ns,        f->own_offset_ns,
+                       f->own_drift_ppb,    f->own_offset_sd_ns,
+                       f->own_drift_sd_ppb, half > 0 && isfinite(half) ? half : 1.0,
+                       entry_delay(f)};
     if (t->ntr > 0 && t->tr[t->ntr - 1].ref != f->ref)
         t->ntr = 0; /* another reference: the old maps say nothing about the new one */
+    /* The same window added again: replace it. */
+    size_t old = track_entry_of(t, f->window, e.anchor);
+    if (old != SIZE_MAX)
+        clk_array_close(t->tr, t->ntr--, sizeof *t->tr, old);
     size_t pos = track_lower(t, e.anchor);
-    /* The same window added again sits next to where it goes: replace it. */
-    size_t lo = pos > 2 ? pos - 2 : 0, hi = pos + 2 < t->ntr ? pos + 2 : t->ntr;
-    for (size_t i = lo; i < hi; i++) {
-        if (t->tr[i].window == f->window) {
-            clk_array_close(t->tr, t->ntr--, sizeof *t->tr, i);
-            pos = track_lower(t, e.anchor);
-            break;
-        }
-    }
     t->tr = clk_array_reserve(t->tr, t->ntr, &t->captr, sizeof *t->tr);
     clk_array_open(t->tr, t->ntr, sizeof *t->tr, pos);
     t->tr[pos] = e;
@@ -438,14 +445,10 @@ void clk_history_note_delay(clock_history_t *self, const clock_node_fit_t *fits,
     assert(self && (fits || n == 0));
     for (size_t i = 0; i < n; i++) {
         const clock_node_fit_t *f = &fits[i];
-        const track_node_t *t = f->aligned ? track_find(self, f->node, NULL) : NULL;
-        if (t == NULL || t->ntr == 0)
-            continue;
-        size_t pos = track_lower(t, f->anchor_ns);
-        size_t lo = pos > 2 ? pos - 2 : 0, hi = pos + 2 < t->ntr ? pos + 2 : t->ntr;
-        for (size_t k = lo; k < hi; k++)
-            if (t->tr[k].window == f->window)
-                t->tr[k].delay = isfinite(f->delay_ns) ? f->delay_ns : 0;
+        track_node_t *t = f->aligned ? track_find(self, f->node, NULL) : NULL;
+        size_t at = t ? track_entry_of(t, f->window, f->anchor_ns) : SIZE_MAX;
+        if (at != SIZE_MAX)
+            t->tr[at].delay = entry_delay(f);
     }
 }
 

@@ -345,6 +345,8 @@ static int solve_window(const win_ctx_t *c, size_t w, bool use_hist, bool feed, 
         so.to_ns = self->tmax;
     so.at_ns = clk_mid(so.from_ns, so.to_ns);
     so.history = use_hist ? c->hist : NULL;
+    if (use_hist && !feed && !write)
+        so.pool_windows = 0; /* the bounds come before pooling, which would go unused */
     clock_node_fit_t *nodes = NULL;
     size_t nnodes = 0;
     double t0 = cpu_ns();
