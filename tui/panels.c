@@ -482,18 +482,22 @@ static void windows_draw(struct tui_app *app, struct tui_pane *p)
         snprintf(loops, sizeof loops, ", no loop: asymmetry unseen");
     else if (s.loops >= 0)
         snprintf(loops, sizeof loops, ", %d loop%s", s.loops, s.loops == 1 ? "" : "s");
+    /* Short words: the title must hold the slow-host bound in a pane of 60 columns. */
     if (isfinite(s.stamp_asym_ns)) {
         char d[32];
         tui_fmt_dur(d, sizeof d, s.stamp_asym_ns);
-        snprintf(stamp, sizeof stamp, ", host stamps ±%s assumed", d);
+        snprintf(stamp, sizeof stamp, ", stamps ±%s", d);
     }
     if (s.delay_ns > 0) {
         char d[32];
         tui_fmt_dur(d, sizeof d, s.delay_ns);
-        snprintf(delay, sizeof delay, ", margins raised: ±%s", d);
+        snprintf(delay, sizeof delay, ", slow hosts ±%s", d);
     }
     snprintf(title, sizeof title, " Windows: %zu edge%s%s%s%s, newest first ", ne,
              ne == 1 ? "" : "s", loops, stamp, delay);
+    if (tui_strwidth(title) > p->w) /* the order goes first: the rows show it anyway */
+        snprintf(title, sizeof title, " Windows: %zu edge%s%s%s%s ", ne, ne == 1 ? "" : "s", loops,
+                 stamp, delay);
     tui_draw_title(app, p, title);
     if (p->h < 2)
         return;
