@@ -240,7 +240,10 @@ typedef struct clock_node_fit {
                              window that stands alone against its neighbours) */
     double delay_ns;      /* extra field: the bound, within U, on what hosts slow to stamp put on
                              this map, from the margins of its paths to the reference (0: none
-                             raised; NAN: unknown, no history yet) */
+                             raised; NAN: unknown) */
+    double warm_ns;       /* extra field: the part of delay_ns that bounds hosts none of whose
+                             edges has a margin level yet, by their least margin (0: none;
+                             written only when > 0) */
     double misfit_ms_ns2; /* this window's mean-square misfit reading, noise removed (may be
                              < 0); what clock_history averages (not written to JSON) */
     /*
@@ -347,7 +350,8 @@ typedef struct clock_solve_stats {
      * history cannot tell (no history, too few windows).
      */
     double persist_sigma_ns;
-    double delay_ns; /* the largest node delay bound of the window (clock_node_fit_t) */
+    double delay_ns;        /* the largest node delay bound of the window (clock_node_fit_t) */
+    uint32_t hosts_warming; /* hosts bounded by their least margin: no edge of theirs has a level */
 } clock_solve_stats_t;
 
 #define CLOCK_SOLVE_MAX_NODES 2048
@@ -453,6 +457,8 @@ double clock_history_persist_var(const clock_history_t *self, const clock_edge_f
  */
 double clock_history_margin_level(const clock_history_t *self, const clock_edge_fit_t *e,
                                   double *sd);
+/* How many other windows of the edge's margin the history holds (0: the solve warms up). */
+size_t clock_history_margin_windows(const clock_history_t *self, const clock_edge_fit_t *e);
 uint64_t clock_history_ignored(const clock_history_t *self);
 
 /* ------------------------------------------------------------------ */

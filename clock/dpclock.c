@@ -251,17 +251,20 @@ static FILE *open_input(const char *path, const char *what)
 /*
  * How many node windows had margins raised above their usual level (hosts
  * slow to stamp, docs/CLOCK.md section 3) and the bounds that put in their
- * uncertainties.
+ * uncertainties; apart, those whose hosts were still warming up (no level
+ * yet: bounded by their least margin).
  */
 static void print_delay_summary(const clock_node_fit_t *nf, size_t nn)
 {
     double *b = xmalloc((nn + 1) * sizeof *b);
-    size_t nb = 0, counted = 0;
+    size_t nb = 0, counted = 0, warm = 0;
     for (size_t i = 0; i < nn; i++) {
         if (!nf[i].aligned || nf[i].node == nf[i].ref || !isfinite(nf[i].delay_ns))
             continue;
         counted++;
-        if (nf[i].delay_ns > 0)
+        if (nf[i].warm_ns > 0)
+            warm++;
+        else if (nf[i].delay_ns > 0)
             b[nb++] = nf[i].delay_ns;
     }
     if (nb > 0) {
@@ -271,6 +274,11 @@ static void print_delay_summary(const clock_node_fit_t *nf, size_t nn)
                 "bound median %.1f ns, largest %.1f ns, within their uncertainties\n",
                 nb, counted, b[nb / 2], b[nb - 1]);
     }
+    if (warm > 0)
+        fprintf(stderr,
+                "dpclock: %zu node windows warming up (no margin level yet for a host of "
+                "theirs: bounded by its least margin)\n",
+                warm);
     free(b);
 }
 

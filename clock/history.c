@@ -232,9 +232,11 @@ static size_t track_entry_of(const track_node_t *t, int64_t w, int64_t x)
     return SIZE_MAX;
 }
 
+/* A warming-up host's part is left out: that window is in doubt only for want of history. */
 static double entry_delay(const clock_node_fit_t *f)
 {
-    return isfinite(f->delay_ns) ? f->delay_ns : 0;
+    double d = isfinite(f->delay_ns) ? f->delay_ns : 0;
+    return isfinite(f->warm_ns) ? fmax(0, d - f->warm_ns) : d;
 }
 
 /* One window's own map into the node's track (replacing the same window's entry). */
@@ -633,6 +635,18 @@ double clock_history_margin_level(const clock_history_t *self, const clock_edge_
     if (sd && nd > 0)
         *sd = clk_median(d, nd) / 0.954;
     return clk_quantile_sorted(v, n, 0.10);
+}
+
+size_t clock_history_margin_windows(const clock_history_t *self, const clock_edge_fit_t *e)
+{
+    assert(self && e);
+    uint32_t lo, hi;
+    edge_ends(e, &lo, &hi);
+    const edge_track_t *t = e->src == e->dst ? NULL : edge_find(self, lo, hi, NULL);
+    size_t n = 0;
+    for (size_t i = 0; t && i < t->nmg; i++)
+        n += t->mg[i].window != e->window;
+    return n;
 }
 
 size_t clock_history_track_len(const clock_history_t *self, uint32_t node)

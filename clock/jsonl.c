@@ -229,6 +229,9 @@ static enum base_dec decode_node(json_object *o, clock_node_fit_t *f, char *err)
     TRY(opt_num(o, "model_ns", &f->model_ns, err));
     TRY(opt_num(o, "delay_ns", &f->delay_ns, err));
     TRY(check_unc(isnan(f->delay_ns) ? 0 : f->delay_ns, "delay_ns", err));
+    f->warm_ns = 0;
+    TRY(opt_num(o, "warm_ns", &f->warm_ns, err));
+    TRY(check_unc(isnan(f->warm_ns) ? 0 : f->warm_ns, "warm_ns", err));
     int64_t lag = 0;
     TRY(base_json_opt_i64(o, "lag", &lag, err));
     if (lag < 0 || lag > CLOCK_LAG_MAX) {
@@ -434,6 +437,8 @@ size_t clock_json_format_node_fit(const clock_node_fit_t *f, char *buf, size_t c
     put_num(&o, "drift_uncertainty_ppb", f->drift_unc_ppb, 4);
     put_num(&o, "model_ns", f->aligned ? f->model_ns : NAN, 3);
     put_num(&o, "delay_ns", f->aligned ? f->delay_ns : NAN, 3);
+    if (f->aligned && f->warm_ns > 0)
+        put_num(&o, "warm_ns", f->warm_ns, 3);
     if (f->lag > 0)
         put(&o, ",\"lag\":%u", f->lag);
     put(&o, "}");
@@ -525,6 +530,8 @@ json_object *clock_json_node_fit(const clock_node_fit_t *f)
     json_object_object_add(o, "drift_uncertainty_ppb", num(f->drift_unc_ppb, 4));
     json_object_object_add(o, "model_ns", num(f->aligned ? f->model_ns : NAN, 3));
     json_object_object_add(o, "delay_ns", num(f->aligned ? f->delay_ns : NAN, 3));
+    if (f->aligned && f->warm_ns > 0)
+        json_object_object_add(o, "warm_ns", num(f->warm_ns, 3));
     if (f->lag > 0)
         json_object_object_add(o, "lag", json_object_new_int64(f->lag));
     return o;

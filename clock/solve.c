@@ -403,10 +403,10 @@ enum edge_class {
  * shift of that host alone; edge by edge goes what is not: xs[i] bounds
  * edge i's bias beyond its hosts' shifts (NAN: its margin has no level
  * yet), host[n] the shift of node n (0: none; NAN: no edge of it has a
- * level).
+ * level), warm[n] the bound on it while none has (NAN: host[n] stands).
  */
 static void slow_hosts(const sedge_t *se, size_t ne, const clock_edge_fit_t *edges, size_t nn,
-                       const clock_solve_opts_t *opts, double *xs, double *host)
+                       const clock_solve_opts_t *opts, double *xs, double *host, double *warm)
 {
     double *rise = xmalloc(ne * sizeof *rise);
     enum edge_class *cls = xmalloc(ne * sizeof *cls);
@@ -469,6 +469,36 @@ static void slow_hosts(const sedge_t *se, size_t ne, const clock_edge_fit_t *edg
         off += cls[i] == EDGE_STEADY ? fabs(xs[i] - both) : fmax(0, xs[i] - both);
         xs[i] = off;
     }
+    /*
+     * Warming up: a host none of whose edges the history holds from another
+     * window (a master's first window, a host's first after it joins) may
+     * have been slow since before, and nothing tells by how much but its
+     * margins: a margin is half a round trip, so no host delay biases an
+     * edge by more than it.  Its least margin (plus 2σ) bounds it (shifted:
+     * no edge of it is trimmed); its edges' differences are link delays,
+     * which the solve takes as symmetric, as it always does.  Only the
+     * first window: until a level stands (3 windows) such µs bounds would
+     * be a third of the maps of a 20 s run.
+     */
+    for (size_t n = 0; n < nn; n++)
+        warm[n] = INFINITY;
+    bool *seen = xcalloc(nn, sizeof *seen);
+    for (size_t i = 0; i < ne; i++) {
+        const clock_edge_fit_t *e = &edges[se[i].e];
+        if (!isfinite(e->margin_ns) || !(se[i].rw > 0))
+            continue;
+        bool known = clock_history_margin_windows(opts->history, e) > 0;
+        double up = fmax(e->margin_ns, 0) + MARGIN_UP * se[i].sig0;
+        size_t ends[2] = {se[i].na, se[i].nb};
+        for (int j = 0; j < 2; j++) {
+            seen[ends[j]] = seen[ends[j]] || known;
+            warm[ends[j]] = fmin(warm[ends[j]], up);
+        }
+    }
+    for (size_t n = 0; n < nn; n++)
+        if (seen[n] || !isfinite(warm[n]))
+            warm[n] = NAN;
+    free(seen);
     for (size_t n = 0; n < nn; n++)
         if (!shifted[n] && isfinite(host[n]))
             host[n] = 0;
@@ -661,7 +691,7 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
     if (opts->history)
         floor2 = fmax(floor2, clock_history_extra_var(opts->history));
     double tau2 = floor2, tau2_used = floor2;
-    double *vo_stat = NULL, *vo_pers = NULL, *dbound = NULL;
+    double *vo_stat = NULL, *vo_pers = NULL, *dbound = NULL, *dwarm = NULL;
     bool *dknown = NULL; /* dbound[k] rests on at least one edge with a known margin level */
     if (m > 0) {
         double *N = xmalloc(m * m * sizeof *N), *N0 = xmalloc(m * m * sizeof *N0);
@@ -747,15 +777,21 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
      * edge: each node's offset is the solve's weighted sum of the edges'
      * (the sandwich below), so the same weights, in absolute value, bound
      * the node's error from them, whatever their pattern (slow_hosts).  A
-     * node none of whose edges has a level says nothing.
+     * host none of whose edges has a level yet is bounded by its least
+     * margin (warming up); pooling does not count that part against a
+     * window, which is in doubt only for want of history.
      */
-    double *xs = NULL, *host = NULL;
+    double *xs = NULL, *host = NULL, *warm = NULL;
     if (opts->history && ne > 0 && m > 0 && opts->margin_z > 0) {
         dbound = xcalloc(m, sizeof *dbound);
+        dwarm = xcalloc(m, sizeof *dwarm);
         dknown = xcalloc(m, sizeof *dknown);
         xs = xmalloc(ne * sizeof *xs);
         host = xmalloc(nn * sizeof *host);
-        slow_hosts(se, ne, edges, nn, opts, xs, host);
+        warm = xmalloc(nn * sizeof *warm);
+        slow_hosts(se, ne, edges, nn, opts, xs, host, warm);
+        for (size_t i = 0; i < nn; i++)
+            st->hosts_warming += reach[i] && isfinite(warm[i]);
     }
     /*
      * How much of τ² persists.  τ² is the loops' excess over the edges' own
@@ -819,10 +855,12 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
             size_t k = (size_t)unk[i];
             dbound[k] +=
                 (isfinite(host[i]) ? host[i] : 0) + (isfinite(host[iref]) ? host[iref] : 0);
-            dknown[k] = dknown[k] || isfinite(host[i]);
+            dwarm[k] = (isfinite(warm[i]) ? warm[i] : 0) + (isfinite(warm[iref]) ? warm[iref] : 0);
+            dknown[k] = dknown[k] || isfinite(host[i]) || isfinite(warm[i]);
         }
     }
     free(host);
+    free(warm);
     free(xs);
     free(edge_p2);
 
@@ -875,8 +913,9 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
         double vp = fmin(vo_pers[k], fmax(vo - vo_stat[k], 0)), ed = sqrt(vr) * half;
         double vs = vo - vp;
         double vq = 0.5 * opts->stamp_asym_ns * opts->stamp_asym_ns;
-        double db = dbound ? dbound[k] : 0;
+        double dw = dwarm ? dwarm[k] : 0, db = dbound ? dbound[k] + dw : 0;
         f->delay_ns = dbound && dknown[k] ? db : NAN;
+        f->warm_ns = dw;
         st->delay_ns = fmax(st->delay_ns, db);
         double pers2 = kp * kp * vp + STAMP_Z * STAMP_Z * vq + db * db;
         /* The delay bound as the 95 % of a normal, where a σ is wanted. */
@@ -902,7 +941,7 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
                              half * 1e-9,
                              opts->pool_windows,
                              opts->wander_floor_ppb,
-                             db};
+                             db - dw};
         bool pooled = opts->history && opts->pool_windows > 0 &&
                       clk_history_pool(opts->history, f->node, &pin, &po);
         if (pooled || po.disagree_ns > 0) {
@@ -958,6 +997,7 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
     rc = BASE_OK;
 out:
     free(dbound);
+    free(dwarm);
     free(dknown);
     free(vo_stat);
     free(vo_pers);

@@ -789,6 +789,7 @@ static void solve_window(node_master_t *self, int64_t k)
                                    json_object_new_double(st.persist_sigma_ns));
         json_object_object_add(h, "stamp_asym_ns", json_object_new_double(so.stamp_asym_ns));
         json_object_object_add(h, "delay_ns", json_object_new_double(st.delay_ns));
+        json_object_object_add(h, "hosts_warming", json_object_new_int64(st.hosts_warming));
         bus_pub_send(self->pub, m, NULL);
         bus_msg_destroy(&m);
     } else {

@@ -1017,6 +1017,70 @@ static void test_console_resize_and_keys(void **state)
     tui_model_destroy(&m);
 }
 
+/*
+ * What the Windows title says of hosts slow to stamp: while some have no
+ * margin level yet, that they are warming up; then the largest bound.
+ * Each state on a fresh screen, so the whole title is written out.
+ */
+static bool console_shows(tui_model_t *m, const char *text)
+{
+    char path[] = "/tmp/test_tui_title.XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *in = fopen("/dev/null", "r"), *out = fdopen(fd, "w+");
+    assert_non_null(in);
+    assert_non_null(out);
+    struct tui_app_opts o = {.hub = "tcp://test:1",
+                             .outdir = "/tmp",
+                             .fps = 10,
+                             .color = false,
+                             .in = in,
+                             .out = out,
+                             .term = "xterm-256color",
+                             .rows = 40,
+                             .cols = 120};
+    char err[BASE_ERRLEN];
+    tui_app_t *app = tui_app_new(m, &o, err);
+    assert_non_null(app);
+    tui_app_frame(app, base_monotonic_ns());
+    tui_app_destroy(&app);
+    fflush(out);
+    rewind(out);
+    static char buf[1 << 20];
+    size_t n = fread(buf, 1, sizeof buf - 1, out);
+    buf[n] = '\0';
+    fclose(out);
+    fclose(in);
+    unlink(path);
+    return strstr(buf, text) != NULL;
+}
+
+static void test_console_windows_title(void **state)
+{
+    (void)state;
+    tui_model_t *m = tui_model_new(NULL);
+    feed_two_nodes(m, true);
+    apply_ok(m, BUS_K_SOLVE,
+             "{\"window\":2,\"ref\":1,\"residuals\":[],\"unaligned\":[],\"dof\":2,"
+             "\"edges_used\":2,\"stamp_asym_ns\":3,\"delay_ns\":19000,\"hosts_warming\":2}");
+    assert_true(console_shows(m, "loops, stamps ±3ns, hosts warming up"));
+    assert_false(console_shows(m, "slow hosts"));
+    apply_ok(m, BUS_K_SOLVE,
+             "{\"window\":3,\"ref\":1,\"residuals\":[],\"unaligned\":[],\"dof\":1,"
+             "\"edges_used\":2,\"stamp_asym_ns\":3,\"delay_ns\":212.5,\"hosts_warming\":0}");
+    assert_true(console_shows(m, "stamps ±3ns, slow hosts ±212ns"));
+    assert_false(console_shows(m, "warming"));
+    /* A count out of range is rejected and changes nothing. */
+    assert_int_equal(apply_json(m, BUS_K_SOLVE,
+                                "{\"window\":4,\"ref\":1,\"residuals\":[],\"unaligned\":[],"
+                                "\"dof\":1,\"hosts_warming\":-1}"),
+                     BASE_DEC_BAD_VALUE);
+    struct tui_summary s;
+    tui_model_summary(m, &s);
+    assert_true(s.hosts_warming == 0 && s.delay_ns == 212.5);
+    tui_model_destroy(&m);
+}
+
 /* ---- protobuf writer --------------------------------------------------------------- */
 
 static void assert_pb(const struct tui_pb *pb, const uint8_t *want, size_t n)
@@ -1872,6 +1936,7 @@ int main(void)
         cmocka_unit_test(test_chrome),
         cmocka_unit_test(test_json_escape),
         cmocka_unit_test(test_console_resize_and_keys),
+        cmocka_unit_test(test_console_windows_title),
         cmocka_unit_test(test_pb_writer),
         cmocka_unit_test(test_scopes),
         cmocka_unit_test(test_xplane),

@@ -64,6 +64,7 @@ struct tui_model {
     int64_t solve_window, loops, solve_edges;
     double stamp_asym_ns; /* the host stamp asymmetry its ± assume (NAN: not said) */
     double delay_ns;      /* its largest bound from hosts slow to stamp (NAN: not said) */
+    int64_t warming;      /* hosts it bounded by their least margin, no level yet */
     bool have_table;      /* the master's node table has arrived */
     uint64_t gen;
     base_decstats_t dec;
@@ -712,12 +713,17 @@ static enum base_dec on_solve(tui_model_t *self, json_object *h, char *err)
     TRY(base_json_get_i64(h, "window", &window, err));
     TRY(get_u16(h, "ref", &ref, err));
     TRY(get_array(h, "residuals", &arr, err));
-    int64_t dof = -1, used = 0;
+    int64_t dof = -1, used = 0, warming = 0;
     double stamp = NAN, delay = NAN;
     TRY(base_json_opt_i64(h, "dof", &dof, err));
     TRY(base_json_opt_i64(h, "edges_used", &used, err));
     TRY(base_json_opt_double(h, "stamp_asym_ns", &stamp, err));
     TRY(base_json_opt_double(h, "delay_ns", &delay, err));
+    TRY(base_json_opt_i64(h, "hosts_warming", &warming, err));
+    if (warming < 0 || warming > INT32_MAX) {
+        base_err(err, "solve: hosts_warming %" PRId64 " out of range", warming);
+        return BASE_DEC_BAD_VALUE;
+    }
     if (dof < -1 || dof > INT32_MAX || used < 0 || used > INT32_MAX) {
         base_err(err, "solve: dof %" PRId64 " or edges_used %" PRId64 " out of range", dof, used);
         return BASE_DEC_BAD_VALUE;
@@ -760,6 +766,7 @@ static enum base_dec on_solve(tui_model_t *self, json_object *h, char *err)
         self->solve_edges = used;
         self->stamp_asym_ns = stamp;
         self->delay_ns = delay;
+        self->warming = warming;
     }
     self->gen++;
     return BASE_DEC_OK;
@@ -1187,6 +1194,7 @@ void tui_model_summary(const tui_model_t *self, struct tui_summary *out)
     out->asym_unseen = self->loops == 0 && self->solve_edges > 0;
     out->stamp_asym_ns = self->stamp_asym_ns;
     out->delay_ns = self->delay_ns;
+    out->hosts_warming = (int)self->warming;
     out->worst_unc_ns = NAN;
     out->worst_unc_node = -1;
     for (size_t i = 0; i < self->nnodes; i++) {

@@ -488,7 +488,10 @@ static void windows_draw(struct tui_app *app, struct tui_pane *p)
         tui_fmt_dur(d, sizeof d, s.stamp_asym_ns);
         snprintf(stamp, sizeof stamp, ", stamps ±%s", d);
     }
-    if (s.delay_ns > 0) {
+    if (s.hosts_warming > 0) {
+        /* Their ± takes their least margin: the nodes' ± say how much. */
+        snprintf(delay, sizeof delay, ", hosts warming up");
+    } else if (s.delay_ns > 0) {
         char d[32];
         tui_fmt_dur(d, sizeof d, s.delay_ns);
         snprintf(delay, sizeof delay, ", slow hosts ±%s", d);

@@ -242,6 +242,12 @@ struct tui_summary {
      * said).
      */
     double delay_ns;
+    /*
+     * Hosts no margin of which has a level yet (the master's first windows,
+     * or a host just joined): their ± takes their least margin, since
+     * nothing yet tells how slow they were all along.
+     */
+    int hosts_warming;
     double worst_unc_ns;
     int worst_unc_node;
     double events_per_s;

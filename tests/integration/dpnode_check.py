@@ -324,6 +324,16 @@ def main():
             return 1
         print(f"{field}={h[field]}")
         return 0 if float(h[field]) >= lo else 1
+    if cmd == "warming":
+        # Hosts bounded by their least margin (no margin level yet): some in
+        # the first solves, none in the newest.
+        seq = [(r["h"]["window"], r["h"].get("hosts_warming"))
+               for r in recs if kind(r) == "solve" and not r["h"].get("lag")]
+        if not seq:
+            print("no solve")
+            return 1
+        print("hosts_warming by window: " + " ".join(f"{w}:{n}" for w, n in seq))
+        return 0 if any((n or 0) > 0 for _, n in seq[:3]) and seq[-1][1] == 0 else 1
     if cmd == "refined":
         since, max_ns = float(a[0]), float(a[1])
         t = truths(recs)

@@ -57,6 +57,10 @@ done
 grep -q '"type": "win"' "$REC" || it_fail "no window statistics"
 grep -q '"type": "edge_fit"' "$REC" || it_fail "no edge fits"
 grep -q '"type": "solve"' "$REC" || it_fail "no solve messages"
+# Until an edge's margin has a level, nothing tells how slow its hosts have
+# been all along: the first solves say which hosts that is, the newest none.
+w=$($CHECK warming "$REC") || it_fail "warming up: $w"
+echo "$w"
 
 # The probe log is SPEC 4.5: dpclock fits it offline.
 lines=$(grep -c '"type":"probe"' "$IT_TMP/probes.jsonl")
