@@ -601,11 +601,13 @@ double clock_history_persist_var(const clock_history_t *self, const clock_edge_f
  * sustained load).
  */
 double clock_history_margin_level(const clock_history_t *self, const clock_edge_fit_t *e,
-                                  double *sd)
+                                  double *sd, size_t *others)
 {
     assert(self && e);
     if (sd)
         *sd = NAN;
+    if (others)
+        *others = 0;
     if (e->src == e->dst)
         return NAN;
     uint32_t lo, hi;
@@ -623,6 +625,8 @@ double clock_history_margin_level(const clock_history_t *self, const clock_edge_
         if (i > 0 && t->mg[i - 1].window != e->window)
             d[nd++] = fabs(t->mg[i].r - t->mg[i - 1].r);
     }
+    if (others)
+        *others = n;
     if (n < MARGIN_MIN)
         return NAN;
     qsort(v, n, sizeof *v, clk_cmp_double);
@@ -635,18 +639,6 @@ double clock_history_margin_level(const clock_history_t *self, const clock_edge_
     if (sd && nd > 0)
         *sd = clk_median(d, nd) / 0.954;
     return clk_quantile_sorted(v, n, 0.10);
-}
-
-size_t clock_history_margin_windows(const clock_history_t *self, const clock_edge_fit_t *e)
-{
-    assert(self && e);
-    uint32_t lo, hi;
-    edge_ends(e, &lo, &hi);
-    const edge_track_t *t = e->src == e->dst ? NULL : edge_find(self, lo, hi, NULL);
-    size_t n = 0;
-    for (size_t i = 0; t && i < t->nmg; i++)
-        n += t->mg[i].window != e->window;
-    return n;
 }
 
 size_t clock_history_track_len(const clock_history_t *self, uint32_t node)

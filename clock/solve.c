@@ -415,11 +415,33 @@ static void slow_hosts(const sedge_t *se, size_t ne, const clock_edge_fit_t *edg
     for (size_t i = 0; i < ne; i++)
         span = fmax(span, clk_diff(edges[se[i].e].to_ns, edges[se[i].e].from_ns));
     for (size_t i = 0; i < nn; i++)
-        host[i] = INFINITY;
+        host[i] = warm[i] = INFINITY;
+    bool *seen =
+        xcalloc(nn, sizeof *seen); /* an edge of it is in the history from another window */
     for (size_t i = 0; i < ne; i++) {
         const clock_edge_fit_t *e = &edges[se[i].e];
-        double sd, raised = e->margin_ns - clock_history_margin_level(opts->history, e, &sd);
+        size_t ends[2] = {se[i].na, se[i].nb}, others;
+        double sd, level = clock_history_margin_level(opts->history, e, &sd, &others);
+        double raised = e->margin_ns - level;
         sd = fmax(sd, se[i].sig0); /* fmax takes the number over a NAN */
+        /*
+         * Warming up: a host none of whose edges the history holds from
+         * another window (a master's first window, a host's first after it
+         * joins) may have been slow since before, and nothing tells by how
+         * much but its margins: a margin is half a round trip, so no host
+         * delay biases an edge by more than it.  Its least margin (plus 2σ)
+         * bounds it (shifted: no edge of it is trimmed); its edges'
+         * differences are link delays, which the solve takes as symmetric,
+         * as it always does.  Only the first window: until a level stands (3
+         * windows) such µs bounds would be a third of the maps of a 20 s run.
+         */
+        if (isfinite(e->margin_ns) && se[i].rw > 0) {
+            double up = fmax(e->margin_ns, 0) + MARGIN_UP * se[i].sig0;
+            for (int j = 0; j < 2; j++) {
+                seen[ends[j]] = seen[ends[j]] || others > 0;
+                warm[ends[j]] = fmin(warm[ends[j]], up);
+            }
+        }
         xs[i] = !isfinite(raised)              ? NAN
                 : raised > opts->margin_z * sd ? raised + MARGIN_UP * sd
                                                : 0.0;
@@ -433,7 +455,6 @@ static void slow_hosts(const sedge_t *se, size_t ne, const clock_edge_fit_t *edg
         if (!isfinite(rise[i]) || !(se[i].rw > 0))
             continue;
         /* A host is slow by no more than its least raised edge. */
-        size_t ends[2] = {se[i].na, se[i].nb};
         for (int j = 0; j < 2; j++) {
             host[ends[j]] = fmin(host[ends[j]], rise[i]);
             count[ends[j]][cls[i]]++;
@@ -454,7 +475,10 @@ static void slow_hosts(const sedge_t *se, size_t ne, const clock_edge_fit_t *edg
         shifted[n] = c[EDGE_TRIMMED] <= c[EDGE_STEADY] + c[EDGE_WHOLE];
         if (!isfinite(host[n]))
             host[n] = NAN;
+        if (seen[n] || !isfinite(warm[n]))
+            warm[n] = NAN;
     }
+    free(seen);
     for (size_t i = 0; i < ne; i++) {
         if (!isfinite(xs[i]))
             continue;
@@ -469,36 +493,6 @@ static void slow_hosts(const sedge_t *se, size_t ne, const clock_edge_fit_t *edg
         off += cls[i] == EDGE_STEADY ? fabs(xs[i] - both) : fmax(0, xs[i] - both);
         xs[i] = off;
     }
-    /*
-     * Warming up: a host none of whose edges the history holds from another
-     * window (a master's first window, a host's first after it joins) may
-     * have been slow since before, and nothing tells by how much but its
-     * margins: a margin is half a round trip, so no host delay biases an
-     * edge by more than it.  Its least margin (plus 2σ) bounds it (shifted:
-     * no edge of it is trimmed); its edges' differences are link delays,
-     * which the solve takes as symmetric, as it always does.  Only the
-     * first window: until a level stands (3 windows) such µs bounds would
-     * be a third of the maps of a 20 s run.
-     */
-    for (size_t n = 0; n < nn; n++)
-        warm[n] = INFINITY;
-    bool *seen = xcalloc(nn, sizeof *seen);
-    for (size_t i = 0; i < ne; i++) {
-        const clock_edge_fit_t *e = &edges[se[i].e];
-        if (!isfinite(e->margin_ns) || !(se[i].rw > 0))
-            continue;
-        bool known = clock_history_margin_windows(opts->history, e) > 0;
-        double up = fmax(e->margin_ns, 0) + MARGIN_UP * se[i].sig0;
-        size_t ends[2] = {se[i].na, se[i].nb};
-        for (int j = 0; j < 2; j++) {
-            seen[ends[j]] = seen[ends[j]] || known;
-            warm[ends[j]] = fmin(warm[ends[j]], up);
-        }
-    }
-    for (size_t n = 0; n < nn; n++)
-        if (seen[n] || !isfinite(warm[n]))
-            warm[n] = NAN;
-    free(seen);
     for (size_t n = 0; n < nn; n++)
         if (!shifted[n] && isfinite(host[n]))
             host[n] = 0;

@@ -936,6 +936,19 @@ static void test_json_escape(void **state)
 
 /* ---- the console on a dummy terminal --------------------------------------------- */
 
+static struct tui_app_opts console_opts(FILE *in, FILE *out, const char *dir, bool color)
+{
+    return (struct tui_app_opts){.hub = "tcp://test:1",
+                                 .outdir = dir,
+                                 .fps = 10,
+                                 .color = color,
+                                 .in = in,
+                                 .out = out,
+                                 .term = "xterm-256color",
+                                 .rows = 40,
+                                 .cols = 120};
+}
+
 static void test_console_resize_and_keys(void **state)
 {
     (void)state;
@@ -951,15 +964,7 @@ static void test_console_resize_and_keys(void **state)
     assert_non_null(out);
     char dir[] = "/tmp/test_tui_app.XXXXXX";
     assert_non_null(mkdtemp(dir));
-    struct tui_app_opts o = {.hub = "tcp://test:1",
-                             .outdir = dir,
-                             .fps = 10,
-                             .color = true,
-                             .in = in,
-                             .out = out,
-                             .term = "xterm-256color",
-                             .rows = 40,
-                             .cols = 120};
+    struct tui_app_opts o = console_opts(in, out, dir, true);
     char err[BASE_ERRLEN];
     tui_app_t *app = tui_app_new(m, &o, err);
     assert_non_null(app);
@@ -1024,21 +1029,10 @@ static void test_console_resize_and_keys(void **state)
  */
 static bool console_shows(tui_model_t *m, const char *text)
 {
-    char path[] = "/tmp/test_tui_title.XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    FILE *in = fopen("/dev/null", "r"), *out = fdopen(fd, "w+");
+    FILE *in = fopen("/dev/null", "r"), *out = tmpfile();
     assert_non_null(in);
     assert_non_null(out);
-    struct tui_app_opts o = {.hub = "tcp://test:1",
-                             .outdir = "/tmp",
-                             .fps = 10,
-                             .color = false,
-                             .in = in,
-                             .out = out,
-                             .term = "xterm-256color",
-                             .rows = 40,
-                             .cols = 120};
+    struct tui_app_opts o = console_opts(in, out, "/tmp", false);
     char err[BASE_ERRLEN];
     tui_app_t *app = tui_app_new(m, &o, err);
     assert_non_null(app);
@@ -1051,7 +1045,6 @@ static bool console_shows(tui_model_t *m, const char *text)
     buf[n] = '\0';
     fclose(out);
     fclose(in);
-    unlink(path);
     return strstr(buf, text) != NULL;
 }
 
