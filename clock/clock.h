@@ -452,12 +452,12 @@ double clock_history_persist_var(const clock_history_t *self, const clock_edge_f
  * rest on), ns: the low end of its margins in the other windows the
  * history holds (a delay beyond the usual only raises a margin); *sd (may
  * be NULL) their noise from window to window, from successive windows'
- * differences (NAN with none); *others (may be NULL) how many other
- * windows of the edge it holds (0: the solve warms up).  NAN while fewer
- * than 3 other windows of the edge are known.
+ * differences (NAN with none); *earlier (may be NULL) how many windows of
+ * the edge before this one it holds (0 while no level stands: the solve
+ * warms up).  NAN while fewer than 3 other windows of the edge are known.
  */
 double clock_history_margin_level(const clock_history_t *self, const clock_edge_fit_t *e,
-                                  double *sd, size_t *others);
+                                  double *sd, size_t *earlier);
 uint64_t clock_history_ignored(const clock_history_t *self);
 
 /* ------------------------------------------------------------------ */

@@ -601,13 +601,13 @@ double clock_history_persist_var(const clock_history_t *self, const clock_edge_f
  * sustained load).
  */
 double clock_history_margin_level(const clock_history_t *self, const clock_edge_fit_t *e,
-                                  double *sd, size_t *others)
+                                  double *sd, size_t *earlier)
 {
     assert(self && e);
     if (sd)
         *sd = NAN;
-    if (others)
-        *others = 0;
+    if (earlier)
+        *earlier = 0;
     if (e->src == e->dst)
         return NAN;
     uint32_t lo, hi;
@@ -620,13 +620,13 @@ double clock_history_margin_level(const clock_history_t *self, const clock_edge_
     for (size_t i = 0; i < t->nmg && n < EDGE_KEEP; i++) {
         if (t->mg[i].window == e->window)
             continue;
+        if (earlier && t->mg[i].window < e->window)
+            (*earlier)++;
         v[n++] = t->mg[i].r;
         /* Successive windows, the current one left out. */
         if (i > 0 && t->mg[i - 1].window != e->window)
             d[nd++] = fabs(t->mg[i].r - t->mg[i - 1].r);
     }
-    if (others)
-        *others = n;
     if (n < MARGIN_MIN)
         return NAN;
     qsort(v, n, sizeof *v, clk_cmp_double);

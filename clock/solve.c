@@ -417,28 +417,30 @@ static void slow_hosts(const sedge_t *se, size_t ne, const clock_edge_fit_t *edg
     for (size_t i = 0; i < nn; i++)
         host[i] = warm[i] = INFINITY;
     bool *seen =
-        xcalloc(nn, sizeof *seen); /* an edge of it is in the history from another window */
+        xcalloc(nn, sizeof *seen); /* an edge of it is in the history from an earlier window */
     for (size_t i = 0; i < ne; i++) {
         const clock_edge_fit_t *e = &edges[se[i].e];
-        size_t ends[2] = {se[i].na, se[i].nb}, others;
-        double sd, level = clock_history_margin_level(opts->history, e, &sd, &others);
+        size_t ends[2] = {se[i].na, se[i].nb}, earlier;
+        double sd, level = clock_history_margin_level(opts->history, e, &sd, &earlier);
         double raised = e->margin_ns - level;
         sd = fmax(sd, se[i].sig0); /* fmax takes the number over a NAN */
         /*
-         * Warming up: a host none of whose edges the history holds from
-         * another window (a master's first window, a host's first after it
-         * joins) may have been slow since before, and nothing tells by how
-         * much but its margins: a margin is half a round trip, so no host
-         * delay biases an edge by more than it.  Its least margin (plus 2σ)
-         * bounds it (shifted: no edge of it is trimmed); its edges'
-         * differences are link delays, which the solve takes as symmetric,
-         * as it always does.  Only the first window: until a level stands (3
-         * windows) such µs bounds would be a third of the maps of a 20 s run.
+         * Warming up: a host none of whose edges has a level yet, nor any
+         * window before this one in the history (a master's first window,
+         * also when refined once the next is in; a host's first after it
+         * joins), may have been slow since before, and nothing tells by
+         * how much but its margins: a margin is half a round trip, so no
+         * host delay biases an edge by more than it.  Its least margin
+         * (plus 2σ) bounds it (shifted: no edge of it is trimmed); its
+         * edges' differences are link delays, which the solve takes as
+         * symmetric, as it always does.  Only the first window: until a
+         * level stands (3 windows) such µs bounds would be a third of the
+         * maps of a 20 s run.
          */
         if (isfinite(e->margin_ns) && se[i].rw > 0) {
             double up = fmax(e->margin_ns, 0) + MARGIN_UP * se[i].sig0;
             for (int j = 0; j < 2; j++) {
-                seen[ends[j]] = seen[ends[j]] || others > 0;
+                seen[ends[j]] = seen[ends[j]] || earlier > 0;
                 warm[ends[j]] = fmin(warm[ends[j]], up);
             }
         }
@@ -475,7 +477,7 @@ static void slow_hosts(const sedge_t *se, size_t ne, const clock_edge_fit_t *edg
         shifted[n] = c[EDGE_TRIMMED] <= c[EDGE_STEADY] + c[EDGE_WHOLE];
         if (!isfinite(host[n]))
             host[n] = NAN;
-        if (seen[n] || !isfinite(warm[n]))
+        if (seen[n] || !isnan(host[n]) || !isfinite(warm[n]))
             warm[n] = NAN;
     }
     free(seen);
