@@ -412,6 +412,22 @@ void clock_history_set_track(clock_history_t *self, size_t windows);
  */
 void clock_history_add(clock_history_t *self, const clock_node_fit_t *fits, size_t n,
                        const clock_edge_fit_t *edges, size_t ne, const clock_solve_stats_t *st);
+/*
+ * Solve a window already added again (its edge fits and solve options, the
+ * history and pooling aside), with the margin levels the history has now,
+ * and keep the slow-host bounds of its maps (clock_node_fit_t.delay_ns) for
+ * pooling; nothing else changes.  A window solved before its edges had
+ * levels, or with levels taken from windows that were all slow, has no
+ * bound or too small a one, and pooling would carry its bias into its
+ * neighbours' maps.  A live master notes window k − d once window k is in,
+ * for d = 1, 2, 4, … CLOCK_RENOTE_MAX (the windows a live map pools with
+ * or takes its noise model from), as `dpclock fit --causal` does; offline,
+ * every window once the whole log's levels stand.  Nothing to do when
+ * opts->margin_z ≤ 0.
+ */
+#define CLOCK_RENOTE_MAX 16
+int clock_history_note_bounds(clock_history_t *self, const clock_edge_fit_t *edges, size_t n,
+                              const clock_solve_opts_t *opts, char *err);
 /* Windows tracked for a node. */
 size_t clock_history_track_len(const clock_history_t *self, uint32_t node);
 /*
@@ -728,6 +744,12 @@ typedef struct clock_scenario {
      * a third as long.
      */
     bool per_network;
+    /*
+     * Its error comes in spells that a run holds only a few of (which hosts
+     * are slow when, the reference's above all), so the bench runs this many
+     * seeds for each one asked (0: one).
+     */
+    uint32_t seed_runs;
     /* Cross traffic as above in one direction of each link (drawn per link), lan's light
      * traffic in the other: the two sides of every edge queue differently. */
     bool oneway;

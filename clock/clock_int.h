@@ -175,9 +175,10 @@ typedef struct clk_pool_out {
 bool clk_history_pool(const clock_history_t *self, uint32_t node, const clk_pool_in_t *in,
                       clk_pool_out_t *out);
 /*
- * The slow-host bounds of a window already in the tracks (clock_history_add
- * took its maps from a solve that had no margin levels yet), for pooling.
+ * What the solve takes from an edge fit's uncertainty (U at coverage kcov):
+ * the variance of its offset at its anchor (ns², the σ its margin is held
+ * to too) and its drift's σ (a fraction).
  */
-void clk_history_note_delay(clock_history_t *self, const clock_node_fit_t *fits, size_t n);
+void clk_edge_sigmas(const clock_edge_fit_t *e, double kcov, double *vb, double *sigd);
 
 #endif /* DP_CLOCK_INT_H */

@@ -899,6 +899,10 @@ static int cmd_bench(int argc, char **argv)
             sso.seconds = so.seconds / 3 > 10 ? so.seconds / 3 : fmin(so.seconds, 10);
             printf("(%s: %u networks of %.0f s, seeds %" PRIu64 "..%" PRIu64 ")\n", scs[s]->name,
                    sseeds, sso.seconds, so.seed, so.seed + sseeds - 1);
+        } else if (scs[s]->seed_runs > 1) {
+            sseeds = seeds * scs[s]->seed_runs;
+            printf("(%s: %u runs of %.0f s, seeds %" PRIu64 "..%" PRIu64 ")\n", scs[s]->name,
+                   sseeds, sso.seconds, so.seed, so.seed + sseeds - 1);
         }
         ret |= bench_run(scs[s], es, nest, ests, &sso, sseeds, cells[s]);
         for (size_t e = 0; e < nest && e < BENCH_MAX_EST; e++) {

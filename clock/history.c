@@ -442,16 +442,74 @@ static void break_span(const track_node_t *t, int64_t window, int64_t *lo, int64
     *hi = up < t->nbrk ? t->brk[up] : INT64_MAX;
 }
 
-void clk_history_note_delay(clock_history_t *self, const clock_node_fit_t *fits, size_t n)
+/*
+ * Whether any edge of a window stands raised against the margin levels the
+ * history has now, as the solve reads them (by margin_z of their noise, at
+ * least the edge's own σ), or saw its margin move inside the window.
+ * Neither: every bound of the window is 0.
+ */
+static bool any_raised(const clock_history_t *self, const clock_edge_fit_t *edges, size_t n,
+                       const clock_solve_opts_t *opts)
 {
-    assert(self && (fits || n == 0));
+    double kcov = opts->coverage_k > 0 ? opts->coverage_k : 3.0;
     for (size_t i = 0; i < n; i++) {
+        const clock_edge_fit_t *e = &edges[i];
+        double sd, vb, sigd, level = clock_history_margin_level(self, e, &sd, NULL);
+        clk_edge_sigmas(e, kcov, &vb, &sigd);
+        bool moved = isfinite(e->margin_step_ns) && e->margin_step_ns != 0;
+        bool raised = isfinite(level) && isfinite(e->margin_ns) &&
+                      e->margin_ns - level > opts->margin_z * fmax(sd, sqrt(vb));
+        if (moved || raised)
+            return true;
+    }
+    return false;
+}
+
+/* Window w's map of node n, anchored near x (its clock), no longer in doubt. */
+static void clear_delay(clock_history_t *self, uint32_t node, int64_t w, int64_t x)
+{
+    track_node_t *t = track_find(self, node, NULL);
+    size_t at = t ? track_entry_of(t, w, x) : SIZE_MAX;
+    if (at != SIZE_MAX)
+        t->tr[at].delay = 0;
+}
+
+int clock_history_note_bounds(clock_history_t *self, const clock_edge_fit_t *edges, size_t n,
+                              const clock_solve_opts_t *opts, char *err)
+{
+    assert(self && opts && (edges || n == 0));
+    if (!(opts->margin_z > 0) || n == 0)
+        return BASE_OK;
+    /* Most windows of most networks: nothing to solve for (a solve is O(nodes³)). */
+    if (!any_raised(self, edges, n, opts)) {
+        for (size_t i = 0; i < n; i++) {
+            clear_delay(self, edges[i].src, edges[i].window, edges[i].anchor_ns);
+            clear_delay(self, edges[i].dst, edges[i].window,
+                        clock_edge_map(&edges[i], edges[i].anchor_ns));
+        }
+        return BASE_OK;
+    }
+    clock_solve_opts_t so = *opts;
+    so.history = self;
+    so.pool_windows = 0; /* the bounds come before pooling, which would go unused */
+    /* The solve writes its residuals into the edges: those of the window's own solve stay. */
+    clock_edge_fit_t *e = xmalloc(n * sizeof *e);
+    memcpy(e, edges, n * sizeof *e);
+    clock_node_fit_t *fits = NULL;
+    size_t nf = 0;
+    int rc = clock_solve(e, n, &so, &fits, &nf, NULL, err);
+    free(e);
+    if (rc != BASE_OK)
+        return BASE_ERR;
+    for (size_t i = 0; i < nf; i++) {
         const clock_node_fit_t *f = &fits[i];
         track_node_t *t = f->aligned ? track_find(self, f->node, NULL) : NULL;
         size_t at = t ? track_entry_of(t, f->window, f->anchor_ns) : SIZE_MAX;
         if (at != SIZE_MAX)
             t->tr[at].delay = entry_delay(f);
     }
+    free(fits);
+    return BASE_OK;
 }
 
 void clock_history_add(clock_history_t *self, const clock_node_fit_t *fits, size_t n,

@@ -345,11 +345,15 @@ static int solve_window(const win_ctx_t *c, size_t w, bool use_hist, bool feed, 
         so.to_ns = self->tmax;
     so.at_ns = clk_mid(so.from_ns, so.to_ns);
     so.history = use_hist ? c->hist : NULL;
-    if (use_hist && !feed && !write)
-        so.pool_windows = 0; /* the bounds come before pooling, which would go unused */
+    double t0 = cpu_ns();
+    if (use_hist && !feed && !write) {
+        int rc =
+            clock_history_note_bounds(c->hist, ej > ei ? &self->ef[ei] : NULL, ej - ei, &so, err);
+        self->st.solve_ns_total += cpu_ns() - t0;
+        return rc;
+    }
     clock_node_fit_t *nodes = NULL;
     size_t nnodes = 0;
-    double t0 = cpu_ns();
     clock_solve_stats_t sst;
     if (clock_solve(ej > ei ? &self->ef[ei] : NULL, ej - ei, &so, &nodes, &nnodes, &sst, err) !=
         BASE_OK)
@@ -366,8 +370,6 @@ static int solve_window(const win_ctx_t *c, size_t w, bool use_hist, bool feed, 
     }
     if (feed)
         clock_history_add(c->hist, nodes, nnodes, ej > ei ? &self->ef[ei] : NULL, ej - ei, &sst);
-    else if (use_hist && !write)
-        clk_history_note_delay(c->hist, nodes, nnodes);
     /*
      * Merge with the full node list so that every node is reported every
      * window; a node the window has no edge fit of is unaligned there,
@@ -646,6 +648,9 @@ static int logfit_solve(clock_logfit_t *self, char *err)
         for (size_t w = 0; w < nw + lag && rc == BASE_OK; w++) {
             if (w < nw)
                 rc = solve_window(&wc, w, true, true, lag == 0, 0, err);
+            /* Earlier windows' slow-host bounds, with the levels there are now. */
+            for (size_t d = 1; w < nw && d <= CLOCK_RENOTE_MAX && d <= w && rc == BASE_OK; d *= 2)
+                rc = solve_window(&wc, w - d, true, false, false, 0, err);
             if (rc != BASE_OK || lag == 0 || w < lag)
                 continue;
             /* The log's last windows have fewer later ones to wait for. */

@@ -74,6 +74,7 @@ static const clock_scenario_t sc_slowhost = {
     .on_frac = 0.05, .on_mean_ms = 20, .util_on = 0.30, .util_off = 0.02, .job_mean_us = 2,
     .loss = 1e-4, .drift_ppm = 50, .offset_ms = 5, .wander_ppb = 2,
     .slow_frac = 0.2, .slow_mean_s = 4, .slow_lo_ns = 200, .slow_hi_ns = 1000, .slow_jitter_ns = 30,
+    .seed_runs = 3,
 };
 static const clock_scenario_t sc_step = {
     .name = "step", .summary = "lan where one node's clock steps by +1 ms mid-run",

@@ -504,6 +504,24 @@ static void slow_hosts(const sedge_t *se, size_t ne, const clock_edge_fit_t *edg
     free(rise);
 }
 
+void clk_edge_sigmas(const clock_edge_fit_t *e, double kcov, double *vb, double *sigd)
+{
+    double model = isfinite(e->model_ns) && e->model_ns > 0 ? e->model_ns : 0;
+    double u_end = fmax(e->uncertainty_ns - model, 0.1 * e->uncertainty_ns) / kcov;
+    double span = fmax(0.5 * clk_diff(e->to_ns, e->from_ns), 1e8);
+    bool have_d = isfinite(e->drift_unc_ppb) && e->drift_unc_ppb > 0;
+    *sigd = have_d ? e->drift_unc_ppb * 1e-9 / kcov : u_end / span;
+    if (!(*sigd > 1e-15))
+        *sigd = 1e-15;
+    /*
+     * The edge's uncertainty holds over its whole range, slope error at its
+     * ends included; at its anchor the slope part comes off (what is left is
+     * at least a tenth, as the subsets' two parts are estimates).
+     */
+    *vb = have_d ? u_end * u_end - *sigd * *sigd * span * span : 0;
+    *vb = fmax(*vb, 0.01 * u_end * u_end);
+}
+
 int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opts,
                 clock_node_fit_t **nodes, size_t *n_nodes, clock_solve_stats_t *st, char *err)
 {
@@ -632,29 +650,15 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
         s->nb = b;
         s->ia = unk[a];
         s->ib = unk[b];
-        double model = isfinite(e->model_ns) && e->model_ns > 0 ? e->model_ns : 0;
-        double u_end = fmax(e->uncertainty_ns - model, 0.1 * e->uncertainty_ns) / kcov;
         for (int j = 0; j < 3; j++) {
             bool ok = isfinite(e->misfit_ns[j]) && isfinite(e->misfit_sigma_ns[j]) &&
                       e->misfit_sigma_ns[j] > 0;
             s->mis[j] = ok ? e->misfit_ns[j] : 0;
             s->mis_sd[j] = ok ? e->misfit_sigma_ns[j] : 0;
         }
-        double span = fmax(0.5 * clk_diff(e->to_ns, e->from_ns), 1e8);
-        bool have_d = isfinite(e->drift_unc_ppb) && e->drift_unc_ppb > 0;
-        s->sigd = have_d ? e->drift_unc_ppb * 1e-9 / kcov : u_end / span;
-        if (!(s->sigd > 1e-15))
-            s->sigd = 1e-15;
-        /*
-         * The edge's uncertainty holds over its whole range, slope error at its
-         * ends included; the offset equation needs its σ where it is evaluated,
-         * at A's reading of T, near the edge's anchor: the slope part comes off
-         * there (what is left is at least a tenth, as the subsets' two parts are
-         * estimates).
-         */
+        double vb;
+        clk_edge_sigmas(e, kcov, &vb, &s->sigd);
         double dx = clk_diff(c0[a], e->anchor_ns);
-        double vb = have_d ? u_end * u_end - s->sigd * s->sigd * span * span : 0;
-        vb = fmax(vb, 0.01 * u_end * u_end);
         s->sig = sqrt(vb + s->sigd * s->sigd * dx * dx);
         s->sig0 = sqrt(vb);
         double D = e->drift_ppb * 1e-9;

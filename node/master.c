@@ -47,11 +47,14 @@ struct pending {
 };
 
 /*
- * A solved window kept until it is refined: its edge fits and solve options.
- * Window K lives in slot K mod (NODE_REFINE_MAX + 1).
+ * A solved window kept while it may be refined or its slow-host bounds
+ * noted again (clock_history_note_bounds): its edge fits and solve options.
+ * Window K lives in slot K mod SOLVED_KEEP.
  */
+#define SOLVED_KEEP ((NODE_REFINE_MAX > CLOCK_RENOTE_MAX ? NODE_REFINE_MAX : CLOCK_RENOTE_MAX) + 1)
 struct solved {
     bool used;
+    bool refined;
     int64_t k;
     clock_solve_opts_t so;
     clock_edge_fit_t *e;
@@ -73,7 +76,7 @@ struct node_master {
     bool started;
     struct pending pend[PENDING_WINDOWS];
     clock_history_t *history;
-    struct solved solved[NODE_REFINE_MAX + 1];
+    struct solved solved[SOLVED_KEEP];
     int64_t last_nodes_pub;
     bool announced;
     struct node_master_stats st;
@@ -187,7 +190,7 @@ void node_master_destroy(node_master_t **self_p)
     bus_hub_destroy(&self->hub);
     for (int i = 0; i < PENDING_WINDOWS; i++)
         free(self->pend[i].e);
-    for (int i = 0; i <= NODE_REFINE_MAX; i++)
+    for (int i = 0; i < SOLVED_KEEP; i++)
         free(self->solved[i].e);
     clock_history_destroy(&self->history);
     node_plan_free(&self->plan);
@@ -619,11 +622,18 @@ static void publish_node_fit(node_master_t *self, const clock_node_fit_t *f)
 
 static struct solved *solved_slot(node_master_t *self, int64_t k)
 {
-    int64_t m = NODE_REFINE_MAX + 1;
+    int64_t m = SOLVED_KEEP;
     return &self->solved[((k % m) + m) % m];
 }
 
-/* Keep window k's edge fits for its refinement. */
+/* Window k as solved, NULL when it was not (no edges, a failed solve, a stall). */
+static struct solved *solved_window(node_master_t *self, int64_t k)
+{
+    struct solved *s = solved_slot(self, k);
+    return s->used && s->k == k ? s : NULL;
+}
+
+/* Keep window k's edge fits for its refinement and its bounds. */
 static void keep_solved(node_master_t *self, int64_t k, const clock_solve_opts_t *so,
                         const clock_edge_fit_t *e, size_t n)
 {
@@ -637,6 +647,30 @@ static void keep_solved(node_master_t *self, int64_t k, const clock_solve_opts_t
     s->so = *so;
     s->k = k;
     s->used = true;
+    s->refined = false;
+}
+
+/*
+ * The slow-host bounds of earlier windows, with the margin levels the
+ * history has now that window k is in: a window solved before its edges
+ * had levels (a master's first windows, or levels from windows a host was
+ * slow in all along) would otherwise carry its bias into later maps'
+ * pools unbounded.  Windows k − 1, k − 2, k − 4, … k − CLOCK_RENOTE_MAX:
+ * each is noted again with levels of twice its age at most.
+ */
+static void renote_windows(node_master_t *self, int64_t k)
+{
+    for (int64_t d = 1; d <= CLOCK_RENOTE_MAX; d *= 2) {
+        struct solved *s = solved_window(self, k - d);
+        char err[BASE_ERRLEN];
+        if (s == NULL || s->so.ref != self->ref)
+            continue;
+        if (clock_history_note_bounds(self->history, s->e, s->n, &s->so, err) != BASE_OK) {
+            self->st.refine_errors++;
+            base_log(BASE_LOG_WARN, "master", "window %" PRId64 ": bounds not noted: %s", k - d,
+                     err);
+        }
+    }
 }
 
 /*
@@ -648,10 +682,10 @@ static void keep_solved(node_master_t *self, int64_t k, const clock_solve_opts_t
  */
 static void refine_window(node_master_t *self, int64_t k, uint32_t lag)
 {
-    struct solved *s = solved_slot(self, k);
-    if (!s->used || s->k != k)
-        return; /* not solved (no edges, a failed solve, a stall) */
-    s->used = false;
+    struct solved *s = solved_window(self, k);
+    if (s == NULL || s->refined)
+        return;
+    s->refined = true;
     /* A new reference since: the history forgot the old one's maps, and a
      * map onto the old reference would switch every consumer back to it. */
     if (s->so.ref != self->ref)
@@ -717,8 +751,7 @@ static void solve_window(node_master_t *self, int64_t k)
             self->st.solves++;
             clock_history_add(self->history, fits, nfits, p->e, n, &st);
             fed = true;
-            if (self->cfg.refine_lag > 0)
-                keep_solved(self, k, &so, p->e, n);
+            keep_solved(self, k, &so, p->e, n);
         }
     }
     bool changed = false;
@@ -803,6 +836,8 @@ static void solve_window(node_master_t *self, int64_t k)
     if (changed)
         self->table_dirty = true;
     /* Only a window that taught the history something refines an earlier one. */
+    if (fed)
+        renote_windows(self, k);
     if (fed && self->cfg.refine_lag > 0)
         refine_window(self, k - self->cfg.refine_lag, (uint32_t)self->cfg.refine_lag);
 }

@@ -315,7 +315,9 @@ struct node_master_cfg {
 struct node_master_stats {
     uint64_t hellos, welcomes, hbs, byes, unknown_hb, table_full;
     uint64_t plans, solves, solve_errors, node_fits;
-    uint64_t refines, refine_errors; /* windows solved again with later ones (refine_lag) */
+    /* windows solved again with later ones (refine_lag); errors also count windows whose
+     * slow-host bounds could not be noted again */
+    uint64_t refines, refine_errors;
     uint64_t edge_fits, edge_fits_late, edge_fits_bad, edge_fits_dropped;
     uint64_t marked_down, forgotten;
     base_decstats_t dec; /* edge fits and registration headers */

@@ -1604,6 +1604,71 @@ static void test_solver_warm_up(void **state)
     clock_history_destroy(&h);
 }
 
+/*
+ * Node 3 slow to stamp from the start to window 4 (400 ns, its margins
+ * +200), quiet after: a live master's first windows had no margin level,
+ * and windows 3 and 4 had levels from windows that were all slow, so none
+ * of them was bounded when solved.  Kept so in the history, they stand
+ * against the quiet windows after them, which must reach what they predict
+ * (±200 ns) until three quiet ones outvote them; noted again once the
+ * levels stand (clock_history_note_bounds, windows k − 1, k − 2, k − 4,
+ * k − 8), they pool with none of those, which are ±8–25 ns instead.
+ */
+static void test_history_note_bounds(void **state)
+{
+    (void)state;
+    enum { W = 12 };
+    net_t net = K8_NET;
+    double unc[2] = {0, 0};
+    for (int renote = 0; renote < 2; renote++) {
+        uint64_t seed = 5;
+        clock_history_t *h = clock_history_new(30, 16);
+        clock_edge_fit_t e[W][28];
+        for (int w = 0; w < W; w++) {
+            double asym[8] = {0};
+            if (w <= 4)
+                asym[3] = 400;
+            size_t ne = k8_window(&net, asym, w, e[w]);
+            for (size_t i = 0; i < ne; i++) {
+                e[w][i].uncertainty_ns = 6;
+                e[w][i].margin_ns = 5000 + 2 * gauss(&seed);
+                if (w <= 4 && (e[w][i].src == 3 || e[w][i].dst == 3))
+                    e[w][i].margin_ns += 200;
+            }
+            clock_node_fit_t *nodes;
+            size_t nn;
+            clock_solve_stats_t st;
+            solve_fed(h, e[w], ne, w, 0, &nodes, &nn, &st);
+            const clock_node_fit_t *f = find_node(nodes, nn, 3);
+            double err = node_error_at(&net, f, 3, w);
+            if (w >= 5 && err > f->uncertainty_ns)
+                fail_msg("renote %d, window %d: node 3 %.1f ns off, ±%.1f", renote, w, err,
+                         f->uncertainty_ns);
+            if (w == 6 || w == 7)
+                unc[renote] += f->uncertainty_ns;
+            free(nodes);
+            for (int d = 1; renote && d <= 8 && d <= w; d *= 2) {
+                clock_solve_opts_t o = window_opts(0, w - d);
+                char msg[BASE_ERRLEN];
+                assert_int_equal(clock_history_note_bounds(h, e[w - d], ne, &o, msg), BASE_OK);
+            }
+        }
+        clock_history_destroy(&h);
+    }
+    if (!(unc[1] < 0.2 * unc[0]))
+        fail_msg("windows 6 and 7, node 3: ±%.1f ns together with the bounds noted again, ±%.1f "
+                 "without",
+                 unc[1], unc[0]);
+    /* Nothing to do without the margin term. */
+    clock_history_t *h = clock_history_new(30, 16);
+    clock_solve_opts_t o = window_opts(0, 0);
+    o.margin_z = 0;
+    clock_edge_fit_t none[1];
+    char msg[BASE_ERRLEN];
+    assert_int_equal(clock_history_note_bounds(h, none, 0, &o, msg), BASE_OK);
+    clock_history_destroy(&h);
+}
+
 static void test_solver_loops_show_asymmetry(void **state)
 {
     (void)state;
@@ -2993,6 +3058,7 @@ int main(void)
         cmocka_unit_test(test_solver_stamp_asymmetry),
         cmocka_unit_test(test_solver_slow_host),
         cmocka_unit_test(test_solver_warm_up),
+        cmocka_unit_test(test_history_note_bounds),
         cmocka_unit_test(test_solver_loops_show_asymmetry),
         cmocka_unit_test(test_solver_noise_is_not_asymmetry),
         cmocka_unit_test(test_solver_disagreeing_window),
