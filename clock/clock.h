@@ -469,8 +469,8 @@ double clock_history_persist_var(const clock_history_t *self, const clock_edge_f
  * history holds (a delay beyond the usual only raises a margin); *sd (may
  * be NULL) their noise from window to window, from successive windows'
  * differences (NAN with none); *earlier (may be NULL) how many windows of
- * the edge before this one it holds (0 while no level stands: the solve
- * warms up).  NAN while fewer than 3 other windows of the edge are known.
+ * the edge before this one it holds (0, and no level: the solve warms up).
+ * NAN while fewer than 3 other windows of the edge are known.
  */
 double clock_history_margin_level(const clock_history_t *self, const clock_edge_fit_t *e,
                                   double *sd, size_t *earlier);
@@ -747,7 +747,7 @@ typedef struct clock_scenario {
     /*
      * Its error comes in spells that a run holds only a few of (which hosts
      * are slow when, the reference's above all), so the bench runs this many
-     * seeds for each one asked (0: one).
+     * seeds for each one asked (0: one; per_network takes precedence).
      */
     uint32_t seed_runs;
     /* Cross traffic as above in one direction of each link (drawn per link), lan's light

@@ -648,9 +648,17 @@ static int logfit_solve(clock_logfit_t *self, char *err)
         for (size_t w = 0; w < nw + lag && rc == BASE_OK; w++) {
             if (w < nw)
                 rc = solve_window(&wc, w, true, true, lag == 0, 0, err);
-            /* Earlier windows' slow-host bounds, with the levels there are now. */
-            for (size_t d = 1; w < nw && d <= CLOCK_RENOTE_MAX && d <= w && rc == BASE_OK; d *= 2)
-                rc = solve_window(&wc, w - d, true, false, false, 0, err);
+            /*
+             * Earlier windows' slow-host bounds, with the levels there are
+             * now: window numbers k − 1, k − 2, k − 4, … as the master counts
+             * them (a window without probes has nothing to note).
+             */
+            for (size_t d = 1, j = w; w < nw && d <= CLOCK_RENOTE_MAX && rc == BASE_OK; d *= 2) {
+                while (j > 0 && self->wins[j] > self->wins[w] - (int64_t)d)
+                    j--;
+                if (self->wins[j] == self->wins[w] - (int64_t)d)
+                    rc = solve_window(&wc, j, true, false, false, 0, err);
+            }
             if (rc != BASE_OK || lag == 0 || w < lag)
                 continue;
             /* The log's last windows have fewer later ones to wait for. */

@@ -656,7 +656,8 @@ static void keep_solved(node_master_t *self, int64_t k, const clock_solve_opts_t
  * had levels (a master's first windows, or levels from windows a host was
  * slow in all along) would otherwise carry its bias into later maps'
  * pools unbounded.  Windows k − 1, k − 2, k − 4, … k − CLOCK_RENOTE_MAX:
- * each is noted again with levels of twice its age at most.
+ * a window j is noted again at k = j + 1, j + 2, j + 4, …, with levels
+ * that have grown since by as many windows.
  */
 static void renote_windows(node_master_t *self, int64_t k)
 {

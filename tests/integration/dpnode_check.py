@@ -18,7 +18,8 @@ usage: dpnode_check.py COMMAND FILE ARGS...
   up FILE N [SINCE]           the latest node table has N nodes up or unaligned
   when-up FILE N SINCE        print the arrival time of the first node table
                               after SINCE with N nodes up or unaligned
-  status FILE NODE FIELD MIN  the latest status of NODE has FIELD >= MIN
+  status FILE NODE FIELD MIN [MAX]
+                              the latest status of NODE has FIELD >= MIN (and <= MAX)
   refined FILE SINCE MAX_NS    the master's refinements (node fits with a lag) after
                               SINCE: each arrived after its window's first map and
                               after the first map of the window it waited for;
@@ -319,11 +320,12 @@ def main():
         return 1
     if cmd == "status":
         node, field, lo = int(a[0]), a[1], float(a[2])
+        hi = float(a[3]) if len(a) > 3 else float("inf")
         h = latest(recs, "status", node=node)
         if h is None or field not in h:
             return 1
         print(f"{field}={h[field]}")
-        return 0 if float(h[field]) >= lo else 1
+        return 0 if lo <= float(h[field]) <= hi else 1
     if cmd == "warming":
         # Hosts bounded by their least margin (no margin level yet): some in
         # the first solves, none in the newest.

@@ -45,6 +45,9 @@ echo "$out"
 ref=$($CHECK refined "$REC" "$t_al" 10000) || it_fail "refined maps: $ref"
 echo "$ref"
 $CHECK status "$REC" 0 refines 3 >/dev/null || it_fail "the master's status counts no refinements"
+# Refinements and the earlier windows' bounds noted again every window: none failed.
+$CHECK status "$REC" 0 refine_errors 0 0 >/dev/null ||
+    it_fail "the master's refinements or noted bounds failed: $($CHECK status "$REC" 0 refine_errors 0)"
 # A late joiner gets each node's newest first map and its newest refinement.
 it_spawn late "$IT_PY" "$IT_ROOT/tests/integration/dpnode_watch.py" "$H" "$IT_TMP/late.jsonl"
 it_wait 10 $CHECK state-fits "$IT_TMP/late.jsonl" 1 >/dev/null ||
