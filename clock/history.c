@@ -454,12 +454,14 @@ static bool any_raised(const clock_history_t *self, const clock_edge_fit_t *edge
     double kcov = opts->coverage_k > 0 ? opts->coverage_k : 3.0;
     for (size_t i = 0; i < n; i++) {
         const clock_edge_fit_t *e = &edges[i];
-        double sd, vb, sigd, level = clock_history_margin_level(self, e, &sd, NULL);
+        if (isfinite(e->margin_step_ns) && e->margin_step_ns != 0)
+            return true;
+        double sd, level = clock_history_margin_level(self, e, &sd, NULL);
+        if (!isfinite(level) || !isfinite(e->margin_ns) || !(e->margin_ns - level > 0))
+            continue;
+        double vb, sigd;
         clk_edge_sigmas(e, kcov, &vb, &sigd);
-        bool moved = isfinite(e->margin_step_ns) && e->margin_step_ns != 0;
-        bool raised = isfinite(level) && isfinite(e->margin_ns) &&
-                      e->margin_ns - level > opts->margin_z * fmax(sd, sqrt(vb));
-        if (moved || raised)
+        if (e->margin_ns - level > opts->margin_z * fmax(sd, sqrt(vb)))
             return true;
     }
     return false;
