@@ -344,6 +344,15 @@ typedef struct clock_solve_stats {
     double chi2;            /* Σ (residual/σ)² with the edges' own σ, suspects left out */
     double extra_sigma_ns;  /* per-edge extra σ the residuals called for */
     /*
+     * What this window's residuals call for alone, without the floor of the
+     * history's typical τ² (which the solve takes at least): what the
+     * history learns.  Learning the floored one ratchets: each window
+     * stands at least at the typical, so the typical climbs toward the
+     * largest windows' τ² (live, 60 → 128 ns² in oneway at the agents'
+     * rate).  NAN without loops.
+     */
+    double own_sigma_ns;
+    /*
      * The part of it that persists (path asymmetry), as the history's edge
      * residuals show it; the rest is noise the edges' σ missed, which counts
      * as changing from window to window.  Equal to extra_sigma_ns when the

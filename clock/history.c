@@ -518,8 +518,8 @@ void clock_history_add(clock_history_t *self, const clock_node_fit_t *fits, size
                        const clock_edge_fit_t *edges, size_t ne, const clock_solve_stats_t *st)
 {
     assert(self && (fits || n == 0) && (edges || ne == 0));
-    if (st && st->dof > 0 && isfinite(st->extra_sigma_ns))
-        tau2_add(self, st->extra_sigma_ns * st->extra_sigma_ns);
+    if (st && st->dof > 0 && isfinite(st->own_sigma_ns))
+        tau2_add(self, st->own_sigma_ns * st->own_sigma_ns);
     for (size_t i = 0; i < ne; i++)
         edge_add(self, &edges[i], st && st->dof > 0);
     for (size_t i = 0; i < n; i++) {

@@ -690,7 +690,7 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
     double floor2 = opts->extra_var_ns2 > 0 ? opts->extra_var_ns2 : 0.0;
     if (opts->history)
         floor2 = fmax(floor2, clock_history_extra_var(opts->history));
-    double tau2 = floor2, tau2_used = floor2;
+    double tau2 = floor2, tau2_used = floor2, own2 = NAN;
     double *vo_stat = NULL, *vo_pers = NULL, *dbound = NULL, *dwarm = NULL;
     bool *dknown = NULL; /* dbound[k] rests on at least one edge with a known margin level */
     if (m > 0) {
@@ -727,9 +727,13 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
                 Q += w * r * r;
                 c += w * (1.0 - w * offset_var(s, inv_o, m));
             }
-            if (it == 0)
-                st->chi2 = Q;
             double next = tau2 + (Q - (double)st->dof) / fmax(c, 1e-300);
+            if (it == 0) {
+                st->chi2 = Q;
+                /* Below the floor: one moment step from it (no solve more). */
+                if (next < floor2)
+                    own2 = fmax(next, 0.0);
+            }
             if (next < floor2)
                 next = floor2;
             if (fabs(next - tau2) <= 1e-3 * fmax(tau2, 1.0))
@@ -747,6 +751,7 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
     if (st->dof == 0)
         st->chi2 = 0;
     st->extra_sigma_ns = sqrt(tau2);
+    st->own_sigma_ns = st->dof == 0 ? NAN : sqrt(isnan(own2) ? tau2 : own2);
     kp = persist_factor(kp, st->dof);
 
     for (size_t i = 0; i < ne; i++) {

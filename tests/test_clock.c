@@ -1144,8 +1144,10 @@ static void test_solver_noise_is_not_asymmetry(void **state)
                       "%.1f %%\n",
                       (int)seed, 100 * rl.covered, 100 * ro.covered);
         /* Over 64 windows instead of the pooling's 17: 86, 93, 72 %; with no
-         * edge's own share: 95.4 % for seed 1's one edge. */
-        if (!(rl.covered >= 0.85 && ro.covered >= 0.98))
+         * edge's own share: 92.3 % for seed 1's one edge, against 97.4 %
+         * (99.0 and 95.4 % while the history learnt the floored τ², which
+         * climbed: test_history_tau_own). */
+        if (!(rl.covered >= 0.85 && ro.covered >= 0.96))
             fail_msg("seed %d: %.1f %% covered after an asymmetry appeared, %.1f %% with one edge "
                      "off",
                      (int)seed, 100 * rl.covered, 100 * ro.covered);
@@ -1153,6 +1155,51 @@ static void test_solver_noise_is_not_asymmetry(void **state)
     }
     if (!(late_sum / 3 >= 0.95))
         fail_msg("%.1f %% covered after an asymmetry appeared", 100 * late_sum / 3);
+}
+
+/*
+ * A live master feeds every window to the history as it solves it, and
+ * the history's typical τ² is the floor of the next window's.  What it
+ * learns is each window's own τ², not the floored one: with the floor,
+ * every window stands at least at the typical, and the typical climbs
+ * toward the largest windows' τ² (1.33 × the true τ² after these 80
+ * windows, where it is 1.04 × now; 2.1 × in oneway at the agents'
+ * probe rate).
+ */
+static void test_history_tau_own(void **state)
+{
+    (void)state;
+    net_t net = K8_NET;
+    const double host[8] = {0};
+    const double sigma = 15, unc = 3; /* noise per edge fit; σ = unc / 3 */
+    double truth = sigma * sigma - unc * unc / 9, sum_own = 0, sum_used = 0;
+    uint64_t seed = 7;
+    clock_history_t *h = clock_history_new(30, 16);
+    const int windows = 80;
+    for (int w = 0; w < windows; w++) {
+        clock_edge_fit_t k8[28];
+        size_t ne = k8_window(&net, host, w, k8);
+        for (size_t i = 0; i < ne; i++) {
+            k8[i].offset_ns += sigma * gauss(&seed);
+            k8[i].uncertainty_ns = unc;
+        }
+        clock_node_fit_t *nodes;
+        size_t nn;
+        clock_solve_stats_t st;
+        solve_fed(h, k8, ne, w, 0, &nodes, &nn, &st);
+        assert_true(isfinite(st.own_sigma_ns) && st.own_sigma_ns <= st.extra_sigma_ns);
+        sum_own += st.own_sigma_ns * st.own_sigma_ns;
+        sum_used += st.extra_sigma_ns * st.extra_sigma_ns;
+        free(nodes);
+    }
+    double typical = clock_history_extra_var(h);
+    print_message("τ² %.0f ns²: the windows' own %.0f, used %.0f, typical after %d windows %.0f\n",
+                  truth, sum_own / windows, sum_used / windows, windows, typical);
+    if (!(fabs(sum_own / windows / truth - 1) < 0.15 && typical > 0.8 * truth &&
+          typical < 1.2 * truth))
+        fail_msg("true τ² %.0f ns²: the windows' own %.0f on average, the typical %.0f", truth,
+                 sum_own / windows, typical);
+    clock_history_destroy(&h);
 }
 
 /*
@@ -1899,7 +1946,7 @@ static void test_history(void **state)
         f[i].ref = 0;
         f[i].aligned = true;
     }
-    clock_solve_stats_t st = {.dof = 4, .extra_sigma_ns = 10};
+    clock_solve_stats_t st = {.dof = 4, .extra_sigma_ns = 10, .own_sigma_ns = 10};
     assert_true(isnan(clock_history_misfit_rms(h, 1)));
     assert_true(clock_history_extra_var(h) == 0);
     for (int w = 0; w < 10; w++) {
@@ -1922,14 +1969,14 @@ static void test_history(void **state)
      * level is followed.
      */
     h = clock_history_new(0, 2);
-    st.extra_sigma_ns = 1000;
+    st.own_sigma_ns = 1000;
     clock_history_add(h, NULL, 0, NULL, 0, &st);
-    st.extra_sigma_ns = 10;
+    st.own_sigma_ns = 10;
     for (int w = 0; w < 3; w++)
         clock_history_add(h, NULL, 0, NULL, 0, &st);
     if (!(fabs(clock_history_extra_var(h) - 100) < 1e-9))
         fail_msg("typical τ² %.1f after an outlier window", clock_history_extra_var(h));
-    st.extra_sigma_ns = 50;
+    st.own_sigma_ns = 50;
     for (int w = 0; w < 4; w++)
         clock_history_add(h, NULL, 0, NULL, 0, &st);
     /* 3 windows at 10 ns, 4 at 50 ns (the outlier still left out): their mean. */
@@ -3052,6 +3099,7 @@ int main(void)
         cmocka_unit_test(test_history_note_bounds),
         cmocka_unit_test(test_solver_loops_show_asymmetry),
         cmocka_unit_test(test_solver_noise_is_not_asymmetry),
+        cmocka_unit_test(test_history_tau_own),
         cmocka_unit_test(test_solver_disagreeing_window),
         cmocka_unit_test(test_history_break_at_unaligned_window),
         cmocka_unit_test(test_history_forget),
