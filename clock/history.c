@@ -93,7 +93,10 @@ typedef struct track_node {
  * first window) can throw τ up tenfold, and as a floor it would otherwise
  * widen every following window for a half-life.  Ten times the median keeps
  * the tail of an honestly noisy τ² (one loop: χ² with one degree of freedom
- * is past ten times its median 3 % of the time).
+ * is past ten times its median 3 % of the time).  A window's own τ² is 0
+ * where its loops call for none, in about half the windows of one loop:
+ * where most are 0 the cut is ten times the median of the others, or it
+ * would leave out every window that saw any.
  */
 #define TAU2_RING    256
 #define TAU2_OUTLIER 10.0
@@ -274,8 +277,16 @@ static void tau2_add(clock_history_t *self, double v)
         self->tau2_n++;
     self->tau2_count++;
     double tmp[TAU2_RING];
-    memcpy(tmp, self->tau2_ring, self->tau2_n * sizeof *tmp);
-    double cut = TAU2_OUTLIER * clk_median(tmp, self->tau2_n);
+    size_t npos = 0;
+    for (size_t k = 0; k < self->tau2_n; k++)
+        if (self->tau2_ring[k] > 0)
+            tmp[npos++] = self->tau2_ring[k];
+    double med = npos > 0 ? clk_median(tmp, npos) : 0;
+    if (2 * npos > self->tau2_n) {
+        memcpy(tmp, self->tau2_ring, self->tau2_n * sizeof *tmp);
+        med = clk_median(tmp, self->tau2_n);
+    }
+    double cut = TAU2_OUTLIER * med;
     double sum = 0, wsum = 0, w = 1;
     for (size_t k = 0; k < self->tau2_n; k++, w *= self->decay) {
         double x = self->tau2_ring[(self->tau2_pos + TAU2_RING - 1 - k) % TAU2_RING];

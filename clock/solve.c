@@ -531,6 +531,7 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
     if (st == NULL)
         st = &local;
     memset(st, 0, sizeof *st);
+    st->own_sigma_ns = NAN;
     *nodes = NULL;
     *n_nodes = 0;
     double kcov = opts->coverage_k > 0 ? opts->coverage_k : 3.0;

@@ -1983,6 +1983,21 @@ static void test_history(void **state)
     if (!(fabs(clock_history_extra_var(h) - (3 * 100 + 4 * 2500) / 7.0) < 1e-6))
         fail_msg("typical τ² %.1f after a change of level", clock_history_extra_var(h));
     clock_history_destroy(&h);
+
+    /*
+     * One loop: most windows' own τ² is 0.  The others count, an outlier
+     * among them (ten times theirs) does not.
+     */
+    h = clock_history_new(0, 2);
+    for (int w = 0; w < 12; w++) {
+        st.own_sigma_ns = w % 3 == 2 ? 20 : 0;
+        clock_history_add(h, NULL, 0, NULL, 0, &st);
+    }
+    st.own_sigma_ns = 200;
+    clock_history_add(h, NULL, 0, NULL, 0, &st);
+    if (!(fabs(clock_history_extra_var(h) - 4 * 400 / 12.0) < 1e-6))
+        fail_msg("typical τ² %.1f where 8 of 12 windows saw none", clock_history_extra_var(h));
+    clock_history_destroy(&h);
 }
 
 /*
