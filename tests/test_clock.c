@@ -1986,7 +1986,7 @@ static void test_history(void **state)
 
     /*
      * One loop: most windows' own τ² is 0.  The others count, an outlier
-     * among them (ten times theirs) does not.
+     * among them (τ² a hundred times theirs) does not.
      */
     h = clock_history_new(0, 2);
     for (int w = 0; w < 12; w++) {
