@@ -437,6 +437,12 @@ void clock_history_add(clock_history_t *self, const clock_node_fit_t *fits, size
 #define CLOCK_RENOTE_MAX 16
 int clock_history_note_bounds(clock_history_t *self, const clock_edge_fit_t *edges, size_t n,
                               const clock_solve_opts_t *opts, char *err);
+/*
+ * The same from a solve of the window that was already made with the
+ * history as it is now (a refinement): its maps' slow-host bounds, which
+ * come before pooling, are the ones clock_history_note_bounds would find.
+ */
+void clock_history_keep_bounds(clock_history_t *self, const clock_node_fit_t *fits, size_t n);
 /* Windows tracked for a node. */
 size_t clock_history_track_len(const clock_history_t *self, uint32_t node);
 /*

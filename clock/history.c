@@ -514,15 +514,21 @@ int clock_history_note_bounds(clock_history_t *self, const clock_edge_fit_t *edg
     free(e);
     if (rc != BASE_OK)
         return BASE_ERR;
-    for (size_t i = 0; i < nf; i++) {
+    clock_history_keep_bounds(self, fits, nf);
+    free(fits);
+    return BASE_OK;
+}
+
+void clock_history_keep_bounds(clock_history_t *self, const clock_node_fit_t *fits, size_t n)
+{
+    assert(self && (fits || n == 0));
+    for (size_t i = 0; i < n; i++) {
         const clock_node_fit_t *f = &fits[i];
         track_node_t *t = f->aligned ? track_find(self, f->node, NULL) : NULL;
         size_t at = t ? track_entry_of(t, f->window, f->anchor_ns) : SIZE_MAX;
         if (at != SIZE_MAX)
             t->tr[at].delay = entry_delay(f);
     }
-    free(fits);
-    return BASE_OK;
 }
 
 void clock_history_add(clock_history_t *self, const clock_node_fit_t *fits, size_t n,

@@ -326,7 +326,7 @@ typedef struct win_ctx {
 /*
  * Solve window w (with the history or without), feed it to the history, write
  * its node fits; with the history, neither fed nor written: note its
- * slow-host bounds in the history.
+ * slow-host bounds in the history (written and not fed: keep them).
  */
 static int solve_window(const win_ctx_t *c, size_t w, bool use_hist, bool feed, bool write,
                         uint32_t lag, char *err)
@@ -370,6 +370,8 @@ static int solve_window(const win_ctx_t *c, size_t w, bool use_hist, bool feed, 
     }
     if (feed)
         clock_history_add(c->hist, nodes, nnodes, ej > ei ? &self->ef[ei] : NULL, ej - ei, &sst);
+    else if (use_hist)
+        clock_history_keep_bounds(c->hist, nodes, nnodes);
     /*
      * Merge with the full node list so that every node is reported every
      * window; a node the window has no edge fit of is unaligned there,
@@ -656,7 +658,8 @@ static int logfit_solve(clock_logfit_t *self, char *err)
             for (size_t d = 1, j = w; w < nw && d <= CLOCK_RENOTE_MAX && rc == BASE_OK; d *= 2) {
                 while (j > 0 && self->wins[j] > self->wins[w] - (int64_t)d)
                     j--;
-                if (self->wins[j] == self->wins[w] - (int64_t)d)
+                /* The window written below is noted by that solve. */
+                if (self->wins[j] == self->wins[w] - (int64_t)d && !(lag > 0 && j + lag == w))
                     rc = solve_window(&wc, j, true, false, false, 0, err);
             }
             if (rc != BASE_OK || lag == 0 || w < lag)

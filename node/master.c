@@ -662,6 +662,8 @@ static void keep_solved(node_master_t *self, int64_t k, const clock_solve_opts_t
 static void renote_windows(node_master_t *self, int64_t k)
 {
     for (int64_t d = 1; d <= CLOCK_RENOTE_MAX; d *= 2) {
+        if (d == self->cfg.refine_lag)
+            continue; /* refine_window solves it next and keeps its bounds */
         struct solved *s = solved_window(self, k - d);
         char err[BASE_ERRLEN];
         if (s == NULL || s->so.ref != self->ref)
@@ -701,6 +703,7 @@ static void refine_window(node_master_t *self, int64_t k, uint32_t lag)
         return;
     }
     self->st.refines++;
+    clock_history_keep_bounds(self->history, fits, nfits);
     for (size_t i = 0; i < nfits && self->pub; i++) {
         if (!fits[i].aligned || fits[i].node == s->so.ref)
             continue;
