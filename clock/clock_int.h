@@ -180,5 +180,16 @@ bool clk_history_pool(const clock_history_t *self, uint32_t node, const clk_pool
  * to too) and its drift's σ (a fraction).
  */
 void clk_edge_sigmas(const clock_edge_fit_t *e, double kcov, double *vb, double *sigd);
+/*
+ * How far edge e's margin stands raised above its level in opts->history,
+ * as the solve's slow-host bounds read it: NAN without a level (or margin),
+ * 0 within margin_z of its noise, else the rise plus 2 of that noise.  sig0
+ * is the edge's offset σ at its anchor, the least noise a margin is held
+ * to; *sd gets the noise used, *earlier (where not NULL) how many earlier
+ * windows the level has.  One test for the solve and for the history's
+ * skip of windows with nothing raised, so the two cannot disagree.
+ */
+double clk_margin_raised(const clock_solve_opts_t *opts, const clock_edge_fit_t *e, double sig0,
+                         double *sd, size_t *earlier);
 
 #endif /* DP_CLOCK_INT_H */

@@ -459,20 +459,16 @@ static void break_span(const track_node_t *t, int64_t window, int64_t *lo, int64
  * least the edge's own σ), or saw its margin move inside the window.
  * Neither: every bound of the window is 0.
  */
-static bool any_raised(const clock_history_t *self, const clock_edge_fit_t *edges, size_t n,
-                       const clock_solve_opts_t *opts)
+static bool any_raised(const clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opts)
 {
     double kcov = opts->coverage_k > 0 ? opts->coverage_k : 3.0;
     for (size_t i = 0; i < n; i++) {
         const clock_edge_fit_t *e = &edges[i];
         if (isfinite(e->margin_step_ns) && e->margin_step_ns != 0)
             return true;
-        double sd, level = clock_history_margin_level(self, e, &sd, NULL);
-        if (!isfinite(level) || !isfinite(e->margin_ns) || !(e->margin_ns - level > 0))
-            continue;
-        double vb, sigd;
+        double vb, sigd, sd;
         clk_edge_sigmas(e, kcov, &vb, &sigd);
-        if (e->margin_ns - level > opts->margin_z * fmax(sd, sqrt(vb)))
+        if (clk_margin_raised(opts, e, sqrt(vb), &sd, NULL) > 0)
             return true;
     }
     return false;
@@ -493,8 +489,11 @@ int clock_history_note_bounds(clock_history_t *self, const clock_edge_fit_t *edg
     assert(self && opts && (edges || n == 0));
     if (!(opts->margin_z > 0) || n == 0)
         return BASE_OK;
+    clock_solve_opts_t so = *opts;
+    so.history = self;
+    so.pool_windows = 0; /* the bounds come before pooling, which would go unused */
     /* Most windows of most networks: nothing to solve for (a solve is O(nodes³)). */
-    if (!any_raised(self, edges, n, opts)) {
+    if (!any_raised(edges, n, &so)) {
         for (size_t i = 0; i < n; i++) {
             clear_delay(self, edges[i].src, edges[i].window, edges[i].anchor_ns);
             clear_delay(self, edges[i].dst, edges[i].window,
@@ -502,9 +501,6 @@ int clock_history_note_bounds(clock_history_t *self, const clock_edge_fit_t *edg
         }
         return BASE_OK;
     }
-    clock_solve_opts_t so = *opts;
-    so.history = self;
-    so.pool_windows = 0; /* the bounds come before pooling, which would go unused */
     /* The solve writes its residuals into the edges: those of the window's own solve stay. */
     clock_edge_fit_t *e = xmalloc(n * sizeof *e);
     memcpy(e, edges, n * sizeof *e);

@@ -421,9 +421,8 @@ static void slow_hosts(const sedge_t *se, size_t ne, const clock_edge_fit_t *edg
     for (size_t i = 0; i < ne; i++) {
         const clock_edge_fit_t *e = &edges[se[i].e];
         size_t ends[2] = {se[i].na, se[i].nb}, earlier;
-        double sd, level = clock_history_margin_level(opts->history, e, &sd, &earlier);
-        double raised = e->margin_ns - level;
-        sd = fmax(sd, se[i].sig0); /* fmax takes the number over a NAN */
+        double sd;
+        xs[i] = clk_margin_raised(opts, e, se[i].sig0, &sd, &earlier);
         /*
          * Warming up: a host none of whose edges has a level yet, nor any
          * window before this one in the history (a master's first window,
@@ -444,9 +443,6 @@ static void slow_hosts(const sedge_t *se, size_t ne, const clock_edge_fit_t *edg
                 warm[ends[j]] = fmin(warm[ends[j]], up);
             }
         }
-        xs[i] = !isfinite(raised)              ? NAN
-                : raised > opts->margin_z * sd ? raised + MARGIN_UP * sd
-                                               : 0.0;
         bool moved = isfinite(e->margin_step_ns) && e->margin_step_ns != 0;
         bool cut = clk_diff(e->to_ns, e->from_ns) < TRIMMED_SPAN * span;
         cls[i] = !moved ? EDGE_STEADY : cut ? EDGE_TRIMMED : EDGE_WHOLE;
@@ -502,6 +498,16 @@ static void slow_hosts(const sedge_t *se, size_t ne, const clock_edge_fit_t *edg
     free(count);
     free(cls);
     free(rise);
+}
+
+double clk_margin_raised(const clock_solve_opts_t *opts, const clock_edge_fit_t *e, double sig0,
+                         double *sd, size_t *earlier)
+{
+    assert(opts && e && sd);
+    double level = clock_history_margin_level(opts->history, e, sd, earlier);
+    double raised = e->margin_ns - level;
+    *sd = fmax(*sd, sig0); /* fmax takes the number over a NAN */
+    return !isfinite(raised) ? NAN : raised > opts->margin_z * *sd ? raised + MARGIN_UP * *sd : 0.0;
 }
 
 void clk_edge_sigmas(const clock_edge_fit_t *e, double kcov, double *vb, double *sigd)
