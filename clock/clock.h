@@ -398,13 +398,14 @@ void clock_node_fit_init(clock_node_fit_t *f, int64_t window, uint32_t node, uin
  * asymmetry only through noise.  Exponentially weighted (half-life in
  * windows; 0: plain mean of everything added); at most `max_nodes` nodes
  * and 65536 edges, later ones are ignored (counted).  It also keeps each
- * node's own per-window maps (the last
- * CLOCK_HISTORY_TRACK windows by default; one entry per window number and
- * reference, a re-added window replaces its entry, a new reference clears
- * the node's track): what the solver pools (opts.pool_windows).  A window
- * in which a node is unaligned is a break in its track that pooling never
- * crosses (its clock may have been stepped), until that window is added
- * again aligned.  No I/O, no global state: a live master keeps one.
+ * node's own per-window maps (the last CLOCK_HISTORY_TRACK windows by
+ * default; one entry per window number and reference, a re-added window
+ * replaces its entry, a new reference clears the node's track, as does a
+ * fit of the node as the reference): what the solver pools
+ * (opts.pool_windows).  A window in which a node is unaligned is a break in
+ * its track that pooling never crosses (its clock may have been stepped),
+ * until that window is added again aligned.  No I/O, no global state: a
+ * live master keeps one.
  */
 #define CLOCK_HISTORY_TRACK 64
 

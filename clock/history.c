@@ -537,8 +537,17 @@ void clock_history_add(clock_history_t *self, const clock_node_fit_t *fits, size
         edge_add(self, &edges[i], st && st->dof > 0);
     for (size_t i = 0; i < n; i++) {
         const clock_node_fit_t *f = &fits[i];
-        if (f->node == f->ref)
+        if (f->node == f->ref) {
+            /*
+             * The reference now: its maps onto an earlier reference end
+             * here, or they would pool with its maps onto that one once it
+             * is back, across a time nothing watched its clock.
+             */
+            track_node_t *r = track_find(self, f->node, NULL);
+            if (r)
+                r->ntr = 0;
             continue;
+        }
         size_t pos;
         track_node_t *t = track_find(self, f->node, &pos);
         if (t == NULL) {

@@ -1197,6 +1197,12 @@ static void publish_status(node_agent_t *self, int64_t period_ns)
         bus_msg_set_u64(m, "edge_fits_in", ms.edge_fits);
         bus_msg_set_u64(m, "edge_fits_late", ms.edge_fits_late);
         bus_msg_set_u64(m, "edge_fits_bad", ms.edge_fits_bad);
+        bus_msg_set_u64(m, "edge_fits_ahead", ms.edge_fits_ahead);
+        bus_msg_set_u64(m, "edge_fits_dropped", ms.edge_fits_dropped);
+        bus_msg_set_u64(m, "edge_fits_replaced", ms.edge_fits_replaced);
+        bus_msg_set_u64(m, "table_full", ms.table_full);
+        bus_msg_set_u64(m, "clock_back", ms.clock_back);
+        bus_msg_set_u64(m, "history_ignored", ms.history_ignored);
         struct bus_hub_stats hs;
         bus_hub_stats(node_master_hub(self->master), &hs);
         bus_msg_set_u64(m, "hub_cache_msgs", hs.cache_msgs);

@@ -22,7 +22,15 @@
 
 #include "bus/bus.h"
 
-#define PENDING_WINDOWS  8
+#define PENDING_WINDOWS 8
+/*
+ * How far ahead of the solve an edge fit's window may be.  Fits wait in
+ * the pending windows until their window is solved, so windows far ahead
+ * (a node whose clock is seconds off, or a bogus window number) would hold
+ * every slot and leave none for the windows about to be solved: with at
+ * most PENDING_WINDOWS windows from next_k on, one is always free.
+ */
+#define AHEAD_WINDOWS    (PENDING_WINDOWS - 1)
 #define MAX_EDGE_FITS    (NODE_MAX_NODES * 64)
 #define MAX_REG_PER_TICK 256
 #define MAX_FIT_PER_TICK 4096
@@ -71,8 +79,8 @@ struct node_master {
     uint32_t ref;
     struct node_plan plan;
     bool plan_dirty, table_dirty;
-    int64_t next_k;  /* the oldest window not solved yet */
-    int64_t start_k; /* windows before this one are not solved */
+    int64_t next_k;   /* the oldest window not solved yet */
+    int64_t last_now; /* the probe clock at the last solve_due */
     bool started;
     struct pending pend[PENDING_WINDOWS];
     clock_history_t *history;
@@ -215,6 +223,7 @@ void node_master_stats(const node_master_t *self, struct node_master_stats *out)
 {
     assert(self);
     *out = self->st;
+    out->history_ignored = clock_history_ignored(self->history);
 }
 
 void node_master_counts(const node_master_t *self, size_t *up, size_t *known)
@@ -374,6 +383,8 @@ static int64_t choose_id(node_master_t *self, const char *instance, const char *
          * missed its last heartbeat is the same agent restarted (its old
          * process was killed).  One that still beats is another agent. */
         bool stale = n != NULL && base_monotonic_ns() - n->last_mono > self->cfg.hb_ns;
+        if (n == NULL && self->nnodes >= NODE_MAX_NODES)
+            return -1;
         if (n == NULL || (!n->self && (!n->up || (stale && strcmp(n->host, host) == 0))))
             return req;
     }
@@ -423,8 +434,15 @@ static void on_hello(node_master_t *self, const bus_peer_t *peer, bus_msg_t *msg
     }
     if (!n->up || strcmp(n->addr, addr) != 0 || strcmp(n->instance, instance) != 0)
         changed = true;
-    if (strcmp(n->instance, instance) != 0)
+    if (strcmp(n->instance, instance) != 0) {
+        /*
+         * Another agent under this id (a restart, or another host taking a
+         * down node's id): what the history learnt of the old one's clock
+         * and paths (its maps, its edges' margin levels) is not this one's.
+         */
         n->aligned = false;
+        clock_history_forget(self->history, n->id);
+    }
     snprintf(n->host, sizeof n->host, "%s", host);
     snprintf(n->version, sizeof n->version, "%s", version);
     snprintf(n->instance, sizeof n->instance, "%s", instance);
@@ -506,37 +524,52 @@ static void on_bye(node_master_t *self, bus_msg_t *msg)
 
 /* ---- edge fits and the solve -------------------------------------------- */
 
+/* Window k's pending fits (k within AHEAD_WINDOWS of next_k: a slot is free). */
 static struct pending *pending_for(node_master_t *self, int64_t k)
 {
-    struct pending *freep = NULL, *oldest = NULL;
+    struct pending *freep = NULL;
     for (int i = 0; i < PENDING_WINDOWS; i++) {
         struct pending *p = &self->pend[i];
         if (p->used && p->k == k)
             return p;
         if (!p->used && freep == NULL)
             freep = p;
-        if (p->used && (oldest == NULL || p->k < oldest->k))
-            oldest = p;
     }
-    if (freep == NULL) {
-        /* Windows far ahead of the solve (a node's clock far off): the
-         * oldest pending one makes room. */
-        if (oldest->k > k)
-            return NULL;
-        self->st.edge_fits_dropped += oldest->n;
-        oldest->n = 0;
-        freep = oldest;
-    }
+    if (freep == NULL)
+        return NULL;
     freep->used = true;
     freep->k = k;
     freep->n = 0;
     return freep;
 }
 
+static void solve_begin(node_master_t *self)
+{
+    if (!self->started) {
+        self->next_k = node_window_of(probe_now(self), self->cfg.window_ns);
+        self->started = true;
+    }
+}
+
 static void add_edge_fit(node_master_t *self, const clock_edge_fit_t *f)
 {
-    if (self->started && f->window < self->next_k) {
+    solve_begin(self);
+    if (f->window < self->next_k) {
         self->st.edge_fits_late++;
+        return;
+    }
+    if (f->window - self->next_k > AHEAD_WINDOWS) {
+        if (self->st.edge_fits_ahead++ == 0)
+            mlog(self, BASE_LOG_WARN,
+                 "node %u: edge fit for window %" PRId64 ", %" PRId64
+                 " windows ahead of the solve (its clock is off?): refused, and counted "
+                 "(edge_fits_ahead)",
+                 f->src, f->window, f->window - self->next_k);
+        return;
+    }
+    /* Only edges between nodes the master knows are solved. */
+    if (find_node(self, f->dst) == NULL) {
+        self->st.edge_fits_bad++;
         return;
     }
     struct pending *p = pending_for(self, f->window);
@@ -544,9 +577,16 @@ static void add_edge_fit(node_master_t *self, const clock_edge_fit_t *f)
         self->st.edge_fits_dropped++;
         return;
     }
+    /*
+     * One fit per edge and window, whichever end fitted it: after a new
+     * plan hands an edge to its other end, the two ends can send the same
+     * window's fit of the same probes, and both would make a false loop.
+     */
     for (size_t i = 0; i < p->n; i++) {
-        if (p->e[i].src == f->src && p->e[i].dst == f->dst) {
+        if ((p->e[i].src == f->src && p->e[i].dst == f->dst) ||
+            (p->e[i].src == f->dst && p->e[i].dst == f->src)) {
             p->e[i] = *f;
+            self->st.edge_fits_replaced++;
             return;
         }
     }
@@ -851,14 +891,25 @@ static void solve_due(node_master_t *self)
 {
     int64_t w = self->cfg.window_ns;
     int64_t now = probe_now(self);
-    if (!self->started) {
-        self->next_k = node_window_of(now, w);
-        self->started = true;
-    }
+    solve_begin(self);
     /* After a long stall, do not solve a backlog of empty windows. */
     int64_t cur = node_window_of(now, w);
     if (cur - self->next_k > PENDING_WINDOWS)
         self->next_k = cur - PENDING_WINDOWS;
+    /*
+     * The master's probe clock stepped back (by more than a window): the
+     * windows it already solved are not solved again, so the solve waits
+     * until the clock is back where it was, and its own edges' fits come
+     * late meanwhile.  Said, since nothing else would say why.
+     */
+    if (self->last_now - now > w) {
+        self->st.clock_back++;
+        mlog(self, BASE_LOG_WARN,
+             "the probe clock stepped back by %.3f s: the next window is solved once it is "
+             "back at window %" PRId64,
+             (double)(self->last_now - now) / 1e9, self->next_k);
+    }
+    self->last_now = now;
     int64_t wait = w / 2 > 300000000 ? w / 2 : 300000000;
     for (;;) {
         int64_t k = self->next_k;

@@ -2370,6 +2370,24 @@ static void test_history_track(void **state)
     assert_int_equal(clock_history_track_len(h, 3), 1);
     assert_true(isnan(clock_history_wander_ppb(h, 3, 0.5))); /* too few windows */
     assert_int_equal(clock_history_track_len(h, 9), 0);
+    /*
+     * Node 3 is the reference for a while (7 gone), then 7 is back: its maps
+     * onto 7 from before must not pool with those after, across a time no
+     * map watched its clock (7 may have restarted with its clock stepped).
+     */
+    for (int w = 102; w < 106; w++) {
+        f.window = w;
+        clock_history_add(h, &f, 1, NULL, 0, NULL);
+    }
+    assert_int_equal(clock_history_track_len(h, 3), 5);
+    clock_node_fit_t self;
+    clock_node_fit_init(&self, 106, 3, 3);
+    self.aligned = true;
+    clock_history_add(h, &self, 1, NULL, 0, NULL);
+    assert_int_equal(clock_history_track_len(h, 3), 0);
+    f.window = 107;
+    clock_history_add(h, &f, 1, NULL, 0, NULL);
+    assert_int_equal(clock_history_track_len(h, 3), 1);
     clock_history_destroy(&h);
 }
 

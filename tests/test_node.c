@@ -1039,6 +1039,225 @@ static void test_master_registration(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+static void send_edge_fit(bus_pub_t *pub, uint32_t src, uint32_t dst, int64_t k, int64_t w)
+{
+    clock_edge_fit_t f;
+    memset(&f, 0, sizeof f);
+    f.window = k;
+    f.src = src;
+    f.dst = dst;
+    snprintf(f.estimator, sizeof f.estimator, "svm");
+    f.from_ns = k * w;
+    f.to_ns = f.from_ns + w;
+    f.anchor_ns = f.from_ns + w / 2;
+    f.uncertainty_ns = 10;
+    f.n_fwd = f.n_rev = 100;
+    json_object *o = clock_json_edge_fit(&f);
+    bus_msg_t *m = bus_msg_new(BUS_K_EDGE_FIT);
+    json_object_object_foreach(o, key, val)
+    {
+        if (strcmp(key, "type") != 0)
+            json_object_object_add(bus_msg_header(m), key, json_object_get(val));
+    }
+    json_object_put(o);
+    char err[BASE_ERRLEN];
+    assert_int_equal(bus_pub_send(pub, m, err), BASE_OK);
+    bus_msg_destroy(&m);
+}
+
+/* Tick until the counter at `field` of the master's stats reaches `want`. */
+#define AWAIT_STAT(m, field, want)                                                                 \
+    do {                                                                                           \
+        struct node_master_stats st_;                                                              \
+        char e_[BASE_ERRLEN];                                                                      \
+        for (int i_ = 0; i_ < 400; i_++) {                                                         \
+            assert_int_equal(node_master_tick(m, 5, e_), BASE_OK);                                 \
+            node_master_stats(m, &st_);                                                            \
+            if (st_.field >= (want))                                                               \
+                break;                                                                             \
+        }                                                                                          \
+        assert_int_equal(st_.field, (want));                                                       \
+    } while (0)
+
+/*
+ * What the master does with edge fits that it cannot take as they come: a
+ * window far ahead of its solve (a node whose clock is seconds off) is
+ * refused and counted, and does not take the room of the windows about to
+ * be solved; the same edge fitted from its other end replaces the first
+ * fit (both would make a false loop); an edge to a node nobody registered
+ * is refused as bad.
+ */
+static void test_master_edge_fits(void **state)
+{
+    char dir[] = "/tmp/dpnode-test-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char ep[128];
+    snprintf(ep, sizeof ep, "ipc://%s/hub", dir);
+    const int64_t w = 1000000000;
+    struct node_master_cfg mc = {
+        .listen = ep,
+        .self_id = 0,
+        .ref = -1,
+        .k = 2,
+        .window_ns = w,
+        .cadence_ns = 10000000,
+        .spacing_ns = 100000,
+        .snapshot_ns = 100000000,
+        .hb_ns = 60000000000LL,
+        .status_ns = 1000000000,
+        .grace_ns = 250000000,
+        .forget_ns = 600000000000LL,
+        .host = "masterhost",
+        .version = DP_VERSION,
+        .instance = "m",
+        .probe_addr = "127.0.0.1:40000",
+        .pid = 1,
+        .probe_now = m_now,
+    };
+    char err[BASE_ERRLEN];
+    node_master_t *m = node_master_new(&mc, err);
+    assert_non_null(m);
+    struct bus_reg_opts ro = {.endpoint = ep, .node = BUS_NODE_NONE};
+    bus_reg_t *r = bus_reg_new(&ro, err);
+    assert_non_null(r);
+    bus_msg_t *msg;
+    for (int i = 1; i <= 2; i++) {
+        msg = hello(i == 1 ? "a1" : "a2", i);
+        for (int j = 0; j < 100 && bus_reg_send(r, msg, err) != BASE_OK; j++)
+            base_sleep_ns(10000000);
+        bus_msg_destroy(&msg);
+        msg = await(m, r, BUS_K_WELCOME);
+        bus_msg_destroy(&msg);
+    }
+    bus_pub_t *pub[3] = {NULL};
+    for (int i = 1; i <= 2; i++) {
+        struct bus_pub_opts po = {.endpoint = bus_hub_endpoint(node_master_hub(m), BUS_HUB_PUB),
+                                  .node = i};
+        pub[i] = bus_pub_new(&po, err);
+        assert_non_null(pub[i]);
+        for (int j = 0; j < 400 && !bus_pub_subscribed(pub[i], BUS_K_EDGE_FIT); j++)
+            assert_int_equal(node_master_tick(m, 5, err), BASE_OK);
+        assert_true(bus_pub_subscribed(pub[i], BUS_K_EDGE_FIT));
+    }
+    int64_t k = node_window_of(base_realtime_ns(), w);
+    /* Twenty windows ahead, from node 1, for every one of 12 windows: refused. */
+    for (int j = 0; j < 12; j++)
+        send_edge_fit(pub[1], 1, 2, k + 20 + j, w);
+    AWAIT_STAT(m, edge_fits_ahead, 12);
+    /* A window about to be solved, its edge from both ends: one fit of it stays. */
+    send_edge_fit(pub[1], 1, 2, k + 2, w);
+    AWAIT_STAT(m, edge_fits, 1);
+    send_edge_fit(pub[2], 2, 1, k + 2, w);
+    AWAIT_STAT(m, edge_fits_replaced, 1);
+    /* An edge to nobody. */
+    send_edge_fit(pub[1], 1, 99, k + 2, w);
+    AWAIT_STAT(m, edge_fits_bad, 1);
+    struct node_master_stats ms;
+    node_master_stats(m, &ms);
+    assert_int_equal(ms.edge_fits, 1);
+    assert_int_equal(ms.edge_fits_dropped, 0);
+    /* Window k + 2 is solved with its edge (the far-ahead ones took no room). */
+    uint64_t solves = ms.solves;
+    int64_t t0 = base_monotonic_ns();
+    do {
+        assert_int_equal(node_master_tick(m, 10, err), BASE_OK);
+        node_master_stats(m, &ms);
+    } while (ms.solves == solves && base_monotonic_ns() - t0 < 10000000000LL);
+    assert_int_equal(ms.solves, solves + 1);
+    assert_int_equal(ms.solve_errors, 0);
+    for (int i = 1; i <= 2; i++)
+        bus_pub_destroy(&pub[i]);
+    bus_reg_destroy(&r);
+    node_master_destroy(&m);
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+/*
+ * A full node table refuses a hello that asks for an id it does not hold
+ * (counted), as it refuses one that asks for none: the table does not grow
+ * past NODE_MAX_NODES.  Down nodes fill it here (silent for 3 heartbeats).
+ */
+static void test_master_table_full(void **state)
+{
+    char dir[] = "/tmp/dpnode-test-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char ep[128];
+    snprintf(ep, sizeof ep, "ipc://%s/hub", dir);
+    struct node_master_cfg mc = {
+        .listen = ep,
+        .self_id = 0,
+        .ref = -1,
+        .k = 2,
+        .window_ns = 1000000000,
+        .cadence_ns = 10000000,
+        .spacing_ns = 100000,
+        .snapshot_ns = 100000000,
+        .hb_ns = 20000000,
+        .status_ns = 1000000000,
+        .grace_ns = 250000000,
+        .forget_ns = 600000000000LL,
+        .host = "masterhost",
+        .version = DP_VERSION,
+        .instance = "m",
+        .probe_addr = "127.0.0.1:40000",
+        .pid = 1,
+        .probe_now = m_now,
+    };
+    char err[BASE_ERRLEN];
+    node_master_t *m = node_master_new(&mc, err);
+    assert_non_null(m);
+    struct bus_reg_opts ro = {.endpoint = ep, .node = BUS_NODE_NONE};
+    bus_reg_t *r = bus_reg_new(&ro, err);
+    assert_non_null(r);
+    char inst[32];
+    bus_msg_t *msg;
+    for (int i = 1; i < NODE_MAX_NODES; i++) {
+        snprintf(inst, sizeof inst, "a%d", i);
+        msg = hello(inst, -1);
+        for (int j = 0; j < 100 && bus_reg_send(r, msg, err) != BASE_OK; j++)
+            base_sleep_ns(10000000);
+        bus_msg_destroy(&msg);
+        msg = await(m, r, BUS_K_WELCOME);
+        bus_msg_destroy(&msg);
+    }
+    size_t up, known;
+    node_master_counts(m, &up, &known);
+    assert_int_equal(known, NODE_MAX_NODES);
+    int64_t t0 = base_monotonic_ns();
+    do {
+        assert_int_equal(node_master_tick(m, 10, err), BASE_OK);
+        node_master_counts(m, &up, &known);
+    } while (up > 1 && base_monotonic_ns() - t0 < 10000000000LL);
+    assert_int_equal(up, 1);
+    /* An id nobody holds, then none: both refused, no welcome. */
+    const int req[2] = {5000, -1};
+    for (int i = 0; i < 2; i++) {
+        bus_reg_send(r, msg = hello(i ? "new2" : "new1", req[i]), err);
+        bus_msg_destroy(&msg);
+    }
+    struct node_master_stats ms;
+    for (int i = 0; i < 200; i++) {
+        assert_int_equal(node_master_tick(m, 5, err), BASE_OK);
+        node_master_stats(m, &ms);
+        if (ms.table_full >= 2)
+            break;
+    }
+    assert_int_equal(ms.table_full, 2);
+    node_master_counts(m, &up, &known);
+    assert_int_equal(known, NODE_MAX_NODES);
+    while (bus_reg_recv(r, &msg, 5, err) == 1) {
+        assert_int_not_equal(bus_msg_kind(msg), BUS_K_WELCOME);
+        bus_msg_destroy(&msg);
+    }
+    bus_reg_destroy(&r);
+    node_master_destroy(&m);
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1058,6 +1277,8 @@ int main(void)
         cmocka_unit_test(test_prober_round_order),
         cmocka_unit_test(test_prober_counts_and_timing),
         cmocka_unit_test(test_master_registration),
+        cmocka_unit_test(test_master_table_full),
+        cmocka_unit_test(test_master_edge_fits),
     };
     return cmocka_run_group_tests_name("node", tests, NULL, NULL);
 }

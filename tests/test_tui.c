@@ -374,6 +374,17 @@ static void test_model_nodes(void **state)
     assert_true(fabs(n->probes_per_s - 100.0) < 1e-9);
     assert_true(fabs(n->gpu_busy_pct - 50.0) < 1e-9);
     assert_int_equal(n->ev_drops, 6);
+    assert_int_equal(n->fits_lost, 0);
+    /* A master's status: the edge fits it could not use, summed for the header. */
+    apply_ok(m, BUS_K_STATUS,
+             "{\"node\":5,\"t_ns\":%lld,\"probes_sent\":300,\"probes_recv\":290,"
+             "\"probes_garbage\":0,\"probes_forged\":0,\"events_per_s\":10,\"ev_drops\":6,"
+             "\"dec_errors\":{},\"cpu_pct\":1.5,\"edge_fits_late\":2,\"edge_fits_ahead\":30,"
+             "\"edge_fits_bad\":1,\"edge_fits_dropped\":0,\"edge_fits_replaced\":7}",
+             T0 + 4000000000LL);
+    assert_int_equal(tui_model_find(m, 5)->fits_lost, 33);
+    tui_model_summary(m, &s);
+    assert_int_equal(s.fits_lost, 33);
     /* bye marks a node down. */
     apply_ok(m, BUS_K_BYE, "{\"node\":0}");
     assert_int_equal(tui_model_find(m, 0)->state, TUI_NODE_DOWN);

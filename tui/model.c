@@ -516,6 +516,15 @@ static enum base_dec on_status(tui_model_t *self, const bus_msg_t *msg, json_obj
     p->probes_sent = sent;
     p->probes_recv = recv;
     p->ev_drops = drops;
+    /* Only the master's status has these; each is optional to older agents. */
+    static const char *const lost[] = {"edge_fits_late", "edge_fits_ahead", "edge_fits_bad",
+                                       "edge_fits_dropped"};
+    p->fits_lost = 0;
+    for (size_t i = 0; i < BASE_ARRAY_LEN(lost); i++) {
+        int64_t v = 0;
+        if (base_json_opt_i64(h, lost[i], &v, NULL) == BASE_DEC_OK && v > 0)
+            p->fits_lost += (uint64_t)v;
+    }
     p->agent_events_per_s = eps;
     p->cpu_pct = cpu;
     p->status_t_ns = t;
@@ -1214,6 +1223,7 @@ void tui_model_summary(const tui_model_t *self, struct tui_summary *out)
         out->events_per_s += n->events_per_s;
         out->events += n->events;
         out->ev_drops += n->ev_drops + n->proc_dropped;
+        out->fits_lost += n->fits_lost;
     }
     out->evicted = tui_store_evicted(self->store);
     out->refused = tui_store_refused(self->store);

@@ -157,17 +157,22 @@ static void header_draw(struct tui_app *app, struct tui_pane *p)
         return;
     tui_fmt_count(a, sizeof a, (double)tui_store_count(tui_model_store(app->model)));
     tui_fmt_count(b, sizeof b, (double)tui_store_budget(tui_model_store(app->model)));
+    /* Shown once there are any: each is a window's edge the solve went without. */
+    char lost[48] = "";
+    if (s.fits_lost)
+        snprintf(lost, sizeof lost, "edge fits lost %llu │ ", (unsigned long long)s.fits_lost);
     snprintf(buf, sizeof buf,
              " clock: %s │ events %s/%s buffered, %llu evicted │ agent drops %llu │ "
-             "rejected %llu │ %s",
+             "rejected %llu │ %s%s",
              app->clock == TUI_CLOCK_ALIGNED ? "ALIGNED (global)" : "RAW (per node)", a, b,
              (unsigned long long)s.evicted, (unsigned long long)s.ev_drops,
-             (unsigned long long)(s.dec_errors + s.refused),
+             (unsigned long long)(s.dec_errors + s.refused), lost,
              s.nodes_unaligned ? "⚠ unaligned nodes on raw clocks"
              : s.asym_unseen   ? "⚠ no loop in the probe graph: ± leaves out path asymmetry"
                                : "");
     tui_put(p->win, 1, 0, buf, p->w,
-            s.nodes_unaligned || s.dec_errors || s.asym_unseen ? app->role[R_WARN] : A_NORMAL);
+            s.nodes_unaligned || s.dec_errors || s.asym_unseen || s.fits_lost ? app->role[R_WARN]
+                                                                              : A_NORMAL);
 }
 
 /* ---- node table ------------------------------------------------------------ */

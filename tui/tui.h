@@ -186,6 +186,8 @@ struct tui_node {
     /* status */
     bool have_status;
     uint64_t probes_sent, probes_recv, ev_drops;
+    /* the master's: edge fits it could not use (late, too far ahead, bad, no room) */
+    uint64_t fits_lost;
     double probes_per_s; /* from consecutive status messages */
     double agent_events_per_s, cpu_pct;
     double gpu_busy_pct; /* mean over GPUs; NAN: unknown */
@@ -252,6 +254,7 @@ struct tui_summary {
     int worst_unc_node;
     double events_per_s;
     uint64_t events, ev_drops; /* agents' and processes' drops, before the bus */
+    uint64_t fits_lost;        /* edge fits the master could not use */
     uint64_t evicted, refused; /* the console's event store */
     uint64_t dec_errors;       /* messages the model rejected */
     uint64_t conv_rejected;    /* snapshot pairs / fits the converter refused */
