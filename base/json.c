@@ -62,12 +62,54 @@ static enum base_dec lookup(json_object *obj, const char *key, json_object **val
     return BASE_DEC_OK;
 }
 
+/*
+ * json-c clamps an integer beyond the int64 range to INT64_MAX / INT64_MIN
+ * (and beyond uint64 to UINT64_MAX) without a word; no real field holds
+ * those, so they are taken for out of range.
+ */
+static bool int_clamped(json_object *val, int64_t v)
+{
+    return v == INT64_MAX || v == INT64_MIN || json_object_get_uint64(val) == UINT64_MAX;
+}
+
+/*
+ * A decimal written out ("1765643728995645999.5", no exponent) exactly:
+ * through a double it would lose up to 128 ns at CLOCK_REALTIME sizes.
+ * false: another notation, or out of range.
+ */
+static bool decimal_ns(const char *s, int64_t *out)
+{
+    bool neg = *s == '-';
+    const char *p = s + neg;
+    if (*p < '0' || *p > '9')
+        return false;
+    uint64_t v = 0;
+    for (; *p >= '0' && *p <= '9'; p++) {
+        if (v > (UINT64_MAX - 9) / 10)
+            return false;
+        v = v * 10 + (uint64_t)(*p - '0');
+    }
+    if (*p == '.') {
+        p++;
+        if (*p < '0' || *p > '9')
+            return false;
+        bool up = *p >= '5'; /* half away from zero, as llround */
+        while (*p >= '0' && *p <= '9')
+            p++;
+        v += up;
+    }
+    if (*p != '\0' || v > (uint64_t)INT64_MAX - 1)
+        return false;
+    *out = neg ? -(int64_t)v : (int64_t)v;
+    return true;
+}
+
 enum base_dec base_json_value_ns(json_object *val, int64_t *out)
 {
     if (json_object_is_type(val, json_type_int)) {
         errno = 0;
         int64_t v = json_object_get_int64(val);
-        if (errno != 0)
+        if (errno != 0 || int_clamped(val, v))
             return BASE_DEC_BAD_VALUE;
         *out = v;
         return BASE_DEC_OK;
@@ -76,7 +118,10 @@ enum base_dec base_json_value_ns(json_object *val, int64_t *out)
         double d = json_object_get_double(val);
         if (!isfinite(d) || d >= 9.2e18 || d <= -9.2e18)
             return BASE_DEC_BAD_VALUE;
-        *out = llround(d);
+        /* json-c keeps a parsed number's text. */
+        const char *text = json_object_get_string(val);
+        if (text == NULL || !decimal_ns(text, out))
+            *out = llround(d);
         return BASE_DEC_OK;
     }
     return BASE_DEC_BAD_TYPE;
@@ -94,7 +139,7 @@ static enum base_dec get_i64(json_object *obj, const char *key, int64_t *out, bo
     }
     errno = 0;
     int64_t v = json_object_get_int64(val);
-    if (errno != 0) {
+    if (errno != 0 || int_clamped(val, v)) {
         base_err(err, "field \"%s\" is out of the int64 range", key);
         return BASE_DEC_BAD_VALUE;
     }
@@ -131,7 +176,7 @@ enum base_dec base_json_get_u64(json_object *obj, const char *key, uint64_t *out
     }
     errno = 0;
     uint64_t v = json_object_get_uint64(val);
-    if (errno != 0) {
+    if (errno != 0 || v == UINT64_MAX) {
         base_err(err, "field \"%s\" is out of the uint64 range", key);
         return BASE_DEC_BAD_VALUE;
     }

@@ -35,6 +35,14 @@
 /* Probes and the purity filter (SPEC §4.1)                            */
 /* ------------------------------------------------------------------ */
 
+/*
+ * The largest |time| a probe may carry, ns (2^62: the years 1824 to 2116 as
+ * CLOCK_REALTIME): a log's span then fits int64, so that one stray stamp
+ * near ±2^63 cannot overflow the window arithmetic.  The decoder refuses
+ * (counts as malformed) a probe beyond it.
+ */
+#define CLOCK_TIME_MAX_NS (INT64_C(1) << 62)
+
 /* One coded probe in one direction: two packets sent `spacing` apart. */
 typedef struct clock_probe {
     uint32_t src, dst;
@@ -662,7 +670,7 @@ int clock_lines_next(clock_lines_t *self, const char **line, size_t *len, bool *
 typedef struct clock_logfit_opts {
     const clock_estimator_t *est;
     int64_t window_ns; /* default 2 s */
-    bool ref_set;      /* false: the smallest node id */
+    bool ref_set;      /* false: the smallest node id of the largest connected part */
     uint32_t ref;
     size_t max_probes; /* default 20 000 000 (about 1.8 GB while fitting) */
     clock_purity_opts_t purity;
@@ -705,6 +713,8 @@ typedef struct clock_logfit_stats {
     double tau_ns_median, persist_ns_median;
     double fit_ns_total;   /* CPU time spent in edge fits */
     double solve_ns_total; /* CPU time spent in solves */
+    /* The reference is not the smallest id (that node is cut off: see ref_set). */
+    bool ref_moved;
 } clock_logfit_stats_t;
 
 typedef struct clock_logfit clock_logfit_t;

@@ -428,6 +428,12 @@ static int cmd_fit(int argc, char **argv)
             "probes: %" PRIu64 " pure, %" PRIu64 " impure, %" PRIu64 " lost, %" PRIu64 " bad\n",
             st.windows, st.edge_fits, st.edge_fit_errors, st.steps, st.margin_steps,
             st.node_unaligned, st.node_windows, st.pure, st.impure, st.lost, st.bad);
+    if (st.ref_moved && !lo.ref_set)
+        fprintf(stderr,
+                "dpclock: reference node %u: the smallest node id is cut off from the largest "
+                "part of the probe graph that edges fitted both ways connect (--ref picks "
+                "another)\n",
+                clock_logfit_ref(lf));
     if (st.loops_min != UINT32_MAX)
         fprintf(stderr, "dpclock: loops in the probe graph per window: %" PRIu32 "-%" PRIu32 "\n",
                 st.loops_min, st.loops_max);
@@ -519,10 +525,11 @@ static int cmd_eval(int argc, char **argv)
     clock_truth_t truth;
     char err[BASE_ERRLEN];
     int rc = clock_truth_read(tf, &truth, err);
+    bool unreadable = ferror(tf) != 0; /* a directory, an I/O error: not its content */
     fclose(tf);
     if (rc != BASE_OK) {
-        fprintf(stderr, "dpclock: eval: %s\n", err);
-        return 1;
+        fprintf(stderr, "dpclock: eval: %s/truth.jsonl: %s\n", argv[0], err);
+        return unreadable ? EXIT_USAGE : 1;
     }
     FILE *ff = open_input(argv[1], "fits");
     if (ff == NULL) {
@@ -552,8 +559,15 @@ static int cmd_eval(int argc, char **argv)
         fits[n++] = rec.u.node;
     }
     clock_lines_destroy(&lr);
+    int read_errno = errno;
     if (ff != stdin)
         fclose(ff);
+    if (r < 0) {
+        fprintf(stderr, "dpclock: cannot read fits %s: %s\n", argv[1], strerror(read_errno));
+        free(fits);
+        clock_truth_free(&truth);
+        return EXIT_USAGE;
+    }
     if (base_decstats_errors(&dec))
         print_dec_summary(argv[1], &dec);
     size_t read = n, replaced = keep_refined(fits, &n);

@@ -144,6 +144,14 @@ static enum base_dec decode_probe(json_object *o, clock_probe_t *p, char *err)
     bool txok[2];
     TRY(pair_of_ns(o, "tx", p->tx, txok, false, err));
     TRY(pair_of_ns(o, "rx", p->rx, p->rx_ok, true, err));
+    for (int i = 0; i < 4; i++) {
+        int64_t t = i < 2 ? p->tx[i] : p->rx[i - 2];
+        if (t > CLOCK_TIME_MAX_NS || t < -CLOCK_TIME_MAX_NS) {
+            base_err(err, "field \"%s\"[%d] = %lld is beyond ±2^62 ns (the years 1824-2116)",
+                     i < 2 ? "tx" : "rx", i % 2, (long long)t);
+            return BASE_DEC_BAD_VALUE;
+        }
+    }
     return BASE_DEC_OK;
 }
 
@@ -559,6 +567,7 @@ json_object *clock_json_truth(const clock_truth_node_t *t)
 
 struct clock_lines {
     FILE *in;
+    bool first; /* no line read yet */
     char buf[CLOCK_MAX_LINE + 1];
 };
 
@@ -567,6 +576,7 @@ clock_lines_t *clock_lines_new(FILE *in)
     assert(in);
     clock_lines_t *self = xmalloc(sizeof *self);
     self->in = in;
+    self->first = true;
     return self;
 }
 
@@ -602,6 +612,12 @@ int clock_lines_next(clock_lines_t *self, const char **line, size_t *len, bool *
     }
     self->buf[n] = 0;
     *line = self->buf;
+    /* A UTF-8 byte order mark, as some editors write one, is not the line's. */
+    if (self->first && !over && n >= 3 && memcmp(self->buf, "\xEF\xBB\xBF", 3) == 0) {
+        *line += 3;
+        n -= 3;
+    }
+    self->first = false;
     *len = over ? 0 : n;
     *oversized = over;
     return 1;

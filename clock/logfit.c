@@ -261,6 +261,42 @@ typedef struct cedge {
     size_t first, count;  /* range in the keyed array */
 } cedge_t;
 
+static size_t uf_root(size_t *up, size_t i)
+{
+    while (up[i] != i)
+        i = up[i] = up[up[i]];
+    return i;
+}
+
+/*
+ * The default reference: the smallest id of the largest part of the graph
+ * that edges fitted both ways connect (ties: the part with the smaller
+ * id).  That is the smallest id overall unless that node is cut off, say it
+ * only received: every map onto it would be unaligned.
+ */
+static size_t default_ref(const cedge_t *E, size_t ne, size_t nn)
+{
+    size_t *up = xmalloc(nn * sizeof *up), *size = xcalloc(nn, sizeof *size);
+    for (size_t i = 0; i < nn; i++)
+        up[i] = i;
+    for (size_t e = 0; e < ne; e++) {
+        if (!E[e].ok)
+            continue;
+        size_t a = uf_root(up, E[e].a), b = uf_root(up, E[e].b);
+        if (a != b)
+            up[a > b ? a : b] = a < b ? a : b; /* the root is the part's smallest index */
+    }
+    size_t best = 0;
+    for (size_t i = 0; i < nn; i++)
+        size[uf_root(up, i)]++;
+    for (size_t i = 0; i < nn; i++)
+        if (size[i] > size[best])
+            best = i;
+    free(up);
+    free(size);
+    return best;
+}
+
 /* Compose the rough maps outward from `root` over coarse edges (breadth first). */
 static void rough_spread(const cedge_t *E, size_t ne, rough_t *R, size_t nn, size_t root)
 {
@@ -434,12 +470,10 @@ int clock_logfit_run(clock_logfit_t *self, char *err)
         if (nn == 0 || ids[i] != ids[nn - 1])
             ids[nn++] = ids[i];
     uint32_t ref = self->o.ref_set ? self->o.ref : ids[0];
-    size_t iref = id_index(ids, nn, ref);
-    if (iref == SIZE_MAX) {
+    if (id_index(ids, nn, ref) == SIZE_MAX) {
         free(ids);
         return base_err(err, "reference node %u does not appear in the log", ref);
     }
-    self->ref = ref;
 
     /* Group probes by edge (window unknown yet). */
     keyed_t *K = xmalloc(n * sizeof *K);
@@ -467,6 +501,11 @@ int clock_logfit_run(clock_logfit_t *self, char *err)
     }
     for (size_t e = 0; e < ne; e++)
         E[e].ok = coarse_edge(P, K + E[e].first, E[e].count, ids[E[e].a], W, &E[e].fit);
+    if (!self->o.ref_set)
+        ref = ids[default_ref(E, ne, nn)];
+    self->st.ref_moved = ref != ids[0];
+    self->ref = ref;
+    size_t iref = id_index(ids, nn, ref);
 
     /* Rough maps: the reference's component, then every other component on its own root. */
     rough_t *R = xcalloc(nn, sizeof *R);
@@ -564,7 +603,8 @@ int clock_logfit_run(clock_logfit_t *self, char *err)
     free(buf);
     free(fw);
     free(rv);
-    qsort(self->ef, self->nef, sizeof *self->ef, cmp_edge_fit);
+    if (self->nef > 0) /* ef is NULL without any */
+        qsort(self->ef, self->nef, sizeof *self->ef, cmp_edge_fit);
 
     /* Every window that saw probes gets a node fit per node. */
     int64_t *wins = xmalloc(n * sizeof *wins);

@@ -2659,6 +2659,20 @@ static void test_json_good(void **state)
                          &r, err),
                      BASE_DEC_OK);
     assert_true(r.u.probe.tx[0] == 10 && r.u.probe.tx[1] == 21 && r.u.probe.seq == 0);
+    /* ...exactly at CLOCK_REALTIME sizes, where a double is 256 ns coarse. */
+    assert_int_equal(dec("{\"type\":\"probe\",\"src\":1,\"dst\":2,"
+                         "\"tx\":[1765643728995645999.0,-1765643728995645998.5],"
+                         "\"rx\":[1765643728995645999.49,1]}",
+                         &r, err),
+                     BASE_DEC_OK);
+    assert_true(r.u.probe.tx[0] == 1765643728995645999LL);
+    assert_true(r.u.probe.tx[1] == -1765643728995645999LL);
+    assert_true(r.u.probe.rx[0] == 1765643728995645999LL);
+    /* The largest times a probe may carry, ±2^62. */
+    assert_int_equal(dec("{\"type\":\"probe\",\"src\":1,\"dst\":2,"
+                         "\"tx\":[4611686018427387904,-4611686018427387904],\"rx\":[1,2]}",
+                         &r, err),
+                     BASE_DEC_OK);
     assert_int_equal(dec("{\"type\":\"window_stats\",\"anything\":1}", &r, err), BASE_DEC_OK);
     assert_int_equal(r.type, CLOCK_REC_OTHER);
     assert_int_equal(dec("{\"type\":\"edge_fit\",\"window\":3,\"src\":1,\"dst\":2,"
@@ -2877,6 +2891,24 @@ static void test_json_malformed(void **state)
          BASE_DEC_BAD_TYPE},
         {"{\"type\":\"probe\",\"src\":1,\"dst\":2,\"tx\":[1,2],\"rx\":[1,2]} trailing",
          BASE_DEC_BAD_JSON},
+        /* Beyond ±2^62: one stray stamp would overflow the window arithmetic. */
+        {"{\"type\":\"probe\",\"src\":1,\"dst\":2,\"tx\":[4611686018427387905,2],"
+         "\"rx\":[1,2]}",
+         BASE_DEC_BAD_VALUE},
+        {"{\"type\":\"probe\",\"src\":1,\"dst\":2,\"tx\":[1,2],"
+         "\"rx\":[1,-7960000000000000000]}",
+         BASE_DEC_BAD_VALUE},
+        /* json-c clamps integers beyond int64 without a word: out of range. */
+        {"{\"type\":\"probe\",\"src\":1,\"dst\":2,\"tx\":[18446744073709551615,2],"
+         "\"rx\":[1,2]}",
+         BASE_DEC_BAD_VALUE},
+        {"{\"type\":\"probe\",\"src\":1,\"dst\":2,\"tx\":[-9223372036854775809,2],"
+         "\"rx\":[1,2]}",
+         BASE_DEC_BAD_VALUE},
+        {"{\"type\":\"node_fit\",\"window\":100000000000000000000000,\"node\":1,\"ref\":0,"
+         "\"anchor_ns\":1,\"offset_ns\":1,\"drift_ppb\":1,\"uncertainty_ns\":1,\"from_ns\":1,"
+         "\"to_ns\":2,\"aligned\":true}",
+         BASE_DEC_BAD_VALUE},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         clock_record_t r;
@@ -2912,7 +2944,8 @@ static void test_line_reader(void **state)
     size_t total = big + 64;
     char *text = malloc(total);
     size_t n = 0;
-    n += (size_t)sprintf(text + n, "first\n");
+    n += (size_t)sprintf(text + n, "\xEF\xBB\xBF"
+                                   "first\n"); /* a byte order mark first */
     memset(text + n, 'x', big);
     n += big;
     text[n++] = '\n';

@@ -439,4 +439,36 @@ EOF
 # --ref naming a node that is not in the log is bad usage.
 expect_rc 2 "$DP" fit "$IT_TMP/hand.jsonl" --ref 8
 
+# The smallest id (2) only receives: by default the reference is the smallest
+# id of the connected part (7), said on stderr, and that part stays aligned.
+"$IT_PY" - "$IT_TMP/hand.jsonl" "$IT_TMP/hand2.jsonl" <<'EOF'
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+T = 1_750_000_000_000_000_000
+for k in range(500):
+    t = T + k * 10_000_000
+    lines.append(json.dumps({"type": "probe", "src": 7, "dst": 2, "seq": k,
+                             "tx": [t, t + 100_000], "rx": [t + 9_000, t + 109_000]}))
+open(sys.argv[2], "w").write("\n".join(lines) + "\n")
+EOF
+"$DP" fit "$IT_TMP/hand2.jsonl" >"$IT_TMP/hand2-fits.jsonl" 2>"$IT_TMP/hand2.log" ||
+    it_fail "fit of the log with a receive-only node failed: $(cat "$IT_TMP/hand2.log")"
+grep -q "reference node 7: the smallest node id is cut off" "$IT_TMP/hand2.log" ||
+    it_fail "the moved reference was not said: $(cat "$IT_TMP/hand2.log")"
+"$IT_PY" - "$IT_TMP/hand2-fits.jsonl" <<'EOF' || it_fail "receive-only smallest id: wrong fits"
+import json, sys
+nodes = [json.loads(l) for l in open(sys.argv[1]) if '"node_fit"' in l]
+assert nodes and all(f["ref"] == 7 for f in nodes), {f["ref"] for f in nodes}
+part = [f for f in nodes if f["node"] in (1000000, 4000000000)]
+assert sum(f["aligned"] for f in part) >= len(part) - 2, [(f["node"], f["aligned"]) for f in part]
+assert not any(f["aligned"] for f in nodes if f["node"] == 2)
+print("receive-only node 2: reference 7, %d of %d maps of its part aligned"
+      % (sum(f["aligned"] for f in part), len(part)))
+EOF
+
+# eval: inputs that cannot be read (a directory) are bad usage, not a failed evaluation.
+expect_rc 2 "$DP" eval "$IT_TMP/lan" "$IT_TMP"
+mkdir -p "$IT_TMP/dirtruth/truth.jsonl"
+expect_rc 2 "$DP" eval "$IT_TMP/dirtruth" "$IT_TMP/hand-fits.jsonl"
+
 it_pass "dpclock sim/fit/eval, hand-made log, exit codes"
