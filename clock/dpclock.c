@@ -428,6 +428,11 @@ static int cmd_fit(int argc, char **argv)
             "probes: %" PRIu64 " pure, %" PRIu64 " impure, %" PRIu64 " lost, %" PRIu64 " bad\n",
             st.windows, st.edge_fits, st.edge_fit_errors, st.steps, st.margin_steps,
             st.node_unaligned, st.node_windows, st.pure, st.impure, st.lost, st.bad);
+    if (st.duplicates)
+        fprintf(stderr,
+                "dpclock: %" PRIu64 " duplicate probes (the same ends and send stamps again: "
+                "logs of both ends of an edge?) fitted once\n",
+                st.duplicates);
     if (st.ref_moved && !lo.ref_set)
         fprintf(stderr,
                 "dpclock: reference node %u: the smallest node id is cut off from the largest "

@@ -437,6 +437,44 @@ static int solve_window(const win_ctx_t *c, size_t w, bool use_hist, bool feed, 
 
 static int logfit_solve(clock_logfit_t *self, char *err);
 
+static int cmp_probe(const void *a, const void *b)
+{
+    const clock_probe_t *p = a, *q = b;
+    if (p->src != q->src)
+        return (p->src > q->src) - (p->src < q->src);
+    if (p->dst != q->dst)
+        return (p->dst > q->dst) - (p->dst < q->dst);
+    for (int j = 0; j < 2; j++)
+        if (p->tx[j] != q->tx[j])
+            return (p->tx[j] > q->tx[j]) - (p->tx[j] < q->tx[j]);
+    /* The copy that saw more of the probe first. */
+    int rp = p->rx_ok[0] + p->rx_ok[1], rq = q->rx_ok[0] + q->rx_ok[1];
+    return (rq > rp) - (rq < rp);
+}
+
+/*
+ * The same probe twice (same ends, same send stamps): logs of both ends of
+ * an edge hold the same probes, and a log put together from every node's
+ * would count each twice, which no fit notices but every uncertainty
+ * would be too small by √2.  The first of each (sorted: the one that saw
+ * more of it) stays.
+ */
+static size_t drop_duplicates(clock_logfit_t *self)
+{
+    qsort(self->p, self->n, sizeof *self->p, cmp_probe);
+    size_t m = 0;
+    for (size_t i = 0; i < self->n; i++) {
+        const clock_probe_t *a = &self->p[i], *b = m ? &self->p[m - 1] : NULL;
+        if (b && a->src == b->src && a->dst == b->dst && a->tx[0] == b->tx[0] &&
+            a->tx[1] == b->tx[1])
+            continue;
+        self->p[m++] = *a;
+    }
+    size_t dropped = self->n - m;
+    self->n = m;
+    return dropped;
+}
+
 int clock_logfit_run(clock_logfit_t *self, char *err)
 {
     assert(self);
@@ -454,6 +492,7 @@ int clock_logfit_run(clock_logfit_t *self, char *err)
     self->st.tau_ns_median = self->st.persist_ns_median = NAN;
     if (self->n == 0)
         return base_err(err, "no probes to fit");
+    self->st.duplicates = keep.duplicates + drop_duplicates(self);
     const clock_probe_t *P = self->p;
     size_t n = self->n;
     int64_t W = self->o.window_ns;

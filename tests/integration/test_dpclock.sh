@@ -439,6 +439,16 @@ EOF
 # --ref naming a node that is not in the log is bad usage.
 expect_rc 2 "$DP" fit "$IT_TMP/hand.jsonl" --ref 8
 
+# The logs of both ends of every edge put together hold each probe twice:
+# fitted once, the fits are those of one copy, and the duplicates are said.
+cat "$IT_TMP/hand.jsonl" "$IT_TMP/hand.jsonl" >"$IT_TMP/hand-twice.jsonl"
+"$DP" fit "$IT_TMP/hand-twice.jsonl" --ref 7 >"$IT_TMP/twice-fits.jsonl" 2>"$IT_TMP/twice.log" ||
+    it_fail "fit of the doubled log failed: $(cat "$IT_TMP/twice.log")"
+cmp -s "$IT_TMP/twice-fits.jsonl" "$IT_TMP/hand-fits.jsonl" ||
+    it_fail "a doubled log fits differently from the log"
+grep -q "18000 duplicate probes" "$IT_TMP/twice.log" ||
+    it_fail "duplicates not said: $(cat "$IT_TMP/twice.log")"
+
 # The smallest id (2) only receives: by default the reference is the smallest
 # id of the connected part (7), said on stderr, and that part stays aligned.
 "$IT_PY" - "$IT_TMP/hand.jsonl" "$IT_TMP/hand2.jsonl" <<'EOF'
