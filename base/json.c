@@ -21,7 +21,26 @@ enum base_dec base_json_parse(const char *text, size_t len, json_object **out, c
     json_object *obj = json_tokener_parse_ex(tok, text, (int)len);
     enum json_tokener_error jerr = json_tokener_get_error(tok);
     size_t used = json_tokener_get_parse_end(tok);
+    /*
+     * A bare number or literal waits for what ends it: end it here, so that
+     * it is "not an object" rather than cut short (which it stays when it
+     * is no value even so, as "nul").
+     */
+    if (jerr == json_tokener_continue && obj == NULL) {
+        obj = json_tokener_parse_ex(tok, " ", 1);
+        if (json_tokener_get_error(tok) == json_tokener_success) {
+            jerr = json_tokener_success;
+            used = len;
+        } else {
+            json_object_put(obj);
+            obj = NULL;
+        }
+    }
     json_tokener_free(tok);
+    if (jerr == json_tokener_success && obj == NULL) {
+        base_err(err, "not a JSON object: null");
+        return BASE_DEC_BAD_TYPE;
+    }
     if (jerr != json_tokener_success || obj == NULL) {
         json_object_put(obj);
         if (jerr == json_tokener_continue) {

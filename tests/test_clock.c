@@ -2836,6 +2836,8 @@ static void test_json_malformed(void **state)
         {"not json", BASE_DEC_BAD_JSON},
         {"{\"type\":\"probe\"", BASE_DEC_TRUNCATED},
         {"[1,2]", BASE_DEC_BAD_TYPE},
+        {"42", BASE_DEC_BAD_TYPE}, /* a whole value, not one cut short */
+        {"null", BASE_DEC_BAD_TYPE},
         {"{\"src\":1}", BASE_DEC_BAD_TYPE},
         {"{\"type\":5}", BASE_DEC_BAD_TYPE},
         {"{\"type\":\"probe\",\"src\":1,\"dst\":2,\"tx\":[1,2]}", BASE_DEC_BAD_TYPE},
