@@ -714,7 +714,7 @@ typedef struct clock_logfit_stats {
     double tau_ns_median, persist_ns_median;
     double fit_ns_total;   /* CPU time spent in edge fits */
     double solve_ns_total; /* CPU time spent in solves */
-    /* The reference is not the smallest id (that node is cut off: see ref_set). */
+    /* The default reference is not the smallest id (that node is cut off: see ref_set). */
     bool ref_moved;
 } clock_logfit_stats_t;
 

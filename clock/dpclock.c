@@ -433,7 +433,7 @@ static int cmd_fit(int argc, char **argv)
                 "dpclock: %" PRIu64 " duplicate probes (the same ends and send stamps again: "
                 "logs of both ends of an edge?) fitted once\n",
                 st.duplicates);
-    if (st.ref_moved && !lo.ref_set)
+    if (st.ref_moved)
         fprintf(stderr,
                 "dpclock: reference node %u: the smallest node id is cut off from the largest "
                 "part of the probe graph that edges fitted both ways connect (--ref picks "

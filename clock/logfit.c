@@ -542,7 +542,7 @@ int clock_logfit_run(clock_logfit_t *self, char *err)
         E[e].ok = coarse_edge(P, K + E[e].first, E[e].count, ids[E[e].a], W, &E[e].fit);
     if (!self->o.ref_set)
         ref = ids[default_ref(E, ne, nn)];
-    self->st.ref_moved = ref != ids[0];
+    self->st.ref_moved = !self->o.ref_set && ref != ids[0];
     self->ref = ref;
     size_t iref = id_index(ids, nn, ref);
 
