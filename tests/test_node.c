@@ -849,6 +849,31 @@ static void m_plan(void *ctx, const struct node_plan *plan)
     c->last.nedges = plan->nedges;
 }
 
+/* The master the tests run: 1 s windows, heartbeats every hb_ns, on `ep`. */
+static struct node_master_cfg test_master_cfg(const char *ep, int64_t hb_ns)
+{
+    return (struct node_master_cfg){
+        .listen = ep,
+        .self_id = 0,
+        .ref = -1,
+        .k = 4,
+        .window_ns = 1000000000,
+        .cadence_ns = 10000000,
+        .spacing_ns = 100000,
+        .snapshot_ns = 100000000,
+        .hb_ns = hb_ns,
+        .status_ns = 1000000000,
+        .grace_ns = 250000000,
+        .forget_ns = 600000000000LL,
+        .host = "masterhost",
+        .version = DP_VERSION,
+        .instance = "m",
+        .probe_addr = "127.0.0.1:40000",
+        .pid = 1,
+        .probe_now = m_now,
+    };
+}
+
 static bus_msg_t *hello(const char *instance, int req)
 {
     bus_msg_t *m = bus_msg_new(BUS_K_HELLO);
@@ -888,28 +913,10 @@ static void test_master_registration(void **state)
     char ep[128];
     snprintf(ep, sizeof ep, "ipc://%s/hub", dir);
     struct mctx c = {0};
-    struct node_master_cfg mc = {
-        .listen = ep,
-        .self_id = 0,
-        .ref = -1,
-        .k = 4,
-        .window_ns = 1000000000,
-        .cadence_ns = 10000000,
-        .spacing_ns = 100000,
-        .snapshot_ns = 100000000,
-        .hb_ns = 100000000,
-        .status_ns = 1000000000,
-        .grace_ns = 250000000,
-        .forget_ns = 60000000000LL,
-        .host = "masterhost",
-        .version = DP_VERSION,
-        .instance = "m",
-        .probe_addr = "127.0.0.1:40000",
-        .pid = 1,
-        .probe_now = m_now,
-        .on_plan = m_plan,
-        .ctx = &c,
-    };
+    struct node_master_cfg mc = test_master_cfg(ep, 100000000);
+    mc.forget_ns = 60000000000LL;
+    mc.on_plan = m_plan;
+    mc.ctx = &c;
     char err[BASE_ERRLEN];
     node_master_t *m = node_master_new(&mc, err);
     assert_non_null(m);
@@ -1093,27 +1100,9 @@ static void test_master_edge_fits(void **state)
     assert_non_null(mkdtemp(dir));
     char ep[128];
     snprintf(ep, sizeof ep, "ipc://%s/hub", dir);
-    const int64_t w = 1000000000;
-    struct node_master_cfg mc = {
-        .listen = ep,
-        .self_id = 0,
-        .ref = -1,
-        .k = 2,
-        .window_ns = w,
-        .cadence_ns = 10000000,
-        .spacing_ns = 100000,
-        .snapshot_ns = 100000000,
-        .hb_ns = 60000000000LL,
-        .status_ns = 1000000000,
-        .grace_ns = 250000000,
-        .forget_ns = 600000000000LL,
-        .host = "masterhost",
-        .version = DP_VERSION,
-        .instance = "m",
-        .probe_addr = "127.0.0.1:40000",
-        .pid = 1,
-        .probe_now = m_now,
-    };
+    struct node_master_cfg mc = test_master_cfg(ep, 60000000000LL);
+    mc.k = 2;
+    const int64_t w = mc.window_ns;
     char err[BASE_ERRLEN];
     node_master_t *m = node_master_new(&mc, err);
     assert_non_null(m);
@@ -1185,26 +1174,8 @@ static void test_master_table_full(void **state)
     assert_non_null(mkdtemp(dir));
     char ep[128];
     snprintf(ep, sizeof ep, "ipc://%s/hub", dir);
-    struct node_master_cfg mc = {
-        .listen = ep,
-        .self_id = 0,
-        .ref = -1,
-        .k = 2,
-        .window_ns = 1000000000,
-        .cadence_ns = 10000000,
-        .spacing_ns = 100000,
-        .snapshot_ns = 100000000,
-        .hb_ns = 20000000,
-        .status_ns = 1000000000,
-        .grace_ns = 250000000,
-        .forget_ns = 600000000000LL,
-        .host = "masterhost",
-        .version = DP_VERSION,
-        .instance = "m",
-        .probe_addr = "127.0.0.1:40000",
-        .pid = 1,
-        .probe_now = m_now,
-    };
+    struct node_master_cfg mc = test_master_cfg(ep, 20000000);
+    mc.k = 2;
     char err[BASE_ERRLEN];
     node_master_t *m = node_master_new(&mc, err);
     assert_non_null(m);
