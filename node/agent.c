@@ -1200,6 +1200,7 @@ static void publish_status(node_agent_t *self, int64_t period_ns)
         bus_msg_set_u64(m, "edge_fits_ahead", ms.edge_fits_ahead);
         bus_msg_set_u64(m, "edge_fits_dropped", ms.edge_fits_dropped);
         bus_msg_set_u64(m, "edge_fits_replaced", ms.edge_fits_replaced);
+        bus_msg_set_u64(m, "edge_fits_unknown", ms.edge_fits_unknown);
         bus_msg_set_u64(m, "table_full", ms.table_full);
         bus_msg_set_u64(m, "clock_back", ms.clock_back);
         bus_msg_set_u64(m, "history_ignored", ms.history_ignored);

@@ -42,7 +42,8 @@ struct mnode {
     bus_peer_t peer;
     bool self;
     bool up;
-    bool aligned; /* in the latest solve that saw it */
+    bool aligned;    /* in the latest solve that saw it */
+    bool ahead_said; /* its edge fits came far ahead of the solve: alerted once */
     int64_t last_mono, last_probe;
     int64_t down_mono;
 };
@@ -441,6 +442,7 @@ static void on_hello(node_master_t *self, const bus_peer_t *peer, bus_msg_t *msg
          * and paths (its maps, its edges' margin levels) is not this one's.
          */
         n->aligned = false;
+        n->ahead_said = false;
         clock_history_forget(self->history, n->id);
     }
     snprintf(n->host, sizeof n->host, "%s", host);
@@ -543,33 +545,67 @@ static struct pending *pending_for(node_master_t *self, int64_t k)
     return freep;
 }
 
-static void solve_begin(node_master_t *self)
+/* Pending windows older than the solve point are stale: counted late. */
+static void drop_stale(node_master_t *self)
 {
+    for (int i = 0; i < PENDING_WINDOWS; i++) {
+        struct pending *p = &self->pend[i];
+        if (p->used && p->k < self->next_k) {
+            self->st.edge_fits_late += p->n;
+            p->used = false;
+            p->n = 0;
+        }
+    }
+}
+
+/*
+ * Where the solve stands at `now`: it starts at the current window, and
+ * after a long stall (the master not ticking) it skips to the last
+ * PENDING_WINDOWS windows rather than solve a backlog of empty ones.  Run
+ * before each edge fit too, so that after a stall the windows that just
+ * closed are not taken for windows far ahead.
+ */
+static void solve_catch_up(node_master_t *self, int64_t now)
+{
+    int64_t cur = node_window_of(now, self->cfg.window_ns);
     if (!self->started) {
-        self->next_k = node_window_of(probe_now(self), self->cfg.window_ns);
+        self->next_k = cur;
         self->started = true;
+    }
+    if (cur - self->next_k > PENDING_WINDOWS) {
+        self->next_k = cur - PENDING_WINDOWS;
+        drop_stale(self);
     }
 }
 
 static void add_edge_fit(node_master_t *self, const clock_edge_fit_t *f)
 {
-    solve_begin(self);
+    solve_catch_up(self, probe_now(self));
     if (f->window < self->next_k) {
         self->st.edge_fits_late++;
         return;
     }
     if (f->window - self->next_k > AHEAD_WINDOWS) {
-        if (self->st.edge_fits_ahead++ == 0)
+        self->st.edge_fits_ahead++;
+        struct mnode *n = find_node(self, f->src);
+        if (n && !n->ahead_said) {
+            n->ahead_said = true;
             mlog(self, BASE_LOG_WARN,
                  "node %u: edge fit for window %" PRId64 ", %" PRId64
                  " windows ahead of the solve (its clock is off?): refused, and counted "
                  "(edge_fits_ahead)",
                  f->src, f->window, f->window - self->next_k);
+        }
         return;
     }
-    /* Only edges between nodes the master knows are solved. */
+    /*
+     * Only edges between nodes the master knows are solved (the solve
+     * would drop it; kept, junk ids could fill the windows).  Not lost
+     * either: after a master restart, fits to peers that have not
+     * registered again yet come in for a moment.
+     */
     if (find_node(self, f->dst) == NULL) {
-        self->st.edge_fits_bad++;
+        self->st.edge_fits_unknown++;
         return;
     }
     struct pending *p = pending_for(self, f->window);
@@ -583,9 +619,16 @@ static void add_edge_fit(node_master_t *self, const clock_edge_fit_t *f)
      * window's fit of the same probes, and both would make a false loop.
      */
     for (size_t i = 0; i < p->n; i++) {
-        if ((p->e[i].src == f->src && p->e[i].dst == f->dst) ||
-            (p->e[i].src == f->dst && p->e[i].dst == f->src)) {
-            p->e[i] = *f;
+        clock_edge_fit_t *e = &p->e[i];
+        if (e->src == f->src && e->dst == f->dst) {
+            *e = *f; /* the same end again: its newer fit */
+            self->st.edge_fits_replaced++;
+            return;
+        }
+        if (e->src == f->dst && e->dst == f->src) {
+            /* The other end, which took the edge over mid-window: the fit of more probes. */
+            if ((uint64_t)f->n_fwd + f->n_rev > (uint64_t)e->n_fwd + e->n_rev)
+                *e = *f;
             self->st.edge_fits_replaced++;
             return;
         }
@@ -891,11 +934,7 @@ static void solve_due(node_master_t *self)
 {
     int64_t w = self->cfg.window_ns;
     int64_t now = probe_now(self);
-    solve_begin(self);
-    /* After a long stall, do not solve a backlog of empty windows. */
-    int64_t cur = node_window_of(now, w);
-    if (cur - self->next_k > PENDING_WINDOWS)
-        self->next_k = cur - PENDING_WINDOWS;
+    solve_catch_up(self, now);
     /*
      * The master's probe clock stepped back (by more than a window): the
      * windows it already solved are not solved again, so the solve waits
@@ -924,15 +963,7 @@ static void solve_due(node_master_t *self)
         solve_window(self, k);
         self->next_k++;
     }
-    /* Pending windows older than the solve point are stale now. */
-    for (int i = 0; i < PENDING_WINDOWS; i++) {
-        struct pending *p = &self->pend[i];
-        if (p->used && p->k < self->next_k) {
-            self->st.edge_fits_late += p->n;
-            p->used = false;
-            p->n = 0;
-        }
-    }
+    drop_stale(self);
 }
 
 /* ---- the tick ------------------------------------------------------------ */
