@@ -29,10 +29,11 @@ struct clock_logfit {
     /* What the edge fits left for the solves (clock_logfit_resolve reuses it). */
     bool fitted;
     int64_t *wins; /* the windows that saw probes, ascending */
+    int64_t *span; /* per window: its probes' first and last time on the reference clock */
     size_t nw;
     uint32_t *ids; /* node ids, ascending */
     size_t nn;
-    int64_t origin, tmin, tmax;
+    int64_t origin;
 };
 
 void clock_logfit_opts_default(clock_logfit_opts_t *opts)
@@ -69,6 +70,7 @@ void clock_logfit_destroy(clock_logfit_t **self)
     free((*self)->ef);
     free((*self)->nf);
     free((*self)->wins);
+    free((*self)->span);
     free((*self)->ids);
     free(*self);
     *self = NULL;
@@ -372,13 +374,19 @@ static int solve_window(const win_ctx_t *c, size_t w, bool use_hist, bool feed, 
     size_t ei = c->first[w], ej = c->first[w + 1];
     clock_solve_opts_t so = self->o.solve;
     so.ref = self->ref;
-    /* The window, cut to where the log has samples (its first and last are partial). */
+    /*
+     * The window, cut to where it has samples at an end with no window next
+     * to it: the log's first and last, and those beside a gap (a stray
+     * probe an hour on is a window of its own, and the log's last real
+     * window still ends where its samples do).
+     */
     so.from_ns = clk_add(self->origin, (double)win * (double)W);
     so.to_ns = clk_add(so.from_ns, (double)W);
-    if (so.from_ns < self->tmin && self->tmin < so.to_ns)
-        so.from_ns = self->tmin;
-    if (so.to_ns > self->tmax && self->tmax > so.from_ns)
-        so.to_ns = self->tmax;
+    int64_t lo = self->span[2 * w], hi = self->span[2 * w + 1];
+    if ((w == 0 || self->wins[w - 1] != win - 1) && so.from_ns < lo && lo < so.to_ns)
+        so.from_ns = lo;
+    if ((w + 1 == self->nw || self->wins[w + 1] != win + 1) && so.to_ns > hi && hi > so.from_ns)
+        so.to_ns = hi;
     so.at_ns = clk_mid(so.from_ns, so.to_ns);
     so.history = use_hist ? c->hist : NULL;
     double t0 = cpu_ns();
@@ -475,14 +483,21 @@ static size_t drop_duplicates(clock_logfit_t *self)
     return dropped;
 }
 
+static bool win_before(const void *elem, const void *key)
+{
+    return *(const int64_t *)elem < *(const int64_t *)key;
+}
+
 int clock_logfit_run(clock_logfit_t *self, char *err)
 {
     assert(self);
     self->nef = self->nnf = 0;
     self->fitted = false;
     free(self->wins);
+    free(self->span);
     free(self->ids);
     self->wins = NULL;
+    self->span = NULL;
     self->ids = NULL;
     clock_logfit_stats_t keep = self->st;
     memset(&self->st, 0, sizeof self->st);
@@ -654,17 +669,29 @@ int clock_logfit_run(clock_logfit_t *self, char *err)
     for (size_t i = 0; i < n; i++)
         if (nw == 0 || wins[i] != wins[nw - 1])
             wins[nw++] = wins[i];
+    /* Each window's samples from the reference's part (from all where it has none). */
+    int64_t *span = xmalloc(2 * nw * sizeof *span);
+    for (size_t j = 0; j < nw; j++) {
+        span[2 * j] = INT64_MAX;
+        span[2 * j + 1] = INT64_MIN;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (any_ref && !in_ref[id_index(ids, nn, P[K[i].i].src)])
+            continue;
+        size_t j = clk_lower_bound(wins, nw, sizeof *wins, &K[i].win, win_before);
+        span[2 * j] = K[i].t < span[2 * j] ? K[i].t : span[2 * j];
+        span[2 * j + 1] = K[i].t > span[2 * j + 1] ? K[i].t : span[2 * j + 1];
+    }
     free(in_ref);
     free(R);
     free(E);
     free(K);
     self->wins = wins;
+    self->span = span;
     self->nw = nw;
     self->ids = ids;
     self->nn = nn;
     self->origin = origin;
-    self->tmin = tmin;
-    self->tmax = tmax;
     self->fitted = true;
     return logfit_solve(self, err);
 }

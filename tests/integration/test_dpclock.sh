@@ -439,6 +439,33 @@ EOF
 # --ref naming a node that is not in the log is bad usage.
 expect_rc 2 "$DP" fit "$IT_TMP/hand.jsonl" --ref 8
 
+# One stray probe an hour after the log: a window of its own (unaligned),
+# and the log's last real window still ends where its samples do.
+"$IT_PY" - "$IT_TMP/lan/probes.jsonl" "$IT_TMP/stray.jsonl" <<'EOF'
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+last = json.loads(lines[-1])
+t = last["tx"][0] + 3_600_000_000_000
+lines.append(json.dumps({"type": "probe", "src": last["src"], "dst": last["dst"], "seq": 1,
+                         "tx": [t, t + 100_000], "rx": [t + 50_000, t + 150_000]}))
+open(sys.argv[2], "w").write("\n".join(lines) + "\n")
+EOF
+"$DP" fit "$IT_TMP/stray.jsonl" >"$IT_TMP/stray-fits.jsonl" 2>/dev/null || it_fail "fit with a stray probe failed"
+"$IT_PY" - "$IT_TMP/lan/fits.jsonl" "$IT_TMP/stray-fits.jsonl" <<'EOF' || it_fail "a stray probe moved the last window's end"
+import json, sys
+def nodes(p):
+    return {(f["window"], f["node"]): f for f in map(json.loads, open(p)) if f["type"] == "node_fit"}
+a, b = nodes(sys.argv[1]), nodes(sys.argv[2])
+last = max(w for w, _ in a)
+assert set(a) <= set(b) and len(b) > len(a), (len(a), len(b))
+for (w, n), f in a.items():
+    if w == last and f["aligned"]:
+        # the same cut, up to what the stray moves the rough map (µs)
+        assert abs(b[(w, n)]["to_ns"] - f["to_ns"]) < 1_000_000, (n, b[(w, n)]["to_ns"], f["to_ns"])
+assert not any(f["aligned"] for (w, n), f in b.items() if w > last and n != f["ref"])
+print("stray probe: its own window, unaligned; the last window still cut to its samples")
+EOF
+
 # The logs of both ends of every edge put together hold each probe twice:
 # fitted once, the fits are those of one copy, and the duplicates are said.
 cat "$IT_TMP/hand.jsonl" "$IT_TMP/hand.jsonl" >"$IT_TMP/hand-twice.jsonl"
