@@ -4,13 +4,15 @@
 #include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
+#include <limits.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 struct base_afile {
     FILE *f;
     char *path;
-    char *tmp;
+    char *tmp; /* NULL: written in place (a device, a FIFO: nothing to rename over) */
 };
 
 static void afile_free(base_afile_t **self_p)
@@ -27,12 +29,36 @@ base_afile_t *base_afile_open(const char *path, char *err)
     assert(path);
     base_afile_t *self = xcalloc(1, sizeof *self);
     self->path = xstrdup(path);
-    xasprintf(&self->tmp, "%s.tmp", path);
+    /*
+     * Renaming over a device or a FIFO would replace it with a file (as
+     * root, /dev/full or /dev/stdout): those are written in place.  A
+     * symbolic link to a file keeps its link: its target is replaced.
+     */
+    struct stat st, lst;
+    if (stat(path, &st) == 0 && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode) ||
+                                 S_ISSOCK(st.st_mode) || S_ISBLK(st.st_mode))) {
+        self->f = fopen(path, "w");
+        if (self->f == NULL) {
+            base_err(err, "%s: %s", path, strerror(errno));
+            afile_free(&self);
+            return NULL;
+        }
+        return self;
+    }
+    char real[PATH_MAX];
+    const char *at = path;
+    if (lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode) && realpath(path, real) != NULL)
+        at = real;
+    xasprintf(&self->tmp, "%s.tmp", at);
     self->f = fopen(self->tmp, "w");
     if (self->f == NULL) {
         base_err(err, "%s: %s", self->tmp, strerror(errno));
         afile_free(&self);
         return NULL;
+    }
+    if (at != path) {
+        free(self->path);
+        self->path = xstrdup(at);
     }
     return self;
 }
@@ -62,9 +88,10 @@ int base_afile_commit(base_afile_t **self_p, char *err)
     }
     int rc = BASE_OK;
     if (bad) {
-        unlink(self->tmp);
+        if (self->tmp)
+            unlink(self->tmp);
         rc = base_err(err, "%s: write failed: %s", self->path, strerror(e));
-    } else if (rename(self->tmp, self->path) != 0) {
+    } else if (self->tmp && rename(self->tmp, self->path) != 0) {
         e = errno;
         unlink(self->tmp);
         rc = base_err(err, "%s: %s", self->path, strerror(e));
@@ -78,6 +105,7 @@ void base_afile_abort(base_afile_t **self_p)
     if (self_p == NULL || *self_p == NULL)
         return;
     fclose((*self_p)->f);
-    unlink((*self_p)->tmp);
+    if ((*self_p)->tmp)
+        unlink((*self_p)->tmp);
     afile_free(self_p);
 }

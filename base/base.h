@@ -88,7 +88,10 @@ int base_cmp_double(const void *a, const void *b);
  * NAME.tmp, base_afile_commit flushes, closes and renames it over NAME; any
  * write error, or base_afile_abort, removes the temporary and leaves an
  * existing NAME as it was.  Snapshots and exports are written this way so a
- * full disk never leaves a half file that looks like a result.
+ * full disk never leaves a half file that looks like a result.  A NAME that
+ * is a device, a FIFO or a socket is written in place (renaming over it
+ * would replace it by a file); a symbolic link's target is replaced, the
+ * link kept.
  */
 typedef struct base_afile base_afile_t;
 base_afile_t *base_afile_open(const char *path, char *err);

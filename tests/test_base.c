@@ -262,6 +262,32 @@ static void test_afile(void **state)
     assert_string_equal(got, "first\n");
     free(got);
 
+    /* A symbolic link keeps its link; its target gets the new content. */
+    char link[220];
+    snprintf(link, sizeof link, "%s/link.json", dir);
+    assert_int_equal(symlink(path, link), 0);
+    af = base_afile_open(link, err);
+    assert_non_null(af);
+    fputs("through\n", base_afile_stream(af));
+    assert_int_equal(base_afile_commit(&af, err), BASE_OK);
+    struct stat lst;
+    assert_int_equal(lstat(link, &lst), 0);
+    assert_true(S_ISLNK(lst.st_mode));
+    got = slurp(path);
+    assert_string_equal(got, "through\n");
+    free(got);
+    unlink(link);
+
+    /* A device is written in place, not replaced by a file. */
+    af = base_afile_open("/dev/null", err);
+    assert_non_null(af);
+    fputs("gone\n", base_afile_stream(af));
+    assert_int_equal(base_afile_commit(&af, err), BASE_OK);
+    struct stat dst;
+    assert_int_equal(stat("/dev/null", &dst), 0);
+    assert_true(S_ISCHR(dst.st_mode));
+    assert_int_not_equal(access("/dev/null.tmp", F_OK), 0);
+
     /* The name is a directory: rename fails, nothing is left behind. */
     unlink(path);
     assert_int_equal(mkdir(path, 0700), 0);
