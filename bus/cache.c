@@ -3,8 +3,13 @@
  * the schema's key fields; a LATEST entry holds one message, an APPEND entry
  * every message of its key (incremental name tables, scope trees) within a
  * per-key budget.  Entries sit on a list ordered by their last update: a
- * state reply walks it oldest first, and the total budget evicts from its
- * head.  Every eviction is counted and reported in state_end.
+ * state reply walks it oldest first.  The total budget trims the entry of
+ * the most messages first, oldest message first, and evicts from the
+ * list's head only when every entry holds one: an incremental table that
+ * grows all the time (a workload's scope trees) would otherwise push out
+ * the tables that stopped changing long ago (its name tables), and late
+ * joiners would see every event unnamed.  Every eviction is counted and
+ * reported in state_end.
  */
 #include "bus/bus_int.h"
 
@@ -111,6 +116,16 @@ static void evict_one(bus_cache_t *self, struct entry *e)
     }
 }
 
+/* What the total budget trims: the entry of the most messages (bytes), else the oldest. */
+static struct entry *victim(const bus_cache_t *self, bool by_bytes)
+{
+    struct entry *big = NULL;
+    for (struct entry *e = self->head; e; e = e->next)
+        if (e->n > 1 && (big == NULL || (by_bytes ? e->bytes > big->bytes : e->n > big->n)))
+            big = e;
+    return big ? big : self->head;
+}
+
 char *bus_cache_key(const bus_msg_t *msg)
 {
     const struct bus_kind_def *d = bus_kind_def(msg->kind);
@@ -173,7 +188,7 @@ void bus_cache_put(bus_cache_t *self, bus_msg_t *msg)
     while (e->n > 1 && e->bytes > self->o.key_bytes)
         evict_one(self, e);
     while (self->head && (self->msgs > self->o.max_msgs || self->bytes > self->o.max_bytes))
-        evict_one(self, self->head);
+        evict_one(self, victim(self, self->bytes > self->o.max_bytes));
 }
 
 void bus_cache_foreach(bus_cache_t *self, bool (*fn)(const bus_msg_t *msg, void *arg), void *arg)

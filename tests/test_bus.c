@@ -1178,6 +1178,48 @@ static void test_cache_budget_evicts(void **state)
     bus_hub_destroy(&hub);
 }
 
+/*
+ * A scope tree that keeps growing does not push the name table it came
+ * with out of the cache: the budget trims the entry of the most messages.
+ */
+static void test_cache_keeps_quiet_tables(void **state)
+{
+    bus_hub_t *hub = start_hub(6, 0);
+    bus_sub_t *early = start_sub(hub, 0, NULL);
+    bus_pub_t *pub = start_pub(hub, NODE);
+    assert_int_equal(bus_pub_wait_subscribed(pub, BUS_K_STATUS, 10000), 1);
+    char hdr[200];
+    snprintf(hdr, sizeof hdr, "{\"node\":%d,\"pid\":7,\"names\":[[1,\"hipLaunchKernel\"]]}", NODE);
+    publish(pub, BUS_K_NAMES, hdr);
+    for (int i = 1; i <= 12; i++) {
+        snprintf(hdr, sizeof hdr, "{\"node\":%d,\"pid\":7,\"tree\":[[%d,0]]}", NODE, i);
+        publish(pub, BUS_K_SCOPE, hdr);
+    }
+    publish(pub, BUS_K_HB, NULL);
+    bus_msg_t *m = recv_kind(early, BUS_K_HB, 10000);
+    bus_msg_destroy(&m);
+    struct bus_state_info info;
+    bus_sub_t *late = start_sub(hub, 0, &info);
+    assert_int_equal(info.count, 6);
+    assert_int_equal(info.evicted, 7);
+    int names = 0, scopes = 0;
+    char err[BASE_ERRLEN];
+    bus_msg_t *got;
+    while (bus_sub_recv(late, &got, 0, err) == 1) {
+        if (bus_msg_from_state(got)) {
+            names += bus_msg_kind(got) == BUS_K_NAMES;
+            scopes += bus_msg_kind(got) == BUS_K_SCOPE;
+        }
+        bus_msg_destroy(&got);
+    }
+    assert_int_equal(names, 1);
+    assert_int_equal(scopes, 5);
+    bus_sub_destroy(&late);
+    bus_sub_destroy(&early);
+    bus_pub_destroy(&pub);
+    bus_hub_destroy(&hub);
+}
+
 static void test_registration(void **state)
 {
     char err[BASE_ERRLEN];
@@ -1504,6 +1546,7 @@ int main(void)
         cmocka_unit_test(test_pubsub_through_hub),
         cmocka_unit_test(test_late_joiner_state),
         cmocka_unit_test(test_cache_budget_evicts),
+        cmocka_unit_test(test_cache_keeps_quiet_tables),
         cmocka_unit_test(test_registration),
         cmocka_unit_test(test_publisher_never_blocks),
         cmocka_unit_test(test_slow_subscriber_gaps),
