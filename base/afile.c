@@ -32,7 +32,7 @@ base_afile_t *base_afile_open(const char *path, char *err)
     /*
      * Renaming over a device or a FIFO would replace it with a file (as
      * root, /dev/full or /dev/stdout): those are written in place.  A
-     * symbolic link to a file keeps its link: its target is replaced.
+     * symbolic link keeps its link: its target is replaced (or created).
      */
     struct stat st, lst;
     if (stat(path, &st) == 0 && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode) ||
@@ -45,20 +45,32 @@ base_afile_t *base_afile_open(const char *path, char *err)
         }
         return self;
     }
-    char real[PATH_MAX];
-    const char *at = path;
-    if (lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode) && realpath(path, real) != NULL)
-        at = real;
-    xasprintf(&self->tmp, "%s.tmp", at);
+    char real[PATH_MAX], dest[PATH_MAX];
+    char *at = NULL; /* where the file goes: path, or a link's target */
+    if (lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode)) {
+        ssize_t n;
+        if (realpath(path, real) != NULL) {
+            at = xstrdup(real);
+        } else if ((n = readlink(path, dest, sizeof dest - 1)) > 0) {
+            /* A link to a file not there yet: create it where the link points. */
+            dest[n] = '\0';
+            const char *slash = strrchr(path, '/');
+            if (dest[0] == '/' || slash == NULL)
+                at = xstrdup(dest);
+            else
+                xasprintf(&at, "%.*s/%s", (int)(slash - path), path, dest);
+        }
+    }
+    if (at != NULL) {
+        free(self->path);
+        self->path = at;
+    }
+    xasprintf(&self->tmp, "%s.tmp", self->path);
     self->f = fopen(self->tmp, "w");
     if (self->f == NULL) {
         base_err(err, "%s: %s", self->tmp, strerror(errno));
         afile_free(&self);
         return NULL;
-    }
-    if (at != path) {
-        free(self->path);
-        self->path = xstrdup(at);
     }
     return self;
 }

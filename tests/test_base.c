@@ -277,6 +277,21 @@ static void test_afile(void **state)
     assert_string_equal(got, "through\n");
     free(got);
     unlink(link);
+    /* A link to a file not there yet: the file appears where it points. */
+    char target[220];
+    snprintf(target, sizeof target, "%s/new.json", dir);
+    assert_int_equal(symlink("new.json", link), 0);
+    af = base_afile_open(link, err);
+    assert_non_null(af);
+    fputs("made\n", base_afile_stream(af));
+    assert_int_equal(base_afile_commit(&af, err), BASE_OK);
+    assert_int_equal(lstat(link, &lst), 0);
+    assert_true(S_ISLNK(lst.st_mode));
+    got = slurp(target);
+    assert_string_equal(got, "made\n");
+    free(got);
+    unlink(link);
+    unlink(target);
 
     /* A device is written in place, not replaced by a file. */
     af = base_afile_open("/dev/null", err);
