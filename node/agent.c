@@ -121,6 +121,7 @@ struct node_agent {
     bus_reg_t *reg;
     enum reg_state rstate;
     int64_t last_hello, last_hb, last_ack;
+    int64_t hello_since, hello_warn; /* unanswered hellos since; next warning after */
     int64_t epoch;
     int ref;
     bool announce_due;
@@ -1339,6 +1340,7 @@ static void on_welcome(node_agent_t *self, bus_msg_t *msg)
     self->epoch = epoch;
     self->rstate = REG_OK;
     self->last_ack = base_monotonic_ns();
+    self->hello_since = 0;
     set_identity(self, (int)id);
     if (rewin && !new_id)
         make_windows(self);
@@ -1409,6 +1411,17 @@ static void registration(node_agent_t *self)
         int64_t every = self->hb_ns < 1000000000 ? self->hb_ns : 1000000000;
         if (now - self->last_hello >= every)
             send_hello(self);
+        /* Nothing answers (a wrong --hub, a master not started): say so, less and less often. */
+        if (self->hello_since == 0) {
+            self->hello_since = now;
+            self->hello_warn = 5000000000LL;
+        } else if (now - self->hello_since >= self->hello_warn) {
+            base_log(BASE_LOG_WARN, "node",
+                     "no answer from a master at %s for %.0f s (is it running, and is that its "
+                     "registration port?): still trying",
+                     self->hub, (double)(now - self->hello_since) / 1e9);
+            self->hello_warn *= 2;
+        }
         return;
     }
     if (now - self->last_hb >= self->hb_ns) {
