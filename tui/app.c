@@ -277,10 +277,11 @@ static void update_edge(struct tui_app *app, int64_t now_mono)
     int64_t latest = app->clock == TUI_CLOCK_ALIGNED ? s.latest_global : s.latest_raw;
     if (latest == 0 && app->clock == TUI_CLOCK_ALIGNED)
         latest = s.latest_raw; /* nothing aligned yet: do not stall at 0 */
+    /* t0 from the first data, not from the wall clock (a replay's data is old). */
+    if (app->origin_ns == 0 && latest != 0)
+        app->origin_ns = latest - latest % 1000000000LL;
     if (latest == 0)
         latest = base_realtime_ns();
-    if (app->origin_ns == 0)
-        app->origin_ns = latest - latest % 1000000000LL;
     if (latest != app->edge_latest) {
         app->edge_latest = latest;
         app->edge_mono = now_mono;

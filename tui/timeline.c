@@ -356,8 +356,11 @@ void tui_timeline_draw(struct tui_app *app, struct tui_pane *p)
     else
         snprintf(base, sizeof base, "RAW: each node's own clock");
     snprintf(title, sizeof title, " Timeline  %s  span %s  %s%s%s%s ", base, span,
-             app->paused ? "■ paused" : "▶ live", app->expand ? "  lanes per stream" : "",
-             app->filter[0] ? "  filter: " : "", app->filter);
+             app->paused   ? "■ paused"
+             : app->replay ? "▶ replay"
+                           : "▶ live",
+             app->expand ? "  lanes per stream" : "", app->filter[0] ? "  filter: " : "",
+             app->filter);
     tui_draw_title(app, p, title);
     if (raw_nodes) {
         char warn[128];
