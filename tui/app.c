@@ -684,6 +684,20 @@ tui_app_t *tui_app_new(tui_model_t *model, const struct tui_app_opts *opts, char
         return NULL;
     }
     set_term(app->screen);
+    /* A terminal that cannot place the cursor (TERM=dumb) would show nothing at all. */
+    const char *cup = tigetstr("cup");
+    if (cup == NULL || cup == (char *)-1) {
+        base_err(err,
+                 "the terminal \"%s\" cannot place the cursor: run dptop in a full terminal "
+                 "(or use --record / --export)",
+                 term && term[0] ? term : "xterm");
+        endwin();
+        delscreen(app->screen);
+        if (app->own_term_files)
+            fclose(app->term_in);
+        free(app);
+        return NULL;
+    }
     /* ncurses 6.4 flushes its output buffer after every cursor movement while
      * the screen is in its initial state (a write(2) per changed segment:
      * thousands per frame); one endwin/refresh cycle moves it to the running
@@ -878,11 +892,11 @@ int tui_console_live(const base_config_t *cfg, const char *hub_override,
     app_opts_from_cfg(cfg, &ao);
     ao.hub = hub;
     tui_app_t *app = tui_app_new(model, &ao, err);
-    if (app == NULL) {
+    if (app == NULL) { /* no terminal, or one it cannot draw on */
         fprintf(stderr, "dptop: %s\n", err);
         tui_model_destroy(&model);
         bus_sub_destroy(&sub);
-        return 1;
+        return 2;
     }
     app->sub = sub;
     app->ep = ep;
@@ -941,11 +955,11 @@ int tui_replay_run(const base_config_t *cfg, const char *path, volatile sig_atom
     app_opts_from_cfg(cfg, &ao);
     ao.hub = path;
     tui_app_t *app = tui_app_new(model, &ao, err);
-    if (app == NULL) {
+    if (app == NULL) { /* no terminal, or one it cannot draw on */
         fprintf(stderr, "dptop: %s\n", err);
         tui_model_destroy(&model);
         tui_replay_close(&rp);
-        return 1;
+        return 2;
     }
     app->replay = rp;
     app->limits = lim;
