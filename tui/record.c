@@ -107,16 +107,20 @@ int tui_record_run(const base_config_t *cfg, const char *path, volatile sig_atom
     fprintf(stderr, "dptop: recording %s to %s (SIGINT or SIGTERM stops)\n", sub_ep, path);
     int timeout = (int)base_config_int(cfg, "state_timeout_ms");
     struct bus_state_info info;
+    bool want_state = false; /* no state yet: asked again once the hub is heard */
     if (timeout > 0) {
-        if (bus_sub_fetch_state(sub, ep.reg, timeout, &info, err) != BASE_OK)
-            fprintf(stderr, "dptop: %s; recording the live stream only\n", err);
-        else if (!info.complete || !info.synced)
+        if (bus_sub_fetch_state(sub, ep.reg, timeout, &info, err) != BASE_OK) {
+            fprintf(stderr,
+                    "dptop: %s; recording the live stream, and the hub's state once it answers\n",
+                    err);
+            want_state = true;
+        } else if (!info.complete || !info.synced)
             fprintf(stderr,
                     "dptop: the hub's state was %s%s (%" PRIu64 " messages); recording anyway\n",
                     info.complete ? "" : "incomplete", info.synced ? "" : " and not synchronised",
                     info.count);
     }
-    int64_t t0 = base_monotonic_ns();
+    int64_t t0 = base_monotonic_ns(), next_state_try = 0;
     int rc = 0;
     while (!*stop) {
         bus_msg_t *m = NULL;
@@ -131,6 +135,25 @@ int tui_record_run(const base_config_t *cfg, const char *path, volatile sig_atom
             size_t n = bus_msg_frames(m, f);
             r = bus_recwriter_add(w, bus_msg_arrival_ns(m), f, n, err);
             bus_msg_destroy(&m);
+            /*
+             * Started before the hub: its first message says it is up, and
+             * its state (name tables, node table, plan...) is fetched then,
+             * so that the recording holds what names the events (the state
+             * comes ahead of the live stream).  Tried again every 5 s.
+             */
+            int64_t now = base_monotonic_ns();
+            if (want_state && r == BASE_OK && now >= next_state_try) {
+                char e2[BASE_ERRLEN];
+                if (bus_sub_fetch_state(sub, ep.reg, timeout, &info, e2) == BASE_OK) {
+                    want_state = false;
+                    fprintf(stderr,
+                            "dptop: the hub answered: its state (%" PRIu64
+                            " messages) is in the recording\n",
+                            info.count);
+                } else {
+                    next_state_try = now + 5000000000LL;
+                }
+            }
         } else {
             r = bus_recwriter_tick(w, err);
         }
