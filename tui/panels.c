@@ -142,34 +142,62 @@ static void header_draw(struct tui_app *app, struct tui_pane *p)
     } else {
         snprintf(src, sizeof src, "%s %s", app->paused ? "PAUSED" : "LIVE", app->hub);
     }
-    snprintf(buf, sizeof buf,
-             " dptop %s │ %s │ nodes %zu/%zu up │ ref %s │ worst %s │ %s ev/s │ drops %llu ",
-             DP_VERSION, src, s.nodes_up, s.nodes_total, ref, worst, eps,
-             (unsigned long long)(s.ev_drops + s.evicted));
-    int x = tui_put(p->win, 0, 0, buf, p->w, hd | A_BOLD);
-    if (app->rec) {
-        snprintf(buf, sizeof buf, " ● REC %llu msgs ", (unsigned long long)app->rec_msgs);
-        tui_put(p->win, 0, x, buf, p->w - x, app->role[R_REC]);
-    } else {
-        tui_put(p->win, 0, x, "│ not recording", p->w - x, hd);
+    char rec[64];
+    if (app->rec)
+        snprintf(rec, sizeof rec, "● REC %llu msgs ", (unsigned long long)app->rec_msgs);
+    else
+        snprintf(rec, sizeof rec, "not recording");
+    /*
+     * Narrow terminals lose the version, then the hub's address, before
+     * any figure: at 80 columns the drops and the recording state stay.
+     */
+    for (int fit = 0; fit < 3; fit++) {
+        const char *where = fit < 2       ? src
+                            : app->replay ? "REPLAY"
+                            : app->paused ? "PAUSED"
+                                          : "LIVE";
+        snprintf(buf, sizeof buf,
+                 " %s%s%s%s │ nodes %zu/%zu%s │ ref %s │ worst %s │ %s ev/s │ drops %llu │ ",
+                 fit == 0 ? "dptop " : "", fit == 0 ? DP_VERSION : "", fit == 0 ? " │ " : "", where,
+                 s.nodes_up, s.nodes_total, fit < 2 ? " up" : "", ref, worst, eps,
+                 (unsigned long long)(s.ev_drops + s.evicted));
+        if (tui_strwidth(buf) + tui_strwidth(rec) <= p->w)
+            break;
     }
+    if (!app->rec && tui_strwidth(buf) + tui_strwidth(rec) > p->w)
+        snprintf(rec, sizeof rec, "no rec");
+    int x = tui_put(p->win, 0, 0, buf, p->w, hd | A_BOLD);
+    tui_put(p->win, 0, x, rec, p->w - x, app->rec ? app->role[R_REC] : hd);
     if (p->h < 2)
         return;
     tui_fmt_count(a, sizeof a, (double)tui_store_count(tui_model_store(app->model)));
     tui_fmt_count(b, sizeof b, (double)tui_store_budget(tui_model_store(app->model)));
     /* Shown once there are any: each is a window's edge the solve went without. */
     char lost[48] = "";
+    const char *warn = s.nodes_unaligned ? "⚠ unaligned nodes on raw clocks"
+                       : s.asym_unseen ? "⚠ no loop in the probe graph: ± leaves out path asymmetry"
+                                       : "";
+    bool aligned = app->clock == TUI_CLOCK_ALIGNED;
     if (s.fits_lost)
         snprintf(lost, sizeof lost, "edge fits lost %llu │ ", (unsigned long long)s.fits_lost);
     snprintf(buf, sizeof buf,
              " clock: %s │ events %s/%s buffered, %llu evicted │ agent drops %llu │ "
              "rejected %llu │ %s%s",
-             app->clock == TUI_CLOCK_ALIGNED ? "ALIGNED (global)" : "RAW (per node)", a, b,
-             (unsigned long long)s.evicted, (unsigned long long)s.ev_drops,
-             (unsigned long long)(s.dec_errors + s.refused), lost,
-             s.nodes_unaligned ? "⚠ unaligned nodes on raw clocks"
-             : s.asym_unseen   ? "⚠ no loop in the probe graph: ± leaves out path asymmetry"
-                               : "");
+             aligned ? "ALIGNED (global)" : "RAW (per node)", a, b, (unsigned long long)s.evicted,
+             (unsigned long long)s.ev_drops, (unsigned long long)(s.dec_errors + s.refused), lost,
+             warn);
+    /* Narrow: the same figures, fewer words (a warning keeps its place). */
+    if (tui_strwidth(buf) > p->w) {
+        if (s.fits_lost)
+            snprintf(lost, sizeof lost, "fits lost %llu │ ", (unsigned long long)s.fits_lost);
+        snprintf(
+            buf, sizeof buf, " %s │ ev %s/%s, %llu evicted │ drops %llu │ rejected %llu │ %s%s",
+            aligned ? "ALIGNED" : "RAW", a, b, (unsigned long long)s.evicted,
+            (unsigned long long)s.ev_drops, (unsigned long long)(s.dec_errors + s.refused), lost,
+            s.nodes_unaligned ? "⚠ unaligned on raw clocks"
+            : s.asym_unseen   ? "⚠ no loop"
+                              : "");
+    }
     tui_put(p->win, 1, 0, buf, p->w,
             s.nodes_unaligned || s.dec_errors || s.asym_unseen || s.fits_lost ? app->role[R_WARN]
                                                                               : A_NORMAL);
