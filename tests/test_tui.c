@@ -109,6 +109,8 @@ static void test_fmt(void **state)
     char b[64];
     tui_fmt_dur(b, sizeof b, 12);
     assert_string_equal(b, "12ns");
+    tui_fmt_dur(b, sizeof b, -0.3); /* a loop residual of nothing, not "-0ns" */
+    assert_string_equal(b, "0ns");
     tui_fmt_dur(b, sizeof b, 1250);
     assert_string_equal(b, "1.25µs");
     tui_fmt_dur(b, sizeof b, -3.4e6);

@@ -24,6 +24,8 @@ size_t tui_fmt_dur(char *buf, size_t len, double ns)
     double a = fabs(ns);
     if (!isfinite(ns))
         n = snprintf(buf, len, "?");
+    else if (a < 0.5)
+        n = snprintf(buf, len, "0ns"); /* not "-0ns" */
     else if (a < 999.5)
         n = snprintf(buf, len, "%.0fns", ns);
     else if (a < 999.5e3)

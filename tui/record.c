@@ -105,6 +105,7 @@ int tui_record_run(const base_config_t *cfg, const char *path, volatile sig_atom
         return 1;
     }
     fprintf(stderr, "dptop: recording %s to %s (SIGINT or SIGTERM stops)\n", sub_ep, path);
+    int64_t t0 = base_monotonic_ns(), next_state_try = 0; /* the wait for the state counts */
     int timeout = (int)base_config_int(cfg, "state_timeout_ms");
     struct bus_state_info info;
     bool want_state = false; /* no state yet: asked again once the hub is heard */
@@ -120,7 +121,6 @@ int tui_record_run(const base_config_t *cfg, const char *path, volatile sig_atom
                     info.complete ? "" : "incomplete", info.synced ? "" : " and not synchronised",
                     info.count);
     }
-    int64_t t0 = base_monotonic_ns(), next_state_try = 0;
     int rc = 0;
     while (!*stop) {
         bus_msg_t *m = NULL;
