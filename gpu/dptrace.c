@@ -801,6 +801,15 @@ static void bg_flush(bool force)
         dpt.dropped_delivered = dropped;
     } else {
         dpt.not_sent += dpt.nout;
+        /*
+         * Nobody took it (no receiver now): whoever connects next gets the
+         * state before any batch, even if the batch goes out before the
+         * monitor has said that a receiver came (the monitor's event and
+         * the new pipe race; the receiver must never see events first).
+         */
+        dpt.state_dirty = true;
+        for (size_t i = 0; i < dpt.nsnaps; i++)
+            dpt.snaps[i].sent = false;
     }
     dpt.nout = 0;
 }
