@@ -562,8 +562,8 @@ static void drop_stale(node_master_t *self)
  * Where the solve stands at `now`: it starts at the current window, and
  * after a long stall (the master not ticking) it skips to the last
  * PENDING_WINDOWS windows rather than solve a backlog of empty ones.  Run
- * before each edge fit too, so that after a stall the windows that just
- * closed are not taken for windows far ahead.
+ * before a tick's edge fits too, so that after a stall the windows that
+ * just closed are not taken for windows far ahead.
  */
 static void solve_catch_up(node_master_t *self, int64_t now)
 {
@@ -580,7 +580,6 @@ static void solve_catch_up(node_master_t *self, int64_t now)
 
 static void add_edge_fit(node_master_t *self, const clock_edge_fit_t *f)
 {
-    solve_catch_up(self, probe_now(self));
     if (f->window < self->next_k) {
         self->st.edge_fits_late++;
         return;
@@ -1027,6 +1026,8 @@ int node_master_tick(node_master_t *self, int wait_ms, char *err)
         }
         bus_msg_destroy(&msg);
     }
+    /* Where the solve stands before the fits that waited are judged late or ahead. */
+    solve_catch_up(self, probe_now(self));
     for (int i = 0; i < MAX_FIT_PER_TICK; i++) {
         bus_msg_t *msg = NULL;
         int rc = bus_sub_recv(self->sub, &msg, 0, err);
