@@ -22,6 +22,7 @@ struct entry {
     char *key;
     bus_msg_t **msgs;
     size_t n, cap, bytes;
+    size_t app_ix; /* its place in the cache's APPEND entries; SIZE_MAX: a LATEST one */
     struct entry *prev, *next;
 };
 
@@ -29,6 +30,8 @@ struct bus_cache {
     struct bus_cache_opts o;
     bus_map_t *map;
     struct entry *head, *tail;
+    struct entry **app; /* the APPEND entries, the only ones that hold more than one message */
+    size_t napp, capapp;
     size_t msgs, bytes;
     uint64_t evicted;
 };
@@ -61,6 +64,7 @@ void bus_cache_destroy(bus_cache_t **self_p)
         return;
     bus_cache_t *self = *self_p;
     bus_map_destroy(&self->map, entry_free_cb);
+    free(self->app);
     free(self);
     *self_p = NULL;
 }
@@ -110,6 +114,10 @@ static void evict_one(bus_cache_t *self, struct entry *e)
     self->msgs--;
     self->evicted++;
     if (e->n == 0) {
+        if (e->app_ix != SIZE_MAX) {
+            self->app[e->app_ix] = self->app[--self->napp];
+            self->app[e->app_ix]->app_ix = e->app_ix;
+        }
         list_unlink(self, e);
         bus_map_remove(self->map, e->key);
         entry_free(e);
@@ -120,9 +128,11 @@ static void evict_one(bus_cache_t *self, struct entry *e)
 static struct entry *victim(const bus_cache_t *self, bool by_bytes)
 {
     struct entry *big = NULL;
-    for (struct entry *e = self->head; e; e = e->next)
+    for (size_t i = 0; i < self->napp; i++) {
+        struct entry *e = self->app[i];
         if (e->n > 1 && (big == NULL || (by_bytes ? e->bytes > big->bytes : e->n > big->n)))
             big = e;
+    }
     return big ? big : self->head;
 }
 
@@ -161,6 +171,15 @@ void bus_cache_put(bus_cache_t *self, bus_msg_t *msg)
     if (e == NULL) {
         e = xcalloc(1, sizeof *e);
         e->key = key;
+        e->app_ix = SIZE_MAX;
+        if (d->cache == BUS_CACHE_APPEND) {
+            if (self->napp == self->capapp) {
+                self->capapp = self->capapp ? 2 * self->capapp : 16;
+                self->app = xreallocarray(self->app, self->capapp, sizeof *self->app);
+            }
+            e->app_ix = self->napp;
+            self->app[self->napp++] = e;
+        }
         bus_map_put(self->map, key, e);
     } else {
         free(key);
