@@ -906,12 +906,39 @@ static bus_msg_t *await(node_master_t *m, bus_reg_t *r, enum bus_kind kind)
     return NULL;
 }
 
+/* A temporary directory for the hub's ipc endpoint (dir: a mkdtemp template). */
+static void hub_dir(char *dir, char *ep, size_t len)
+{
+    assert_non_null(mkdtemp(dir));
+    snprintf(ep, len, "ipc://%s/hub", dir);
+}
+
+static void hub_dir_remove(const char *dir)
+{
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+/* A hello (re-sent until the socket takes it) and its welcome: the id given. */
+static int64_t join(node_master_t *m, bus_reg_t *r, const char *instance, int req)
+{
+    char err[BASE_ERRLEN];
+    bus_msg_t *msg = hello(instance, req);
+    for (int i = 0; i < 100 && bus_reg_send(r, msg, err) != BASE_OK; i++)
+        base_sleep_ns(10000000);
+    bus_msg_destroy(&msg);
+    msg = await(m, r, BUS_K_WELCOME);
+    int64_t id = -1;
+    assert_int_equal(base_json_get_i64(bus_msg_header(msg), "node", &id, err), BASE_DEC_OK);
+    bus_msg_destroy(&msg);
+    return id;
+}
+
 static void test_master_registration(void **state)
 {
-    char dir[] = "/tmp/dpnode-test-XXXXXX";
-    assert_non_null(mkdtemp(dir));
-    char ep[128];
-    snprintf(ep, sizeof ep, "ipc://%s/hub", dir);
+    char dir[] = "/tmp/dpnode-test-XXXXXX", ep[128];
+    hub_dir(dir, ep, sizeof ep);
     struct mctx c = {0};
     struct node_master_cfg mc = test_master_cfg(ep, 100000000);
     mc.forget_ns = 60000000000LL;
@@ -1041,9 +1068,7 @@ static void test_master_registration(void **state)
     bus_reg_destroy(&r);
     node_master_destroy(&m);
     assert_null(m);
-    char cmd[256];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    assert_int_equal(system(cmd), 0);
+    hub_dir_remove(dir);
 }
 
 static void send_edge_fit(bus_pub_t *pub, uint32_t src, uint32_t dst, int64_t k, int64_t w)
@@ -1101,10 +1126,8 @@ static int64_t m_now_shifted(void *ctx)
  */
 static void test_master_edge_fits(void **state)
 {
-    char dir[] = "/tmp/dpnode-test-XXXXXX";
-    assert_non_null(mkdtemp(dir));
-    char ep[128];
-    snprintf(ep, sizeof ep, "ipc://%s/hub", dir);
+    char dir[] = "/tmp/dpnode-test-XXXXXX", ep[128];
+    hub_dir(dir, ep, sizeof ep);
     int64_t shift = 0; /* moves the master's probe clock */
     struct node_master_cfg mc = test_master_cfg(ep, 60000000000LL);
     mc.k = 2;
@@ -1117,15 +1140,8 @@ static void test_master_edge_fits(void **state)
     struct bus_reg_opts ro = {.endpoint = ep, .node = BUS_NODE_NONE};
     bus_reg_t *r = bus_reg_new(&ro, err);
     assert_non_null(r);
-    bus_msg_t *msg;
-    for (int i = 1; i <= 2; i++) {
-        msg = hello(i == 1 ? "a1" : "a2", i);
-        for (int j = 0; j < 100 && bus_reg_send(r, msg, err) != BASE_OK; j++)
-            base_sleep_ns(10000000);
-        bus_msg_destroy(&msg);
-        msg = await(m, r, BUS_K_WELCOME);
-        bus_msg_destroy(&msg);
-    }
+    assert_int_equal(join(m, r, "a1", 1), 1);
+    assert_int_equal(join(m, r, "a2", 2), 2);
     bus_pub_t *pub[3] = {NULL};
     for (int i = 1; i <= 2; i++) {
         struct bus_pub_opts po = {.endpoint = bus_hub_endpoint(node_master_hub(m), BUS_HUB_PUB),
@@ -1178,9 +1194,7 @@ static void test_master_edge_fits(void **state)
         bus_pub_destroy(&pub[i]);
     bus_reg_destroy(&r);
     node_master_destroy(&m);
-    char cmd[256];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    assert_int_equal(system(cmd), 0);
+    hub_dir_remove(dir);
 }
 
 /*
@@ -1190,10 +1204,8 @@ static void test_master_edge_fits(void **state)
  */
 static void test_master_table_full(void **state)
 {
-    char dir[] = "/tmp/dpnode-test-XXXXXX";
-    assert_non_null(mkdtemp(dir));
-    char ep[128];
-    snprintf(ep, sizeof ep, "ipc://%s/hub", dir);
+    char dir[] = "/tmp/dpnode-test-XXXXXX", ep[128];
+    hub_dir(dir, ep, sizeof ep);
     struct node_master_cfg mc = test_master_cfg(ep, 20000000);
     mc.k = 2;
     char err[BASE_ERRLEN];
@@ -1206,12 +1218,7 @@ static void test_master_table_full(void **state)
     bus_msg_t *msg;
     for (int i = 1; i < NODE_MAX_NODES; i++) {
         snprintf(inst, sizeof inst, "a%d", i);
-        msg = hello(inst, -1);
-        for (int j = 0; j < 100 && bus_reg_send(r, msg, err) != BASE_OK; j++)
-            base_sleep_ns(10000000);
-        bus_msg_destroy(&msg);
-        msg = await(m, r, BUS_K_WELCOME);
-        bus_msg_destroy(&msg);
+        assert_int_equal(join(m, r, inst, -1), i);
     }
     size_t up, known;
     node_master_counts(m, &up, &known);
@@ -1244,9 +1251,7 @@ static void test_master_table_full(void **state)
     }
     bus_reg_destroy(&r);
     node_master_destroy(&m);
-    char cmd[256];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    assert_int_equal(system(cmd), 0);
+    hub_dir_remove(dir);
 }
 
 int main(void)
