@@ -83,12 +83,12 @@ static enum base_dec lookup(json_object *obj, const char *key, json_object **val
 
 /*
  * json-c clamps an integer beyond the int64 range to INT64_MAX / INT64_MIN
- * (and beyond uint64 to UINT64_MAX) without a word; no real field holds
- * those, so they are taken for out of range.
+ * without a word (as int64; beyond uint64 to UINT64_MAX, which reads as
+ * INT64_MAX); no real field holds those, so they are taken for out of range.
  */
-static bool int_clamped(json_object *val, int64_t v)
+static bool int_clamped(int64_t v)
 {
-    return v == INT64_MAX || v == INT64_MIN || json_object_get_uint64(val) == UINT64_MAX;
+    return v == INT64_MAX || v == INT64_MIN;
 }
 
 /*
@@ -128,7 +128,7 @@ enum base_dec base_json_value_ns(json_object *val, int64_t *out)
     if (json_object_is_type(val, json_type_int)) {
         errno = 0;
         int64_t v = json_object_get_int64(val);
-        if (errno != 0 || int_clamped(val, v))
+        if (errno != 0 || int_clamped(v))
             return BASE_DEC_BAD_VALUE;
         *out = v;
         return BASE_DEC_OK;
@@ -158,7 +158,7 @@ static enum base_dec get_i64(json_object *obj, const char *key, int64_t *out, bo
     }
     errno = 0;
     int64_t v = json_object_get_int64(val);
-    if (errno != 0 || int_clamped(val, v)) {
+    if (errno != 0 || int_clamped(v)) {
         base_err(err, "field \"%s\" is out of the int64 range", key);
         return BASE_DEC_BAD_VALUE;
     }
