@@ -104,7 +104,7 @@ enum base_dec gpu_cupti_translate(const void *record, const struct gpu_cupti_xla
         ev->block[1] = dim(k->blockY);
         ev->block[2] = dim(k->blockZ);
         if (x->names != NULL && k->name != NULL)
-            ev->name_id = gpu_names_intern(x->names, k->name);
+            ev->name_id = gpu_names_intern_symbol(x->names, k->name);
         return BASE_DEC_OK;
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY: {

@@ -105,6 +105,10 @@ gpu_names_t *gpu_names_new(size_t max_names);
 void gpu_names_destroy(gpu_names_t **self);
 /* The id of name, interned when new; 0 when the table is full (counted). */
 uint32_t gpu_names_intern(gpu_names_t *self, const char *name);
+/* The id of a kernel's symbol under the name people read: a C++ symbol
+ * demangled (where libstdc++ is in the process), a name too long cut with
+ * a hash of the whole.  Each symbol is turned into its name once. */
+uint32_t gpu_names_intern_symbol(gpu_names_t *self, const char *sym);
 /* The name of id, NULL when unknown. */
 const char *gpu_names_get(const gpu_names_t *self, uint32_t id);
 /* Number of names interned so far (ids 1..count). */

@@ -268,7 +268,7 @@ uint32_t gpu_hip_stream_id(gpu_hip_t *self, const void *stream, int device)
 void gpu_hip_note_function(gpu_hip_t *self, const void *fn, const char *name)
 {
     assert(self);
-    uint32_t id = gpu_names_intern(self->o.names, name);
+    uint32_t id = gpu_names_intern_symbol(self->o.names, name);
     if (id != 0 && self->module_fns.n < NAME_CACHE)
         gpu_u64map_put(&self->module_fns, (uint64_t)(uintptr_t)fn, id);
 }
@@ -350,7 +350,7 @@ static uint32_t op_name(gpu_hip_t *self, const struct gpu_hip_op *op)
     if (id != NULL)
         return (uint32_t)*id;
     char buf[64];
-    uint32_t nid = gpu_names_intern(self->o.names, kernel_name(self, op, buf, sizeof buf));
+    uint32_t nid = gpu_names_intern_symbol(self->o.names, kernel_name(self, op, buf, sizeof buf));
     if (nid != 0 && self->fn_names.n < NAME_CACHE)
         gpu_u64map_put(&self->fn_names, key, nid);
     return nid;

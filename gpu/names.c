@@ -5,6 +5,8 @@
 #include "gpu/gpu_int.h"
 
 #include <assert.h>
+#include <dlfcn.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -107,12 +109,26 @@ bool gpu_u64map_del(struct gpu_u64map *m, uint64_t key)
 
 /* ---- names ---- */
 
+/* libstdc++'s demangler (the Itanium C++ ABI's __cxa_demangle). */
+typedef char *(*demangle_fn)(const char *mangled, char *buf, size_t *len, int *status);
+
+struct gpu_symbol {
+    char *sym;
+    uint32_t id;
+};
+
 struct gpu_names {
     char **str; /* str[id - 1] */
     uint32_t count;
     size_t max;
     struct gpu_u64map index; /* string hash -> first id with it (collisions chained by probing) */
     uint64_t full;
+    /* gpu_names_intern_symbol: symbol -> the id of its display name */
+    struct gpu_symbol *syms; /* syms[i - 1] */
+    uint32_t nsyms, syms_cap;
+    struct gpu_u64map sym_index;
+    demangle_fn demangle;
+    bool demangle_looked;
 };
 
 static uint64_t hash_str(const char *s, size_t n)
@@ -155,6 +171,10 @@ void gpu_names_destroy(gpu_names_t **self_p)
         free(self->str[i]);
     free(self->str);
     gpu_u64map_fini(&self->index);
+    for (uint32_t i = 0; i < self->nsyms; i++)
+        free(self->syms[i].sym);
+    free(self->syms);
+    gpu_u64map_fini(&self->sym_index);
     free(self);
     *self_p = NULL;
 }
@@ -185,6 +205,72 @@ uint32_t gpu_names_intern(gpu_names_t *self, const char *name)
     self->count++;
     gpu_u64map_put(&self->index, h, self->count);
     return self->count;
+}
+
+/*
+ * A kernel's symbol as people read it: C++ symbols demangled when the
+ * process has libstdc++ (every process libdptrace is in does: libzmq needs
+ * it; it is looked up, not linked, so nothing else depends on it), and a
+ * name longer than GPU_NAME_MAX cut with a hash of the whole after "…",
+ * so that two templates alike for 245 bytes keep two names.
+ */
+static const char *symbol_display(gpu_names_t *self, const char *sym, char *buf, size_t len)
+{
+    if (!self->demangle_looked) {
+        self->demangle_looked = true;
+        void *h = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_NOLOAD);
+        if (h != NULL) {
+            *(void **)&self->demangle = dlsym(h, "__cxa_demangle");
+            dlclose(h); /* it stays: it was loaded before */
+        }
+    }
+    char *plain = NULL;
+    int status = -1;
+    if (self->demangle != NULL && strncmp(sym, "_Z", 2) == 0)
+        plain = self->demangle(sym, NULL, NULL, &status);
+    const char *name = plain != NULL && status == 0 ? plain : sym;
+    size_t n = strlen(name);
+    if (n <= GPU_NAME_MAX) {
+        snprintf(buf, len, "%s", name);
+    } else {
+        size_t keep = GPU_NAME_MAX - 10; /* "…" (3 bytes), '#', 6 hex digits */
+        while (keep > 0 && ((unsigned char)name[keep] & 0xc0) == 0x80)
+            keep--;
+        snprintf(buf, len,
+                 "%.*s\xe2\x80\xa6"
+                 "#%06x",
+                 (int)keep, name, (unsigned)(hash_str(name, n) & 0xffffff));
+    }
+    free(plain);
+    return buf;
+}
+
+uint32_t gpu_names_intern_symbol(gpu_names_t *self, const char *sym)
+{
+    assert(self);
+    if (sym == NULL)
+        return 0;
+    size_t n = strlen(sym);
+    uint64_t h = hash_str(sym, n);
+    for (;;) {
+        uint64_t *v = gpu_u64map_get(&self->sym_index, h);
+        if (v == NULL)
+            break;
+        if (strcmp(self->syms[*v - 1].sym, sym) == 0)
+            return self->syms[*v - 1].id;
+        h = mix64(h) | 1;
+    }
+    char buf[GPU_NAME_MAX + 1];
+    uint32_t id = gpu_names_intern(self, symbol_display(self, sym, buf, sizeof buf));
+    if (id == 0 || self->nsyms >= self->max)
+        return id; /* not remembered: the next time demangles again */
+    if (self->nsyms == self->syms_cap) {
+        self->syms_cap = self->syms_cap ? 2 * self->syms_cap : 64;
+        self->syms = xreallocarray(self->syms, self->syms_cap, sizeof *self->syms);
+    }
+    self->syms[self->nsyms++] = (struct gpu_symbol){xstrdup(sym), id};
+    gpu_u64map_put(&self->sym_index, h, self->nsyms);
+    return id;
 }
 
 const char *gpu_names_get(const gpu_names_t *self, uint32_t id)

@@ -241,6 +241,37 @@ static void test_names_intern(void **state)
     assert_null(n);
 }
 
+/* Kernel symbols: C++ ones demangled once (this process has libstdc++:
+ * libzmq needs it), others as they are, overlong ones cut with a hash. */
+static void test_names_symbol(void **state)
+{
+    gpu_names_t *n = gpu_names_new(16);
+    uint32_t a = gpu_names_intern_symbol(n, "_Z12scale_kernelIfEvPT_S0_i");
+    assert_string_equal(gpu_names_get(n, a), "void scale_kernel<float>(float*, float, int)");
+    assert_int_equal(gpu_names_intern_symbol(n, "_Z12scale_kernelIfEvPT_S0_i"), a);
+    assert_int_equal(gpu_names_intern(n, "void scale_kernel<float>(float*, float, int)"), a);
+    assert_int_equal(gpu_names_count(n), 1);
+    uint32_t b = gpu_names_intern_symbol(n, "spin_kernel");
+    assert_string_equal(gpu_names_get(n, b), "spin_kernel");
+    /* Not a valid mangling: kept as it is. */
+    uint32_t c = gpu_names_intern_symbol(n, "_Zgarbage(");
+    assert_string_equal(gpu_names_get(n, c), "_Zgarbage(");
+    assert_int_equal(gpu_names_intern_symbol(n, NULL), 0);
+    /* Two templates alike in their first GPU_NAME_MAX bytes keep two names. */
+    char s1[600], s2[600];
+    memset(s1, 'x', sizeof s1);
+    s1[sizeof s1 - 1] = '\0';
+    memcpy(s2, s1, sizeof s2);
+    s2[sizeof s2 - 2] = 'y';
+    uint32_t d = gpu_names_intern_symbol(n, s1), e = gpu_names_intern_symbol(n, s2);
+    assert_int_not_equal(d, e);
+    assert_int_equal(strlen(gpu_names_get(n, d)), GPU_NAME_MAX);
+    assert_memory_equal(gpu_names_get(n, d), s1, GPU_NAME_MAX - 10);
+    assert_memory_equal(gpu_names_get(n, d) + GPU_NAME_MAX - 10, "\xe2\x80\xa6#", 4);
+    assert_int_equal(gpu_names_intern_symbol(n, s2), e);
+    gpu_names_destroy(&n);
+}
+
 static void test_names_many(void **state)
 {
     gpu_names_t *n = gpu_names_new(20000);
@@ -1177,6 +1208,13 @@ static void test_cupti_translate(void **state)
     assert_int_equal(ev.grid[1], 2);
     assert_int_equal(ev.block[0], 256);
     assert_string_equal(gpu_names_get(names, ev.name_id), "volta_sgemm_128x64_nn");
+    /* C++ kernels are named as the source names them. */
+    k.name = "_ZN7cutlass6KernelINS_4gemm6kernel4GemmIfEEEEvNT_6ParamsE";
+    assert_int_equal(gpu_cupti_translate(&k, &x, &ev, err), BASE_DEC_OK);
+    assert_string_equal(gpu_names_get(names, ev.name_id),
+                        "void cutlass::Kernel<cutlass::gemm::kernel::Gemm<float> >"
+                        "(cutlass::gemm::kernel::Gemm<float>::Params)");
+    k.name = "volta_sgemm_128x64_nn";
     k.kind = CUPTI_ACTIVITY_KIND_KERNEL;
     k.gridX = -5; /* nonsense from the driver becomes 0, not 4 billion */
     assert_int_equal(gpu_cupti_translate(&k, &x, &ev, err), BASE_DEC_OK);
@@ -1550,6 +1588,7 @@ int main(void)
         cmocka_unit_test(test_bit_flips_never_crash),
         cmocka_unit_test(test_kind_names),
         cmocka_unit_test(test_names_intern),
+        cmocka_unit_test(test_names_symbol),
         cmocka_unit_test(test_names_many),
         cmocka_unit_test(test_scopetree),
         cmocka_unit_test(test_scopetree_bounded),
