@@ -120,6 +120,7 @@ static struct dpt_process {
     gpu_scopetree_t *recent; /* recent scope pairs, re-sent on reconnect */
     struct gpu_u64map open;  /* open scope id -> name id */
     bool state_dirty;        /* the receiver may lack names, scope or snapshot pairs */
+    uint32_t devices_sent;   /* in the last hello */
     struct dpt_snap_last snaps[SNAP_DOMAINS];
     size_t nsnaps;
     gpu_event_t *out;
@@ -747,6 +748,7 @@ static void bg_send_state(void)
     ok = ok && send_snaps();
     dpt.state_dirty = !ok;
     if (ok) {
+        dpt.devices_sent = m.devices;
         dpt.names_sent = gpu_names_count(dpt.names);
         dpt.npairs = 0; /* they were in the tree just sent */
     }
@@ -777,6 +779,11 @@ static void bg_flush(bool force)
     uint64_t dropped = dropped_total();
     if (dpt.nout == 0 && dpt.npairs == 0 && dropped == dpt.dropped_delivered)
         return;
+    /* A backend that learns its devices late (CUPTI) says hello again. */
+    void *b = dpt_backend_state();
+    if (b != NULL && dpt_backend_impl.devices != NULL &&
+        dpt_backend_impl.devices(b) != dpt.devices_sent)
+        dpt.state_dirty = true;
     if (dpt.state_dirty)
         bg_send_state();
     bool ok = !dpt.state_dirty;

@@ -59,6 +59,10 @@ struct cupti_src {
     CUPTI_FNS(FN_PTR)
 #undef FN_PTR
     CUpti_SubscriberHandle sub;
+    /* The driver is inside cuInit when it loads this library: the device
+     * count is asked later, from the background thread, until it answers. */
+    __typeof__(&cuDeviceGetCount) device_count;
+    uint32_t ndevices;
     struct gpu_source_opts o;
     gpu_names_t *own_names;
     gpu_clockmap_t *map;
@@ -208,6 +212,11 @@ static void *cupti_open(const struct gpu_source_opts *opts, char *err)
     }
     CUPTI_FNS(FN_LOAD)
 #undef FN_LOAD
+    void *cuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    if (cuda != NULL) {
+        *(void **)&s->device_count = dlsym(cuda, "cuDeviceGetCount");
+        dlclose(cuda); /* it stays: the driver loaded this library */
+    }
     *dpt_cupti_slot() = s;
     CUptiResult rc;
     if ((rc = s->cuptiActivityRegisterCallbacks(buf_requested, buf_completed)) != CUPTI_SUCCESS ||
@@ -367,6 +376,15 @@ static void cupti_counters(void *state, struct gpu_source_counters *out)
     pthread_mutex_unlock(&s->mu);
 }
 
+static uint32_t cb_devices(void *st)
+{
+    struct cupti_src *s = st;
+    int n = 0;
+    if (s->ndevices == 0 && s->device_count != NULL && s->device_count(&n) == CUDA_SUCCESS && n > 0)
+        s->ndevices = (uint32_t)n;
+    return s->ndevices;
+}
+
 static uint64_t cb_dropped(void *st)
 {
     struct gpu_source_counters c;
@@ -379,6 +397,7 @@ const struct dpt_backend dpt_backend_impl = {
     .open = cb_open,
     .poll = cb_poll,
     .finish = cb_finish,
+    .devices = cb_devices,
     .dropped = cb_dropped,
 };
 

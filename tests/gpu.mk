@@ -42,3 +42,20 @@ $(FAKE_HIP_DIR)/cpu_app_LDFLAGS := -Wl,-rpath,'$$ORIGIN/../..'
 $(FAKE_HIP_DIR)/cpu_app_LDLIBS := $(BUILD)/libdptrace.so -lpthread
 $(BUILD)/$(FAKE_HIP_DIR)/cpu_app: $(BUILD)/libdptrace.so
 endif
+
+# cuda_app: a CUDA program for libdptrace_cupti on a real GPU
+# (test_dptrace_cuda_gpu.sh), built when nvcc is there.  Its own annotations
+# link libdptrace_cupti.so, the library the driver then loads through
+# CUDA_INJECTION64_PATH.  PTX for every GPU from Turing on, Hopper's code
+# compiled ahead.  Not in the sanitizer build: nvcc links no sanitizer runtime.
+NVCC ?= $(CUDA_HOME)/bin/nvcc
+ifeq ($(GPU_HAVE_CUPTI)$(SANITIZE),10)
+ifneq ($(wildcard $(NVCC)),)
+CUDA_APP := $(BUILD)/tests/cuda/cuda_app
+NVCCFLAGS := -O2 -gencode arch=compute_75,code=compute_75 -gencode arch=compute_90,code=sm_90
+tests-build: $(CUDA_APP)
+$(CUDA_APP): tests/cuda/cuda_app.cu gpu/dptrace.h $(BUILD)/libdptrace_cupti.so
+	@mkdir -p $(@D)
+	$(NVCC) $(NVCCFLAGS) -I. -o $@ $< -L$(BUILD) -ldptrace_cupti -Xlinker -rpath -Xlinker '$$ORIGIN/../..'
+endif
+endif

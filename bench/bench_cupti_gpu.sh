@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Host time per CUDA kernel launch call with libdptrace_cupti.so injected,
+# against the same program without it, in the same run, on a real NVIDIA
+# GPU (cuda_app --launches: an empty kernel launched 200000 times on one
+# stream, in bursts of 256 that the GPU drains between, untimed).  Three
+# runs of each, medians:
+#   plain     no CUDA_INJECTION64_PATH (the library is linked but never starts)
+#   traced    injected, events sent to a receiver (the dpnode ingest path)
+#   dropping  injected, no receiver: everything is counted and dropped
+# Most of what tracing adds is CUPTI's own work (activity records and the
+# runtime API callback); libdptrace's share is its callback and queue.
+# Prints nothing but a note where no NVIDIA GPU answers.
+#
+# Usage: bench/bench_cupti_gpu.sh [launches]   (DPTOP_BUILD=build dir)
+set -u
+. "$(dirname "$0")/../tests/integration/lib.sh"
+N=${1:-200000}
+APP=$B/tests/cuda/cuda_app
+LIB=$B/libdptrace_cupti.so
+DUMP=$B/tests/tools/gpu_ingest_dump
+for f in "$APP" "$LIB" "$DUMP"; do
+    [ -e "$f" ] || { echo "bench_cupti_gpu: skipped: $f not built (no CUDA toolkit or nvcc)"; exit 0; }
+done
+if ! nvidia-smi -L >"$IT_TMP/gpus.txt" 2>&1; then
+    echo "bench_cupti_gpu: skipped: no NVIDIA GPU answers here (nvidia-smi -L)"
+    exit 0
+fi
+for d in /usr/local/cuda/lib64 /usr/local/cuda/extras/CUPTI/lib64 ${DPTOP_CUPTI_LIBDIR:-}; do
+    [ -d "$d" ] && export LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+done
+EP="ipc://$IT_TMP/trace.sock"
+# The receiver prints every event: to /dev/null.
+"$DUMP" "$EP" --ready "$IT_TMP/ready" >/dev/null 2>&1 &
+IT_PIDS+=($!)
+it_wait 10 test -f "$IT_TMP/ready" || { echo "bench_cupti_gpu: the receiver did not start" >&2; exit 1; }
+
+# per_launch MODE: one run's ns per launch call.
+per_launch() {
+    local out
+    case $1 in
+    plain) out=$(env -u CUDA_INJECTION64_PATH "$APP" --launches "$N" 2>&1) ;;
+    traced) out=$(CUDA_INJECTION64_PATH=$LIB DPTOP_TRACE_ENDPOINT=$EP "$APP" --launches "$N" 2>&1) ;;
+    dropping) out=$(CUDA_INJECTION64_PATH=$LIB DPTOP_TRACE_ENDPOINT="ipc://$IT_TMP/nobody.sock" \
+        "$APP" --launches "$N" 2>&1) ;;
+    esac
+    echo "$out" >>"$IT_TMP/runs.log"
+    echo "$out" | sed -n 's/.*launches: \([0-9.]*\) ns per launch call.*/\1/p'
+}
+declare -A med
+for mode in plain traced dropping; do
+    v=()
+    for _ in 1 2 3; do
+        x=$(per_launch $mode)
+        [ -n "$x" ] || { echo "bench_cupti_gpu: $mode run failed:" >&2; tail -5 "$IT_TMP/runs.log" >&2; exit 1; }
+        v+=("$x")
+    done
+    med[$mode]=$(printf '%s\n' "${v[@]}" | sort -g | sed -n 2p)
+done
+gpu=$(head -1 "$IT_TMP/gpus.txt" | sed 's/ (UUID.*//')
+printf '%s, %d empty-kernel launches per run, median of 3 runs\n' "$gpu" "$N"
+printf '%-10s %12s %12s\n' mode "ns/launch" "added ns"
+for mode in plain traced dropping; do
+    awk -v m=$mode -v x="${med[$mode]}" -v p="${med[plain]}" \
+        'BEGIN { printf "%-10s %12.1f %12.1f\n", m, x, x - p }'
+done
+grep -h "dptrace:" "$IT_TMP/runs.log" | tail -2
+awk -v p="${med[plain]}" -v t="${med[traced]}" -v d="${med[dropping]}" 'BEGIN {
+    printf "BENCH cupti_launch_plain_ns %.1f ns\n", p
+    printf "BENCH cupti_launch_traced_ns %.1f ns\n", t
+    printf "BENCH cupti_launch_added_ns %.1f ns\n", t - p
+    printf "BENCH cupti_launch_dropping_added_ns %.1f ns\n", d - p
+    printf "BENCH cupti_launch_traced_ratio %.2f x\n", t / p
+}'

@@ -1,0 +1,182 @@
+#!/usr/bin/env bash
+# timeout: 180
+# libdptrace_cupti.so on a real NVIDIA GPU: cuda_app (tests/cuda) runs with
+# CUDA_INJECTION64_PATH, once into an ingest endpoint where every event is
+# checked (kinds, names, sizes, correlation API <-> GPU work, scopes, GPU
+# times mapped onto the trace clock: a synchronous copy lies inside its
+# cudaMemcpy call, a kernel starts after its launch, a spin kernel lasts its
+# set time), and once under a real dpnode master with `dptop --record`,
+# whose export must hold the same kernels on the aligned time base.
+# Skipped where no NVIDIA GPU answers (every build machine of the project).
+. "$(dirname "$0")/lib.sh"
+
+APP=$B/tests/cuda/cuda_app
+LIB=$B/libdptrace_cupti.so
+DUMP=$B/tests/tools/gpu_ingest_dump
+for f in "$APP" "$LIB" "$DUMP"; do
+    [ -e "$f" ] || it_skip "$f not built (no CUDA toolkit or nvcc)"
+done
+if ! nvidia-smi -L >"$IT_TMP/gpus.txt" 2>&1; then
+    it_skip "no NVIDIA GPU answers here (nvidia-smi -L)"
+fi
+# libcupti: the toolkit's, else DPTOP_CUPTI_LIBDIR.
+for d in /usr/local/cuda/lib64 /usr/local/cuda/extras/CUPTI/lib64 ${DPTOP_CUPTI_LIBDIR:-}; do
+    [ -d "$d" ] && export LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+done
+cat "$IT_TMP/gpus.txt"
+STEPS=6 SPIN_US=500
+
+# 1. Into an ingest endpoint, every event checked.
+EP="ipc://$IT_TMP/trace.sock"
+it_spawn dump "$DUMP" "$EP" --ready "$IT_TMP/ready"
+DUMP_PID=$IT_PID
+it_wait 10 test -f "$IT_TMP/ready" || it_fail "the dump tool did not bind $EP"
+rc=0
+CUDA_INJECTION64_PATH=$LIB DPTOP_TRACE_ENDPOINT=$EP timeout 120 \
+    "$APP" --steps $STEPS --spin-us $SPIN_US >"$IT_TMP/app.log" 2>&1 || rc=$?
+cat "$IT_TMP/app.log"
+[ $rc -eq 3 ] && it_skip "cuda_app found no usable CUDA device"
+[ $rc -eq 0 ] || it_fail "cuda_app failed (exit $rc) under libdptrace_cupti"
+grep -q "CUDA activity will not be traced" "$IT_TMP/app.log" && it_fail "CUPTI refused"
+it_wait 20 grep -q '"name":"cudaDeviceSynchronize"' "$IT_TMP/dump.log" ||
+    it_fail "the final batch did not arrive"
+it_stop "$DUMP_PID"
+it_wait 10 grep -q '"msg":"stats"' "$IT_TMP/dump.log" || it_fail "no stats from the dump tool"
+[ -n "${DPTOP_KEEP_DUMP:-}" ] && cp "$IT_TMP/dump.log" "$DPTOP_KEEP_DUMP"
+
+NGPU=$(grep -c '^GPU ' "$IT_TMP/gpus.txt")
+"$IT_PY" - "$IT_TMP/dump.log" "$STEPS" "$SPIN_US" "$NGPU" <<'PY' || it_fail "trace check failed"
+import collections, json, re, statistics, sys
+
+path, steps, spin_us, ngpu = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+msgs, events = [], []
+for line in open(path):
+    line = line.strip()
+    if line.startswith("{"):
+        o = json.loads(line)
+        (events if "ev" in o else msgs).append(o)
+
+def check(cond, what):
+    if not cond:
+        print("FAIL:", what)
+        sys.exit(1)
+
+def base(name):  # CUPTI may name an entry point with its ABI version
+    return re.sub(r"_v[0-9]+$", "", name)
+
+stats = [m for m in msgs if m["msg"] == "stats"][-1]
+check(stats["rejected"] == 0, "the receiver rejected messages: %s" % stats)
+check(stats["unknown_names"] == 0, "events used names never sent")
+proc = [m for m in msgs if m["msg"] == "proc"]
+check(proc and proc[0]["exe"] == "cuda_app" and proc[0]["backend"] == "cupti",
+      "proc hello %s" % proc[:1])
+# The driver loads the library inside cuInit: the count comes in a later hello.
+check(proc[-1]["devices"] == ngpu, "devices in the last hello: %s, GPUs: %d" % (proc[-1], ngpu))
+evmsgs = [m for m in msgs if m["msg"] == "ev"]
+check(evmsgs[-1]["dropped_total"] == 0, "dropped_total in the batch header")
+snaps = [m for m in msgs if m["msg"] == "snap" and m["domains"] == ["cupti", "trace"]]
+check(snaps, "no cupti/trace snapshot pairs")
+
+kinds = collections.Counter(e["ev"] for e in events)
+print("events by kind:", dict(kinds))
+kernels = [e for e in events if e["ev"] == "kernel"]
+knames = collections.Counter(e["name"] for e in kernels)
+print("kernel names:", dict(knames))
+spins = [e for e in kernels if e["name"] == "spin_kernel"]
+# C++ kernels by their source names (CUPTI gives the mangled symbol).
+scales = [e for e in kernels if e["name"] == "void scale_kernel<float>(float*, float, int)"]
+check(len(spins) == 2 * steps and len(scales) == steps, "kernels %s" % dict(knames))
+check(len(kernels) == 3 * steps, "other kernels ran: %s" % dict(knames))
+check(kinds["memset"] == steps, "memsets")
+copies = sorted((c["copy"], c["bytes"]) for c in events if c["ev"] == "memcpy")
+check(copies == sorted([("h2d", 1 << 20)] * steps + [("d2h", 65536)] * steps),
+      "memcpy kinds and sizes %s" % copies)
+check(all(e["bytes"] == 4096 for e in events if e["ev"] == "memset"), "memset sizes")
+check(kinds["range"] == 2 * steps and kinds["step"] == steps and kinds["instant"] == steps,
+      "annotations")
+for e in events:
+    check(e["end"] >= e["start"], "an event ends before it starts")
+    if e["ev"] in ("kernel", "memcpy", "memset"):
+        check(e["flags"] & 1, "GPU work carries device times")
+check(all(s["grid"] == [1, 1, 1] or s["grid"] == [2, 1, 1] for s in spins), "spin geometry")
+check(all(s["grid"] == [1024, 1, 1] and s["block"] == [256, 1, 1] for s in scales),
+      "scale geometry %s" % scales[0])
+
+# Correlation: each GPU operation <-> exactly one API call, same thread and scope.
+apis = {e["corr"]: e for e in events if e["ev"] in ("api", "sync") and e["corr"]}
+expect = {"kernel": ("cudaLaunchKernel",), "memcpy": ("cudaMemcpyAsync", "cudaMemcpy"),
+          "memset": ("cudaMemsetAsync",)}
+launch_lat, inside = [], []
+for op in (e for e in events if e["ev"] in expect):
+    a = apis.get(op["corr"])
+    check(a is not None, "%s %s has no API call (corr %d)" % (op["ev"], op["name"], op["corr"]))
+    check(base(a["name"]) in expect[op["ev"]], "%s launched a %s" % (a["name"], op["ev"]))
+    check(op["tid"] == a["tid"] and op["scope"] == a["scope"], "API and GPU op agree")
+    launch_lat.append(op["start"] - a["start"])
+    if base(a["name"]) == "cudaMemcpy":  # synchronous: the copy lies inside the call
+        inside.append((op["start"] - a["start"], a["end"] - op["end"]))
+print("GPU start - API start, ns: min %d p50 %d max %d" %
+      (min(launch_lat), statistics.median(launch_lat), max(launch_lat)))
+print("sync D2H copy inside cudaMemcpy, slack before/after, ns: min %d / %d, p50 %d / %d" %
+      (min(i[0] for i in inside), min(i[1] for i in inside),
+       statistics.median(i[0] for i in inside), statistics.median(i[1] for i in inside)))
+check(min(launch_lat) >= -2000, "GPU work began %d ns before its launch call" % min(launch_lat))
+check(min(i[0] for i in inside) >= -2000 and min(i[1] for i in inside) >= -2000,
+      "a synchronous copy sticks out of its cudaMemcpy call by > 2 us")
+durs = [s["end"] - s["start"] for s in spins]
+print("spin_kernel %d us: recorded min %.1f p50 %.1f max %.1f us" %
+      (spin_us, min(durs) / 1e3, statistics.median(durs) / 1e3, max(durs) / 1e3))
+check(all(spin_us * 1000 <= d <= spin_us * 1000 + 200000 for d in durs), "spin durations")
+
+# Scopes: GPU work carries its launching range; the tree links ranges to steps.
+pairs = dict(p for m in msgs if m["msg"] == "scope" for p in m["pairs"])
+ranges = {e["scope"]: e for e in events if e["ev"] in ("range", "step")}
+for k in kernels:
+    want = "backward" if k["grid"] == [2, 1, 1] else "forward"
+    check(ranges[k["scope"]]["name"] == want, "%s in %s" % (k["name"], want))
+    check(ranges[pairs[k["scope"]]]["ev"] == "step", "the range is inside a step")
+dsync = [e for e in events if base(e["name"]) == "cudaDeviceSynchronize"]
+check(len(dsync) == 1 and dsync[0]["scope"] == 0, "device sync outside every range")
+print("trace OK: %d events, %d API calls, %d snapshot messages" %
+      (len(events), len(apis), len(snaps)))
+PY
+
+# 2. Under a real dpnode master, recorded and exported on the aligned time base.
+HUB="ipc://$IT_TMP/hub"
+TEP="ipc://$IT_TMP/node-trace.sock"
+it_spawn master "$B/dpnode" --master --listen="$HUB" --hub="$HUB" --node-id=0 --trace-endpoint="$TEP"
+MASTER=$IT_PID
+it_wait 20 test -S "$IT_TMP/hub" || it_fail "the master did not bind $HUB"
+it_spawn rec "$B/dptop" --record "$IT_TMP/run.dprec" --hub "$HUB"
+REC=$IT_PID
+it_wait 20 grep -q "recording" "$IT_TMP/rec.log" || it_fail "the recorder did not start"
+sleep 1
+CUDA_INJECTION64_PATH=$LIB DPTOP_TRACE_ENDPOINT=$TEP timeout 120 \
+    "$APP" --steps $STEPS --spin-us $SPIN_US >"$IT_TMP/app2.log" 2>&1 ||
+    it_fail "cuda_app failed under the agent: $(cat "$IT_TMP/app2.log")"
+it_wait 20 grep -q "traces with cupti, $NGPU device(s)" "$IT_TMP/master.log" ||
+    it_fail "the agent never saw the process with its $NGPU GPU(s)"
+sleep 3
+kill -INT "$REC"
+it_wait 20 sh -c "! kill -0 $REC 2>/dev/null" || it_fail "the recorder did not stop"
+it_stop "$MASTER"
+cat "$IT_TMP/rec.log"
+"$B/dptop" --replay "$IT_TMP/run.dprec" --export "$IT_TMP/trace.json" >"$IT_TMP/export.out" 2>&1 ||
+    it_fail "export failed: $(cat "$IT_TMP/export.out")"
+cat "$IT_TMP/export.out"
+[ -n "${DPTOP_KEEP_DUMP:-}" ] && cp "$IT_TMP/trace.json" "$DPTOP_KEEP_DUMP.trace.json"
+"$IT_PY" - "$IT_TMP/trace.json" "$STEPS" <<'PY' || it_fail "the export lacks the CUDA work"
+import collections, json, sys
+d = json.load(open(sys.argv[1]))
+steps = int(sys.argv[2])
+x = [e for e in d["traceEvents"] if e.get("ph") == "X"]
+k = collections.Counter(e["name"] for e in x if e["cat"] == "kernel")
+print("exported kernels:", dict(k), "alignment:", d["metadata"]["alignment"][0]["aligned"])
+assert k["spin_kernel"] == 2 * steps, k
+assert k["void scale_kernel<float>(float*, float, int)"] == steps, k
+assert sum(1 for e in x if e["cat"] == "memcpy") == 2 * steps
+assert d["metadata"]["alignment"][0]["aligned"]
+flows = sum(1 for e in d["traceEvents"] if e.get("ph") == "s")
+assert flows >= 5 * steps, flows  # launch -> kernel / copy / memset arrows
+PY
+it_pass "CUDA work traced through CUPTI on $(head -1 "$IT_TMP/gpus.txt" | cut -d'(' -f1)"
