@@ -39,7 +39,8 @@
     X(cuptiGetTimestamp)                                                                           \
     X(cuptiSubscribe)                                                                              \
     X(cuptiUnsubscribe)                                                                            \
-    X(cuptiEnableDomain)
+    X(cuptiEnableDomain)                                                                           \
+    X(cuptiEnableCallback)
 
 #define BUF_SIZE    (1u << 20)
 #define MAX_BUFS    64 /* completed buffers waiting for poll */
@@ -78,6 +79,25 @@ struct cupti_src {
     uint64_t dropped;
     struct corr_slot *corr;
 };
+
+/*
+ * Kernels launched through the driver API outside any runtime call (cuBLAS,
+ * Triton and PyTorch's compiled kernels launch this way) carry the driver
+ * call's correlation id, so those calls are followed too.  A driver call
+ * made inside a runtime call is the runtime's own work: its GPU records
+ * carry the runtime call's id, and it is not reported.
+ */
+static const CUpti_CallbackId driver_launches[] = {
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
+};
+
+/* Runtime calls the thread is inside (driver callbacks nest in them). */
+static _Thread_local unsigned in_runtime;
 
 /* CUPTI's buffer callbacks carry no user pointer: the one instance of the
  * process lives in libdptrace's process state (dpt_cupti_slot). */
@@ -119,7 +139,15 @@ static void CUPTIAPI api_callback(void *userdata, CUpti_CallbackDomain domain,
 {
     struct cupti_src *s = userdata;
     const CUpti_CallbackData *cb = cbdata;
-    if (domain != CUPTI_CB_DOMAIN_RUNTIME_API || cb->correlationData == NULL)
+    if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
+        if (cb->callbackSite == CUPTI_API_ENTER)
+            in_runtime++;
+        else if (in_runtime > 0)
+            in_runtime--;
+    } else if (domain != CUPTI_CB_DOMAIN_DRIVER_API || in_runtime > 0) {
+        return;
+    }
+    if (cb->correlationData == NULL)
         return;
     if (cb->callbackSite == CUPTI_API_ENTER) {
         uint32_t tid = 0;
@@ -230,6 +258,13 @@ static void *cupti_open(const struct gpu_source_opts *opts, char *err)
         (rc = s->cuptiEnableDomain(1, s->sub, CUPTI_CB_DOMAIN_RUNTIME_API)) != CUPTI_SUCCESS) {
         base_err(err, "cupti: cannot subscribe to runtime API callbacks (CUPTI error %d)", (int)rc);
         goto err;
+    }
+    for (size_t i = 0; i < sizeof driver_launches / sizeof *driver_launches; i++) {
+        rc = s->cuptiEnableCallback(1, s->sub, CUPTI_CB_DOMAIN_DRIVER_API, driver_launches[i]);
+        if (rc != CUPTI_SUCCESS) {
+            base_err(err, "cupti: cannot follow driver API launches (CUPTI error %d)", (int)rc);
+            goto err;
+        }
     }
     snapshot(s);
     return s;

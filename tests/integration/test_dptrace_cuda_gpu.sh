@@ -102,6 +102,9 @@ check(all(s["grid"] == [1, 1, 1] or s["grid"] == [2, 1, 1] for s in spins), "spi
 check(all(s["grid"] == [1024, 1, 1] and s["block"] == [256, 1, 1] for s in scales),
       "scale geometry %s" % scales[0])
 
+# Driver calls the runtime makes are its own work, not calls of the program.
+drv = [e["name"] for e in events if e["ev"] in ("api", "sync") and not e["name"].startswith("cuda")]
+check(not drv, "driver calls inside runtime calls reported: %s" % drv[:3])
 # Correlation: each GPU operation <-> exactly one API call, same thread and scope.
 apis = {e["corr"]: e for e in events if e["ev"] in ("api", "sync") and e["corr"]}
 expect = {"kernel": ("cudaLaunchKernel",), "memcpy": ("cudaMemcpyAsync", "cudaMemcpy"),
