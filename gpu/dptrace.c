@@ -73,6 +73,9 @@ static const struct base_cfg_key cfg_keys[] = {
     {"trace_quiet", BASE_CFG_BOOL, "false", 0, -1, "no summary line at exit unless drops"},
     {"trace_tsc", BASE_CFG_BOOL, "true", 0, -1,
      "stamp with the TSC where it drives CLOCK_MONOTONIC"},
+    {"trace_cuda_api", BASE_CFG_STRING, "work", 0, -1,
+     "CUDA runtime calls recorded: work (launches, copies, memsets, synchronisations, "
+     "allocations) or all"},
 };
 
 /* The one process-wide state of libdptrace. */
@@ -258,6 +261,12 @@ static enum cfg_result load_config(char *err)
         dpt.env.snapshot_ns = base_config_int(cfg, "trace_snapshot_ms") * 1000000;
         dpt.env.max_pending = (size_t)base_config_int(cfg, "trace_pending");
         dpt.env.events_per_dev = (size_t)base_config_int(cfg, "trace_events");
+        const char *api = base_config_str(cfg, "trace_cuda_api");
+        if (strcmp(api, "work") != 0 && strcmp(api, "all") != 0) {
+            base_err(err, "invalid value for trace_cuda_api: '%s' (expected work or all)", api);
+            res = CFG_BAD;
+        }
+        dpt.env.cuda_api_all = strcmp(api, "all") == 0;
     }
     base_config_destroy(&cfg);
     return res;

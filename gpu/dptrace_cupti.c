@@ -40,7 +40,8 @@
     X(cuptiSubscribe)                                                                              \
     X(cuptiUnsubscribe)                                                                            \
     X(cuptiEnableDomain)                                                                           \
-    X(cuptiEnableCallback)
+    X(cuptiEnableCallback)                                                                         \
+    X(cuptiGetCallbackName)
 
 #define BUF_SIZE    (1u << 20)
 #define MAX_BUFS    64 /* completed buffers waiting for poll */
@@ -95,6 +96,30 @@ static const CUpti_CallbackId driver_launches[] = {
     CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
     CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
 };
+
+/*
+ * The runtime calls followed by default ("api=work"): those that put work
+ * on the GPU or wait for it, and allocations (they may synchronise) —
+ * what libdptrace intercepts in HIP.  A framework's queries (PyTorch calls
+ * cudaGetDevice ~250 times a training step) would be most of the events
+ * and of CUPTI's callback cost.  "api=all" follows every runtime call.
+ * Matched on the name without its ABI version, so new versions of an
+ * entry point are followed too.
+ */
+static const char *const work_prefixes[] = {
+    "cudaLaunch", "cudaGraphLaunch", "cudaMemcpy",      "cudaMemset",          "cudaMalloc",
+    "cudaFree",   "cudaHostAlloc",   "cudaEventRecord", "cudaStreamWaitEvent",
+};
+
+static bool runtime_call_is_work(const char *name)
+{
+    if (strstr(name, "Synchronize") != NULL)
+        return true;
+    for (size_t i = 0; i < sizeof work_prefixes / sizeof *work_prefixes; i++)
+        if (strncmp(name, work_prefixes[i], strlen(work_prefixes[i])) == 0)
+            return true;
+    return false;
+}
 
 /* Runtime calls the thread is inside (driver callbacks nest in them). */
 static _Thread_local unsigned in_runtime;
@@ -212,12 +237,38 @@ static void snapshot(struct cupti_src *s)
     s->last_snap = mid;
 }
 
+static CUptiResult follow_runtime(struct cupti_src *s, bool all)
+{
+    if (all)
+        return s->cuptiEnableDomain(1, s->sub, CUPTI_CB_DOMAIN_RUNTIME_API);
+    for (CUpti_CallbackId id = 1; id < CUPTI_RUNTIME_TRACE_CBID_SIZE; id++) {
+        const char *name = NULL;
+        if (s->cuptiGetCallbackName(CUPTI_CB_DOMAIN_RUNTIME_API, id, &name) != CUPTI_SUCCESS ||
+            name == NULL || !runtime_call_is_work(name))
+            continue;
+        CUptiResult rc = s->cuptiEnableCallback(1, s->sub, CUPTI_CB_DOMAIN_RUNTIME_API, id);
+        if (rc != CUPTI_SUCCESS)
+            return rc;
+    }
+    return CUPTI_SUCCESS;
+}
+
 static void *cupti_open(const struct gpu_source_opts *opts, char *err)
 {
+    static const char *const known[] = {"api", NULL};
+    char api[16] = "work";
     if (instance() != NULL) {
         base_err(err, "cupti: the source is already open in this process");
         return NULL;
     }
+    if (gpu_opts_check(opts->options, known, err) != BASE_OK)
+        return NULL;
+    gpu_opts_get(opts->options, "api", api, sizeof api);
+    if (strcmp(api, "work") != 0 && strcmp(api, "all") != 0) {
+        base_err(err, "cupti: api must be work or all, not '%s'", api);
+        return NULL;
+    }
+    bool api_all = strcmp(api, "all") == 0;
     struct cupti_src *s = xcalloc(1, sizeof *s);
     s->o = *opts;
     pthread_mutex_init(&s->mu, NULL);
@@ -255,7 +306,7 @@ static void *cupti_open(const struct gpu_source_opts *opts, char *err)
         goto err;
     }
     if ((rc = s->cuptiSubscribe(&s->sub, api_callback, s)) != CUPTI_SUCCESS ||
-        (rc = s->cuptiEnableDomain(1, s->sub, CUPTI_CB_DOMAIN_RUNTIME_API)) != CUPTI_SUCCESS) {
+        (rc = follow_runtime(s, api_all)) != CUPTI_SUCCESS) {
         base_err(err, "cupti: cannot subscribe to runtime API callbacks (CUPTI error %d)", (int)rc);
         goto err;
     }
@@ -383,6 +434,7 @@ static void *cb_open(const struct dpt_env *env, char *err)
 {
     struct gpu_source_opts o = {
         .pid = env->pid,
+        .options = env->cuda_api_all ? "api=all" : NULL,
         .names = env->names,
         .scope_now = dpt_scope_now,
         .host_event = dpt_host_event,

@@ -158,6 +158,7 @@ struct dpt_env {
     int64_t snapshot_ns;
     size_t max_pending;
     size_t events_per_dev;
+    bool cuda_api_all; /* CUPTI: every runtime call, not only the work */
 };
 
 /* A capture backend. */

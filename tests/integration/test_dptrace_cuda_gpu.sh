@@ -5,7 +5,8 @@
 # checked (kinds, names, sizes, correlation API <-> GPU work, scopes, GPU
 # times mapped onto the trace clock: a synchronous copy lies inside its
 # cudaMemcpy call, a kernel starts after its launch, a spin kernel lasts its
-# set time), and once under a real dpnode master with `dptop --record`,
+# set time; only the calls that do or wait for work), and once, recording
+# every runtime call, under a real dpnode master with `dptop --record`,
 # whose export must hold the same kernels on the aligned time base.
 # Skipped where no NVIDIA GPU answers (every build machine of the project).
 . "$(dirname "$0")/lib.sh"
@@ -102,6 +103,9 @@ check(all(s["grid"] == [1, 1, 1] or s["grid"] == [2, 1, 1] for s in spins), "spi
 check(all(s["grid"] == [1024, 1, 1] and s["block"] == [256, 1, 1] for s in scales),
       "scale geometry %s" % scales[0])
 
+# By default only the calls that do or wait for work (cuda_app calls
+# cudaGetLastError after each launch).
+check(not any(e["name"] == "cudaGetLastError" for e in events), "queries recorded by default")
 # Driver calls the runtime makes are its own work, not calls of the program.
 drv = [e["name"] for e in events if e["ev"] in ("api", "sync") and not e["name"].startswith("cuda")]
 check(not drv, "driver calls inside runtime calls reported: %s" % drv[:3])
@@ -154,7 +158,7 @@ it_spawn rec "$B/dptop" --record "$IT_TMP/run.dprec" --hub "$HUB"
 REC=$IT_PID
 it_wait 20 grep -q "recording" "$IT_TMP/rec.log" || it_fail "the recorder did not start"
 sleep 1
-CUDA_INJECTION64_PATH=$LIB DPTOP_TRACE_ENDPOINT=$TEP timeout 120 \
+CUDA_INJECTION64_PATH=$LIB DPTOP_TRACE_ENDPOINT=$TEP DPTOP_TRACE_CUDA_API=all timeout 120 \
     "$APP" --steps $STEPS --spin-us $SPIN_US >"$IT_TMP/app2.log" 2>&1 ||
     it_fail "cuda_app failed under the agent: $(cat "$IT_TMP/app2.log")"
 it_wait 20 grep -q "traces with cupti, $NGPU device(s)" "$IT_TMP/master.log" ||
@@ -179,6 +183,9 @@ assert k["spin_kernel"] == 2 * steps, k
 assert k["void scale_kernel<float>(float*, float, int)"] == steps, k
 assert sum(1 for e in x if e["cat"] == "memcpy") == 2 * steps
 assert d["metadata"]["alignment"][0]["aligned"]
+# DPTOP_TRACE_CUDA_API=all: every runtime call, the queries too.
+q = sum(1 for e in x if e["name"] == "cudaGetLastError")
+assert q == 3 * steps, "cudaGetLastError calls recorded: %d" % q
 flows = sum(1 for e in d["traceEvents"] if e.get("ph") == "s")
 assert flows >= 5 * steps, flows  # launch -> kernel / copy / memset arrows
 PY

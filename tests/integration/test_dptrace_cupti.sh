@@ -33,5 +33,11 @@ else
 fi
 it_wait 20 grep -q '"name":"injected"' "$IT_TMP/dump.log" ||
     it_fail "the annotation did not reach the receiver"
+# A bad setting: tracing off with a message naming it, the process goes on.
+DPTOP_TRACE_ENDPOINT=$EP DPTOP_TRACE_CUDA_API=some timeout 60 "$INJ" "$LIB" >"$IT_TMP/bad.log" 2>&1 ||
+    it_fail "a bad setting stopped the process"
+grep -q "InitializeInjection: 0" "$IT_TMP/bad.log" || it_fail "a bad setting was accepted"
+grep -q "invalid value for trace_cuda_api: 'some'" "$IT_TMP/bad.log" ||
+    it_fail "the bad setting is not named: $(cat "$IT_TMP/bad.log")"
 it_stop "$DUMP_PID"
 it_pass "libdptrace_cupti.so loads, answers InitializeInjection, annotations flow"
