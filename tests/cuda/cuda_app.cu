@@ -12,13 +12,18 @@
  *
  * and one cudaDeviceSynchronize after the last step, outside every range.
  * A spin kernel runs for --spin-us of the GPU's global timer, so its
- * recorded duration is known.
+ * recorded duration is known; with --stamps the program prints the global
+ * timer at each spin kernel's start ("cuda_app: spin I NS"), the clock of
+ * CUPTI's records: the truth to compare their times with.
  *
  * With --launches N it only launches an empty kernel N times on one stream
  * (after 1000 to warm up) and prints the host time per launch call, for
  * bench/bench_cupti_gpu.sh.
  *
- * Usage: cuda_app [--steps N] [--spin-us U] [--launches N]
+ * With --start-at NS the steps begin once CLOCK_REALTIME reaches NS, so that
+ * two programs' steps can run at the same time.
+ *
+ * Usage: cuda_app [--steps N] [--spin-us U] [--stamps] [--start-at NS] [--launches N]
  * Exit status 0; 3 when no CUDA device can be used; 1 on a CUDA error.
  */
 #include <cuda_runtime.h>
@@ -46,9 +51,12 @@ static __device__ unsigned long long global_ns(void)
     return t;
 }
 
-extern "C" __global__ void spin_kernel(unsigned long long ns)
+/* Spins for ns of the global timer; block 0 writes when it started. */
+extern "C" __global__ void spin_kernel(unsigned long long ns, unsigned long long *started)
 {
     unsigned long long t0 = global_ns();
+    if (blockIdx.x == 0 && threadIdx.x == 0)
+        *started = t0;
     while (global_ns() - t0 < ns)
         ;
 }
@@ -102,6 +110,8 @@ int main(int argc, char **argv)
 {
     int steps = 4;
     long launches = 0;
+    int stamps = 0;
+    long long start_at = 0;
     unsigned long long spin_us = 500;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--steps") == 0 && i + 1 < argc)
@@ -110,8 +120,13 @@ int main(int argc, char **argv)
             spin_us = strtoull(argv[++i], NULL, 10);
         else if (strcmp(argv[i], "--launches") == 0 && i + 1 < argc)
             launches = atol(argv[++i]);
+        else if (strcmp(argv[i], "--stamps") == 0)
+            stamps = 1;
+        else if (strcmp(argv[i], "--start-at") == 0 && i + 1 < argc)
+            start_at = atoll(argv[++i]);
         else {
-            fprintf(stderr, "usage: cuda_app [--steps N] [--spin-us U] [--launches N]\n");
+            fprintf(stderr, "usage: cuda_app [--steps N] [--spin-us U] [--stamps] [--start-at NS] "
+                            "[--launches N]\n");
             return 2;
         }
     }
@@ -126,27 +141,40 @@ int main(int argc, char **argv)
         return launch_loop(launches);
     const int n = 1 << 18; /* 1 MiB of floats */
     float *d_a, *d_b, *h;
+    unsigned long long *d_started, *started;
     cudaStream_t s1, s2;
     CHECK(cudaSetDevice(0));
     CHECK(cudaMalloc(&d_a, n * sizeof *d_a));
     CHECK(cudaMalloc(&d_b, n * sizeof *d_b));
     CHECK(cudaMallocHost(&h, n * sizeof *h));
+    CHECK(cudaMalloc(&d_started, 2 * steps * sizeof *d_started));
+    started = (unsigned long long *)calloc(2 * steps, sizeof *started);
     for (int i = 0; i < n; i++)
         h[i] = (float)i;
     CHECK(cudaStreamCreate(&s1));
     CHECK(cudaStreamCreate(&s2));
+    for (;;) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        long long left = start_at - (ts.tv_sec * 1000000000LL + ts.tv_nsec);
+        if (left <= 0)
+            break;
+        ts.tv_sec = left / 1000000000LL;
+        ts.tv_nsec = left % 1000000000LL;
+        nanosleep(&ts, NULL);
+    }
     for (int step = 0; step < steps; step++) {
         dpt_step_begin((uint64_t)step);
         dpt_range_push("forward");
         CHECK(cudaMemcpyAsync(d_a, h, n * sizeof *h, cudaMemcpyHostToDevice, s1));
-        spin_kernel<<<1, 1, 0, s1>>>(spin_us * 1000);
+        spin_kernel<<<1, 1, 0, s1>>>(spin_us * 1000, d_started + 2 * step);
         CHECK(cudaGetLastError());
         scale_kernel<float><<<n / 256, 256, 0, s2>>>(d_b, 2.0f, n);
         CHECK(cudaGetLastError());
         CHECK(cudaMemsetAsync(d_b, 0, 4096, s2));
         dpt_range_pop();
         dpt_range_push("backward");
-        spin_kernel<<<2, 32, 0, s1>>>(spin_us * 1000);
+        spin_kernel<<<2, 32, 0, s1>>>(spin_us * 1000, d_started + 2 * step + 1);
         CHECK(cudaGetLastError());
         CHECK(cudaMemcpy(h, d_a, 65536, cudaMemcpyDeviceToHost));
         dpt_range_pop();
@@ -156,6 +184,11 @@ int main(int argc, char **argv)
     }
     CHECK(cudaDeviceSynchronize());
     int ok = h[1] == 1.0f && h[100] == 100.0f;
+    CHECK(cudaMemcpy(started, d_started, 2 * steps * sizeof *started, cudaMemcpyDeviceToHost));
+    for (int i = 0; stamps && i < 2 * steps; i++)
+        printf("cuda_app: spin %d %llu\n", i, started[i]);
+    free(started);
+    CHECK(cudaFree(d_started));
     CHECK(cudaStreamDestroy(s1));
     CHECK(cudaStreamDestroy(s2));
     CHECK(cudaFreeHost(h));

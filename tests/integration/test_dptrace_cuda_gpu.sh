@@ -5,9 +5,10 @@
 # checked (kinds, names, sizes, correlation API <-> GPU work, scopes, GPU
 # times mapped onto the trace clock: a synchronous copy lies inside its
 # cudaMemcpy call, a kernel starts after its launch, a spin kernel lasts its
-# set time; only the calls that do or wait for work), and once, recording
-# every runtime call, under a real dpnode master with `dptop --record`,
-# whose export must hold the same kernels on the aligned time base.
+# set time; only the calls that do or wait for work), then, recording every
+# runtime call, once under each of two dpnode agents (one with a simulated
+# clock 3 ms off) with `dptop --record`: in the export both programs'
+# kernels must sit where the GPU's own clock puts them.
 # Skipped where no NVIDIA GPU answers (every build machine of the project).
 . "$(dirname "$0")/lib.sh"
 
@@ -77,6 +78,11 @@ evmsgs = [m for m in msgs if m["msg"] == "ev"]
 check(evmsgs[-1]["dropped_total"] == 0, "dropped_total in the batch header")
 snaps = [m for m in msgs if m["msg"] == "snap" and m["domains"] == ["cupti", "trace"]]
 check(snaps, "no cupti/trace snapshot pairs")
+pr = [p for m in snaps for p in m["pairs"]]
+if len(pr) >= 2 and pr[-1][1] > pr[0][1]:
+    print("GPU clock against the trace clock over %.1f s: %+.2f ppm" % (
+        (pr[-1][1] - pr[0][1]) / 1e9,
+        ((pr[-1][0] - pr[0][0]) / (pr[-1][1] - pr[0][1]) - 1) * 1e6))
 
 kinds = collections.Counter(e["ev"] for e in events)
 print("events by kind:", dict(kinds))
@@ -90,7 +96,8 @@ check(len(spins) == 2 * steps and len(scales) == steps, "kernels %s" % dict(knam
 check(len(kernels) == 3 * steps, "other kernels ran: %s" % dict(knames))
 check(kinds["memset"] == steps, "memsets")
 copies = sorted((c["copy"], c["bytes"]) for c in events if c["ev"] == "memcpy")
-check(copies == sorted([("h2d", 1 << 20)] * steps + [("d2h", 65536)] * steps),
+check(copies == sorted([("h2d", 1 << 20)] * steps + [("d2h", 65536)] * steps +
+                       [("d2h", 16 * steps)]),
       "memcpy kinds and sizes %s" % copies)
 check(all(e["bytes"] == 4096 for e in events if e["ev"] == "memset"), "memset sizes")
 check(kinds["range"] == 2 * steps and kinds["step"] == steps and kinds["instant"] == steps,
@@ -148,45 +155,92 @@ print("trace OK: %d events, %d API calls, %d snapshot messages" %
       (len(events), len(apis), len(snaps)))
 PY
 
-# 2. Under a real dpnode master, recorded and exported on the aligned time base.
+# 2. Two agents, the second with a simulated clock 3 ms ahead running 40 ppm
+# fast, each with its own cuda_app; recorded and exported on the aligned
+# time base.  The truth: both programs' spin kernels, run at the same time,
+# read the one GPU's global timer when they start (the clock of CUPTI's
+# records); on the aligned time base each kernel must sit where the GPU
+# clock puts it, for both nodes alike, through snapshot pairs, the agents'
+# clocks and the solved time base.
 HUB="ipc://$IT_TMP/hub"
-TEP="ipc://$IT_TMP/node-trace.sock"
-it_spawn master "$B/dpnode" --master --listen="$HUB" --hub="$HUB" --node-id=0 --trace-endpoint="$TEP"
+common=(--hub="$HUB" --bind-ip=127.0.0.1 --probe-window-s 1 --probe-cadence-us 10000)
+it_spawn master "$B/dpnode" --master --listen="$HUB" --node-id=0 \
+    --trace-endpoint="ipc://$IT_TMP/t0.sock" "${common[@]}"
 MASTER=$IT_PID
 it_wait 20 test -S "$IT_TMP/hub" || it_fail "the master did not bind $HUB"
+it_spawn agent1 "$B/dpnode" --node-id=1 --sim-clock=3000000,40 \
+    --trace-endpoint="ipc://$IT_TMP/t1.sock" "${common[@]}"
+AGENT=$IT_PID
 it_spawn rec "$B/dptop" --record "$IT_TMP/run.dprec" --hub "$HUB"
 REC=$IT_PID
 it_wait 20 grep -q "recording" "$IT_TMP/rec.log" || it_fail "the recorder did not start"
-sleep 1
-CUDA_INJECTION64_PATH=$LIB DPTOP_TRACE_ENDPOINT=$TEP DPTOP_TRACE_CUDA_API=all timeout 120 \
-    "$APP" --steps $STEPS --spin-us $SPIN_US >"$IT_TMP/app2.log" 2>&1 ||
-    it_fail "cuda_app failed under the agent: $(cat "$IT_TMP/app2.log")"
-it_wait 20 grep -q "traces with cupti, $NGPU device(s)" "$IT_TMP/master.log" ||
-    it_fail "the agent never saw the process with its $NGPU GPU(s)"
+sleep 4 # a few windows: node 1 aligned
+# Both programs' steps at the same time: the GPU's clock runs a few ppm off
+# the host's (the snapshot pairs follow that), which over the seconds
+# between two runs would be microseconds of the truth's own error.
+AT=$(($(date +%s%N) + 3000000000))
+APPS=()
+for n in 0 1; do
+    it_spawn "app_n$n" env CUDA_INJECTION64_PATH="$LIB" DPTOP_TRACE_ENDPOINT="ipc://$IT_TMP/t$n.sock" \
+        DPTOP_TRACE_CUDA_API=all timeout 120 "$APP" --steps $STEPS --spin-us $SPIN_US --stamps \
+        --start-at $AT
+    APPS+=("$IT_PID")
+done
+for n in 0 1; do
+    wait "${APPS[$n]}" || it_fail "cuda_app failed under agent $n"
+done
+for n in master agent1; do
+    it_wait 20 grep -q "traces with cupti, $NGPU device(s)" "$IT_TMP/$n.log" ||
+        it_fail "$n never saw its process with its $NGPU GPU(s)"
+done
 sleep 3
 kill -INT "$REC"
 it_wait 20 sh -c "! kill -0 $REC 2>/dev/null" || it_fail "the recorder did not stop"
+it_stop "$AGENT"
 it_stop "$MASTER"
 cat "$IT_TMP/rec.log"
 "$B/dptop" --replay "$IT_TMP/run.dprec" --export "$IT_TMP/trace.json" >"$IT_TMP/export.out" 2>&1 ||
     it_fail "export failed: $(cat "$IT_TMP/export.out")"
 cat "$IT_TMP/export.out"
 [ -n "${DPTOP_KEEP_DUMP:-}" ] && cp "$IT_TMP/trace.json" "$DPTOP_KEEP_DUMP.trace.json"
-"$IT_PY" - "$IT_TMP/trace.json" "$STEPS" <<'PY' || it_fail "the export lacks the CUDA work"
-import collections, json, sys
+"$IT_PY" - "$IT_TMP/trace.json" "$STEPS" "$IT_TMP/app_n0.log" "$IT_TMP/app_n1.log" <<'PY' ||
+import collections, json, statistics, sys
 d = json.load(open(sys.argv[1]))
 steps = int(sys.argv[2])
+origin = d["metadata"]["origin_ns"]
+align = {a["node"]: a for a in d["metadata"]["alignment"]}
+print("alignment:", {n: (a["aligned"], a["offset_ns"], a["uncertainty_ns"]) for n, a in align.items()})
+assert sorted(align) == [0, 1] and all(a["aligned"] for a in align.values()), align
 x = [e for e in d["traceEvents"] if e.get("ph") == "X"]
-k = collections.Counter(e["name"] for e in x if e["cat"] == "kernel")
-print("exported kernels:", dict(k), "alignment:", d["metadata"]["alignment"][0]["aligned"])
-assert k["spin_kernel"] == 2 * steps, k
-assert k["void scale_kernel<float>(float*, float, int)"] == steps, k
-assert sum(1 for e in x if e["cat"] == "memcpy") == 2 * steps
-assert d["metadata"]["alignment"][0]["aligned"]
-# DPTOP_TRACE_CUDA_API=all: every runtime call, the queries too.
-q = sum(1 for e in x if e["name"] == "cudaGetLastError")
-assert q == 3 * steps, "cudaGetLastError calls recorded: %d" % q
+dev, raw = {}, {}
+for node in (0, 1):
+    mine = [e for e in x if e["pid"] == node]
+    k = collections.Counter(e["name"] for e in mine if e["cat"] == "kernel")
+    assert k["spin_kernel"] == 2 * steps, (node, k)
+    assert k["void scale_kernel<float>(float*, float, int)"] == steps, (node, k)
+    assert sum(1 for e in mine if e["cat"] == "memcpy") == 2 * steps + 1, node
+    # DPTOP_TRACE_CUDA_API=all: every runtime call, the queries too.
+    q = sum(1 for e in mine if e["name"] == "cudaGetLastError")
+    assert q == 3 * steps, "node %d: cudaGetLastError calls recorded: %d" % (node, q)
+    spins = sorted((e for e in mine if e["name"] == "spin_kernel"), key=lambda e: e["ts"])
+    truth = [int(l.split()[3]) for l in open(sys.argv[3 + node]) if l.startswith("cuda_app: spin ")]
+    assert len(truth) == len(spins), (len(truth), len(spins))
+    # aligned start - GPU clock, and the node's own trace clock - GPU clock
+    dev[node] = [round(e["ts"] * 1000) + origin - t for e, t in zip(spins, truth)]
+    raw[node] = [e["args"]["trace_ns"] - t for e, t in zip(spins, truth)]
 flows = sum(1 for e in d["traceEvents"] if e.get("ph") == "s")
-assert flows >= 5 * steps, flows  # launch -> kernel / copy / memset arrows
+assert flows >= 10 * steps, flows  # launch -> kernel / copy / memset arrows
+base = statistics.median(dev[0])
+err = [v - base for n in (0, 1) for v in dev[n]]
+print("spin kernels on the aligned time base against the GPU clock (node 0's median as zero):")
+for n in (0, 1):
+    e = [v - base for v in dev[n]]
+    print("  node %d: median %+.0f ns, range %+.0f..%+.0f ns, its own clock: %+.0f ns" %
+          (n, statistics.median(e), min(e), max(e), statistics.median(raw[n]) - statistics.median(raw[0])))
+lim = 2000 + 3 * align[1]["uncertainty_ns"]
+print("largest: %.0f ns (bound %.0f ns)" % (max(abs(v) for v in err), lim))
+assert max(abs(v) for v in err) <= lim, "a kernel is off the GPU clock"
+assert abs(statistics.median(raw[1]) - statistics.median(raw[0])) > 1e6, "the clocks should differ"
 PY
-it_pass "CUDA work traced through CUPTI on $(head -1 "$IT_TMP/gpus.txt" | cut -d'(' -f1)"
+    it_fail "the aligned export does not match the GPU clock"
+it_pass "CUDA work traced through CUPTI on $(head -1 "$IT_TMP/gpus.txt" | cut -d'(' -f1), two nodes on the GPU's clock"
