@@ -435,6 +435,10 @@ static void on_mouse(struct tui_app *app)
     if (getmouse(&ev) != OK)
         return;
     if (app->help) {
+        if ((ev.bstate & BUTTON4_PRESSED) && tui_help_scroll(app, KEY_UP))
+            return;
+        if ((ev.bstate & BUTTON5_PRESSED) && tui_help_scroll(app, KEY_DOWN))
+            return;
         app->help = false;
         tui_app_mark_all_dirty(app);
         return;
@@ -467,7 +471,9 @@ void tui_app_key(tui_app_t *app, int ch)
         return;
     }
     if (app->help && ch != KEY_MOUSE) {
-        app->help = false; /* any key closes the help */
+        if (tui_help_scroll(app, ch))
+            return;
+        app->help = false; /* any other key closes the help */
         tui_app_mark_all_dirty(app);
         if (ch != 'q')
             return;
@@ -481,6 +487,7 @@ void tui_app_key(tui_app_t *app, int ch)
     case '?':
     case KEY_F(1):
         app->help = true;
+        app->help_top = 0;
         app->pane[TUI_P_HELP].dirty = true;
         return;
     case ' ':

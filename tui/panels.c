@@ -704,7 +704,7 @@ static void status_draw(struct tui_app *app, struct tui_pane *p)
 
 static const char *const help_lines[] = {
     "q            quit (children of --demo stop too)",
-    "?  F1        this help (any key closes it)",
+    "?  F1        this help (any other key closes it; ↑↓ scroll it)",
     "space        pause / resume (the timeline stops following)",
     "+  -         zoom the timeline in / out (mouse wheel too)",
     "←  →  h  l   pan a quarter of the view; End: back to live",
@@ -738,15 +738,75 @@ int tui_help_lines(void)
     return (int)BASE_ARRAY_LEN(help_lines);
 }
 
+/* The first help line shown, kept where the last page still fills the box. */
+static int help_top(const struct tui_app *app, int shown)
+{
+    int most = (int)BASE_ARRAY_LEN(help_lines) - shown;
+    int top = app->help_top;
+    if (top > most)
+        top = most;
+    return top < 0 ? 0 : top;
+}
+
+bool tui_help_scroll(struct tui_app *app, int ch)
+{
+    int shown = app->pane[TUI_P_HELP].h - 2;
+    if (shown <= 0 || shown >= (int)BASE_ARRAY_LEN(help_lines))
+        return false;
+    int top = help_top(app, shown);
+    switch (ch) {
+    case KEY_UP:
+    case 'k':
+        top--;
+        break;
+    case KEY_DOWN:
+    case 'j':
+        top++;
+        break;
+    case KEY_PPAGE:
+        top -= shown - 1;
+        break;
+    case KEY_NPAGE:
+    case ' ':
+        top += shown - 1;
+        break;
+    case KEY_HOME:
+    case 'g':
+        top = 0;
+        break;
+    case KEY_END:
+    case 'G':
+        top = (int)BASE_ARRAY_LEN(help_lines);
+        break;
+    default:
+        return false;
+    }
+    app->help_top = top < 0 ? 0 : top;
+    app->help_top = help_top(app, shown);
+    app->pane[TUI_P_HELP].dirty = true;
+    return true;
+}
+
 static void help_draw(struct tui_app *app, struct tui_pane *p)
 {
+    int shown = p->h - 2, total = (int)BASE_ARRAY_LEN(help_lines);
+    int top = help_top(app, shown);
     wattrset(p->win, app->role[R_TITLE]);
     wborder_set(p->win, WACS_VLINE, WACS_VLINE, WACS_HLINE, WACS_HLINE, WACS_ULCORNER,
                 WACS_URCORNER, WACS_LLCORNER, WACS_LRCORNER);
     wattrset(p->win, A_NORMAL);
     tui_put(p->win, 0, 2, " dptop keys ", p->w - 4, app->role[R_TITLE]);
-    for (size_t i = 0; i < BASE_ARRAY_LEN(help_lines) && (int)i + 1 < p->h - 1; i++)
-        tui_put(p->win, (int)i + 1, 2, help_lines[i], p->w - 4, A_NORMAL);
+    for (int i = 0; top + i < total && i < shown; i++)
+        tui_put(p->win, i + 1, 2, help_lines[top + i], p->w - 4, A_NORMAL);
+    if (shown > 0 && shown < total) {
+        /* Too short for every line: say where it is and how to move. */
+        char where[64];
+        snprintf(where, sizeof where, " %d–%d of %d, ↑↓ PgUp PgDn scroll ", top + 1, top + shown,
+                 total);
+        int ww = tui_strwidth(where);
+        tui_put(p->win, p->h - 1, p->w - 2 - ww > 1 ? p->w - 2 - ww : 1, where, p->w - 2,
+                app->role[R_TITLE]);
+    }
 }
 
 /* ---- the table ----------------------------------------------------------------------- */

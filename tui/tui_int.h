@@ -132,6 +132,7 @@ struct tui_app {
     int sel_node; /* node id, -1: none */
     int focus;    /* enum tui_pane_id of the focused panel */
     bool help;
+    int help_top; /* first help line shown when it does not fit */
     bool quit;
     int64_t eval_global; /* the global instant the node table's offsets are evaluated at */
 
@@ -179,6 +180,9 @@ void tui_draw_title(struct tui_app *app, struct tui_pane *pane, const char *titl
 int tui_strwidth(const char *s);
 /* Lines of the help overlay. */
 int tui_help_lines(void);
+/* A key or wheel turn that scrolls a help overlay too short for its lines
+ * (arrows, j k, PgUp PgDn, space, Home End, g G); false: it closes it. */
+bool tui_help_scroll(struct tui_app *app, int ch);
 
 /* timeline.c */
 void tui_timeline_draw(struct tui_app *app, struct tui_pane *pane);

@@ -175,6 +175,20 @@ for size in "80 24" "100 30" "40 10" "20 5" "1 1" "160 50"; do
 done
 "${TM[@]}" resize-window -t t -x 20 -y 5 2>/dev/null
 it_wait 5 sh -c "tmux -L $SOCK capture-pane -p -t t | grep -q 'small'" || it_fail "no 'too small' notice at 20x5"
+# At 80x24 the help is taller than the screen: it scrolls, another key closes it.
+"${TM[@]}" resize-window -t t -x 80 -y 24 2>/dev/null
+sleep 0.6
+"${TM[@]}" send-keys -t t '?'
+it_wait 5 sh -c "tmux -L $SOCK capture-pane -p -t t | grep -q ' 1–[0-9]* of [0-9]*, ↑↓'" ||
+    { pane; it_fail "the help at 80x24 does not say it scrolls"; }
+"${TM[@]}" send-keys -t t End
+it_wait 5 sh -c "tmux -L $SOCK capture-pane -p -t t | grep -q 'the master assumes of it'" ||
+    { pane; it_fail "End did not scroll the help to its last line"; }
+"${TM[@]}" send-keys -t t Up
+it_wait 5 sh -c "tmux -L $SOCK capture-pane -p -t t | grep -q 'dptop keys'" || it_fail "Up closed the help"
+"${TM[@]}" send-keys -t t x
+it_wait 5 sh -c "! tmux -L $SOCK capture-pane -p -t t | grep -q 'dptop keys'" ||
+    it_fail "a key did not close the scrolled help"
 "${TM[@]}" resize-window -t t -x 160 -y 50 2>/dev/null
 it_wait 10 fits_ready || { cat "$IT_TMP/pane.txt"; it_fail "the console did not recover after resizing"; }
 
