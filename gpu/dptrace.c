@@ -790,8 +790,8 @@ static void bg_flush(bool force)
         return;
     /* A backend that learns its devices late (CUPTI) says hello again. */
     void *b = dpt_backend_state();
-    if (b != NULL && dpt_backend_impl.devices != NULL &&
-        dpt_backend_impl.devices(b) != dpt.devices_sent)
+    if (dpt.devices_sent == 0 && b != NULL && dpt_backend_impl.devices != NULL &&
+        dpt_backend_impl.devices(b) != 0)
         dpt.state_dirty = true;
     if (dpt.state_dirty)
         bg_send_state();

@@ -172,7 +172,9 @@ static void CUPTIAPI api_callback(void *userdata, CUpti_CallbackDomain domain,
     } else if (domain != CUPTI_CB_DOMAIN_DRIVER_API || in_runtime > 0) {
         return;
     }
-    if (cb->correlationData == NULL)
+    /* The call CUPTI was switched on in (cuInit's) has an exit, no entry. */
+    if (cb->correlationData == NULL ||
+        (cb->callbackSite == CUPTI_API_EXIT && *cb->correlationData == 0))
         return;
     if (cb->callbackSite == CUPTI_API_ENTER) {
         uint32_t tid = 0;
@@ -241,7 +243,9 @@ static CUptiResult follow_runtime(struct cupti_src *s, bool all)
 {
     if (all)
         return s->cuptiEnableDomain(1, s->sub, CUPTI_CB_DOMAIN_RUNTIME_API);
-    for (CUpti_CallbackId id = 1; id < CUPTI_RUNTIME_TRACE_CBID_SIZE; id++) {
+    /* Past this header's last id too: a newer libcupti names its new
+     * entry points, an id it does not know has no name. */
+    for (CUpti_CallbackId id = 1; id < CUPTI_RUNTIME_TRACE_CBID_SIZE + 1024; id++) {
         const char *name = NULL;
         if (s->cuptiGetCallbackName(CUPTI_CB_DOMAIN_RUNTIME_API, id, &name) != CUPTI_SUCCESS ||
             name == NULL || !runtime_call_is_work(name))
@@ -291,11 +295,6 @@ static void *cupti_open(const struct gpu_source_opts *opts, char *err)
     }
     CUPTI_FNS(FN_LOAD)
 #undef FN_LOAD
-    void *cuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
-    if (cuda != NULL) {
-        *(void **)&s->device_count = dlsym(cuda, "cuDeviceGetCount");
-        dlclose(cuda); /* it stays: the driver loaded this library */
-    }
     *dpt_cupti_slot() = s;
     CUptiResult rc;
     if ((rc = s->cuptiActivityRegisterCallbacks(buf_requested, buf_completed)) != CUPTI_SUCCESS ||
@@ -310,13 +309,9 @@ static void *cupti_open(const struct gpu_source_opts *opts, char *err)
         base_err(err, "cupti: cannot subscribe to runtime API callbacks (CUPTI error %d)", (int)rc);
         goto err;
     }
-    for (size_t i = 0; i < sizeof driver_launches / sizeof *driver_launches; i++) {
-        rc = s->cuptiEnableCallback(1, s->sub, CUPTI_CB_DOMAIN_DRIVER_API, driver_launches[i]);
-        if (rc != CUPTI_SUCCESS) {
-            base_err(err, "cupti: cannot follow driver API launches (CUPTI error %d)", (int)rc);
-            goto err;
-        }
-    }
+    /* An older libcupti may lack some of these: the others are followed. */
+    for (size_t i = 0; i < sizeof driver_launches / sizeof *driver_launches; i++)
+        s->cuptiEnableCallback(1, s->sub, CUPTI_CB_DOMAIN_DRIVER_API, driver_launches[i]);
     snapshot(s);
     return s;
 err:
@@ -467,6 +462,15 @@ static uint32_t cb_devices(void *st)
 {
     struct cupti_src *s = st;
     int n = 0;
+    /* Linked for its annotations, the library may start before the
+     * program loads CUDA: the driver is looked for until it is there. */
+    if (s->ndevices == 0 && s->device_count == NULL) {
+        void *cuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+        if (cuda != NULL) {
+            *(void **)&s->device_count = dlsym(cuda, "cuDeviceGetCount");
+            dlclose(cuda); /* it stays: the program loaded it */
+        }
+    }
     if (s->ndevices == 0 && s->device_count != NULL && s->device_count(&n) == CUDA_SUCCESS && n > 0)
         s->ndevices = (uint32_t)n;
     return s->ndevices;

@@ -102,7 +102,8 @@ static bool hipb_submit(void *st, const struct dpt_rec *r, uint32_t tid)
 
 static void hipb_note_function(void *st, const void *fn, const char *name)
 {
-    gpu_hip_note_function(st, fn, name);
+    /* The ring record holds DPT_NAME_INLINE bytes: a name that fills them was cut. */
+    gpu_hip_note_function(st, fn, name, strnlen(name, DPT_NAME_INLINE) < DPT_NAME_INLINE - 1);
 }
 
 static uint32_t hipb_stream_id(void *st, const void *stream, int device)

@@ -265,10 +265,11 @@ uint32_t gpu_hip_stream_id(gpu_hip_t *self, const void *stream, int device)
     return stream_of(self, stream, device)->id;
 }
 
-void gpu_hip_note_function(gpu_hip_t *self, const void *fn, const char *name)
+void gpu_hip_note_function(gpu_hip_t *self, const void *fn, const char *name, bool whole)
 {
     assert(self);
-    uint32_t id = gpu_names_intern_symbol(self->o.names, name);
+    uint32_t id = whole ? gpu_names_intern_symbol(self->o.names, name)
+                        : gpu_names_intern(self->o.names, name);
     if (id != 0 && self->module_fns.n < NAME_CACHE)
         gpu_u64map_put(&self->module_fns, (uint64_t)(uintptr_t)fn, id);
 }

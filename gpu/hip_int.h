@@ -55,8 +55,10 @@ void gpu_hip_events_give(gpu_hip_t *self, int device, void *const *evs, int n);
 /* Background thread only.  Queue an operation for resolution; BASE_ERR
  * (its events go back to the pool) when too many are pending. */
 int gpu_hip_submit(gpu_hip_t *self, const struct gpu_hip_op *op);
-/* Note the name of a hipFunction_t (from hipModuleGetFunction). */
-void gpu_hip_note_function(gpu_hip_t *self, const void *fn, const char *name);
+/* Note the name of a hipFunction_t (from hipModuleGetFunction); `whole`:
+ * false when the name was cut on its way (then it is not demangled: a cut
+ * mangling can read as another function). */
+void gpu_hip_note_function(gpu_hip_t *self, const void *fn, const char *name, bool whole);
 /* Wire stream id of (stream, device); 0 is the null stream. */
 uint32_t gpu_hip_stream_id(gpu_hip_t *self, const void *stream, int device);
 /* Take snapshot pairs when due, resolve completed operations and hand the

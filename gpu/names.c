@@ -6,6 +6,7 @@
 
 #include <assert.h>
 #include <dlfcn.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -212,7 +213,7 @@ uint32_t gpu_names_intern(gpu_names_t *self, const char *name)
  * process has libstdc++ (every process libdptrace is in does: libzmq needs
  * it; it is looked up, not linked, so nothing else depends on it), and a
  * name longer than GPU_NAME_MAX cut with a hash of the whole after "…",
- * so that two templates alike for 245 bytes keep two names.
+ * so that two templates alike for 239 bytes keep two names.
  */
 static const char *symbol_display(gpu_names_t *self, const char *sym, char *buf, size_t len)
 {
@@ -233,13 +234,13 @@ static const char *symbol_display(gpu_names_t *self, const char *sym, char *buf,
     if (n <= GPU_NAME_MAX) {
         snprintf(buf, len, "%s", name);
     } else {
-        size_t keep = GPU_NAME_MAX - 10; /* "…" (3 bytes), '#', 6 hex digits */
+        size_t keep = GPU_NAME_MAX - 16; /* "…" (3 bytes), '#', 12 hex digits */
         while (keep > 0 && ((unsigned char)name[keep] & 0xc0) == 0x80)
             keep--;
         snprintf(buf, len,
                  "%.*s\xe2\x80\xa6"
-                 "#%06x",
-                 (int)keep, name, (unsigned)(hash_str(name, n) & 0xffffff));
+                 "#%012" PRIx64,
+                 (int)keep, name, (uint64_t)(hash_str(name, n) & 0xffffffffffffULL));
     }
     free(plain);
     return buf;
@@ -261,9 +262,10 @@ uint32_t gpu_names_intern_symbol(gpu_names_t *self, const char *sym)
         h = mix64(h) | 1;
     }
     char buf[GPU_NAME_MAX + 1];
+    /* Remembered even when the table is full (id 0): no demangling again. */
     uint32_t id = gpu_names_intern(self, symbol_display(self, sym, buf, sizeof buf));
-    if (id == 0 || self->nsyms >= self->max)
-        return id; /* not remembered: the next time demangles again */
+    if (self->nsyms >= self->max)
+        return id;
     if (self->nsyms == self->syms_cap) {
         self->syms_cap = self->syms_cap ? 2 * self->syms_cap : 64;
         self->syms = xreallocarray(self->syms, self->syms_cap, sizeof *self->syms);

@@ -35,12 +35,15 @@
 
 #include "gpu/dptrace.h"
 
+/* A GPU this build has no code for counts as no usable device (exit 3). */
 #define CHECK(call)                                                                                \
     do {                                                                                           \
         cudaError_t e_ = (call);                                                                   \
         if (e_ != cudaSuccess) {                                                                   \
             fprintf(stderr, "cuda_app: %s: %s\n", #call, cudaGetErrorString(e_));                  \
-            exit(1);                                                                               \
+            exit(e_ == cudaErrorNoKernelImageForDevice || e_ == cudaErrorUnsupportedPtxVersion     \
+                     ? 3                                                                           \
+                     : 1);                                                                         \
         }                                                                                          \
     } while (0)
 

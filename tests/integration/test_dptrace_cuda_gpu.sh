@@ -46,7 +46,8 @@ it_stop "$DUMP_PID"
 it_wait 10 grep -q '"msg":"stats"' "$IT_TMP/dump.log" || it_fail "no stats from the dump tool"
 [ -n "${DPTOP_KEEP_DUMP:-}" ] && cp "$IT_TMP/dump.log" "$DPTOP_KEEP_DUMP"
 
-NGPU=$(grep -c '^GPU ' "$IT_TMP/gpus.txt")
+# The devices CUDA lets the program see (CUDA_VISIBLE_DEVICES, MIG).
+NGPU=$(sed -n 's/^cuda_app: ok, .* on \([0-9]*\) device(s)$/\1/p' "$IT_TMP/app.log")
 "$IT_PY" - "$IT_TMP/dump.log" "$STEPS" "$SPIN_US" "$NGPU" <<'PY' || it_fail "trace check failed"
 import collections, json, re, statistics, sys
 
