@@ -157,8 +157,8 @@ print("trace OK: %d events, %d API calls, %d snapshot messages" %
 PY
 
 # 2. Two agents, the second with a simulated clock 3 ms ahead running 40 ppm
-# fast, each with its own cuda_app; recorded and exported on the aligned
-# time base.  The truth: both programs' spin kernels, run at the same time,
+# fast, two cuda_app under the first and one under the second; recorded and
+# exported on the aligned time base.  The truth: both programs' spin kernels, run at the same time,
 # read the one GPU's global timer when they start (the clock of CUPTI's
 # records); on the aligned time base each kernel must sit where the GPU
 # clock puts it, for both nodes alike, through snapshot pairs, the agents'
@@ -176,19 +176,20 @@ it_spawn rec "$B/dptop" --record "$IT_TMP/run.dprec" --hub "$HUB"
 REC=$IT_PID
 it_wait 20 grep -q "recording" "$IT_TMP/rec.log" || it_fail "the recorder did not start"
 sleep 4 # a few windows: node 1 aligned
-# Both programs' steps at the same time: the GPU's clock runs a few ppm off
+# The programs' steps at the same time: the GPU's clock runs a few ppm off
 # the host's (the snapshot pairs follow that), which over the seconds
-# between two runs would be microseconds of the truth's own error.
+# between runs would be microseconds of the truth's own error.  Two
+# programs on node 0 show what two processes on one clock disagree by.
 AT=$(($(date +%s%N) + 3000000000))
 APPS=()
-for n in 0 1; do
-    it_spawn "app_n$n" env CUDA_INJECTION64_PATH="$LIB" DPTOP_TRACE_ENDPOINT="ipc://$IT_TMP/t$n.sock" \
-        DPTOP_TRACE_CUDA_API=all timeout 120 "$APP" --steps $STEPS --spin-us $SPIN_US --stamps \
-        --start-at $AT
+for run in 0a 0b 1; do
+    it_spawn "app_$run" env CUDA_INJECTION64_PATH="$LIB" \
+        DPTOP_TRACE_ENDPOINT="ipc://$IT_TMP/t${run%[ab]}.sock" DPTOP_TRACE_CUDA_API=all \
+        timeout 120 "$APP" --steps $STEPS --spin-us $SPIN_US --stamps --start-at $AT
     APPS+=("$IT_PID")
 done
-for n in 0 1; do
-    wait "${APPS[$n]}" || it_fail "cuda_app failed under agent $n"
+for pid in "${APPS[@]}"; do
+    wait "$pid" || it_fail "a cuda_app failed under its agent"
 done
 for n in master agent1; do
     it_wait 20 grep -q "traces with cupti, $NGPU device(s)" "$IT_TMP/$n.log" ||
@@ -204,8 +205,9 @@ cat "$IT_TMP/rec.log"
     it_fail "export failed: $(cat "$IT_TMP/export.out")"
 cat "$IT_TMP/export.out"
 [ -n "${DPTOP_KEEP_DUMP:-}" ] && cp "$IT_TMP/trace.json" "$DPTOP_KEEP_DUMP.trace.json"
-"$IT_PY" - "$IT_TMP/trace.json" "$STEPS" "$IT_TMP/app_n0.log" "$IT_TMP/app_n1.log" <<'PY' ||
-import collections, json, statistics, sys
+"$IT_PY" - "$IT_TMP/trace.json" "$STEPS" "$IT_TMP"/app_0a.log "$IT_TMP"/app_0b.log \
+    "$IT_TMP"/app_1.log <<'PY' ||
+import collections, json, re, statistics, sys
 d = json.load(open(sys.argv[1]))
 steps = int(sys.argv[2])
 origin = d["metadata"]["origin_ns"]
@@ -213,35 +215,42 @@ align = {a["node"]: a for a in d["metadata"]["alignment"]}
 print("alignment:", {n: (a["aligned"], a["offset_ns"], a["uncertainty_ns"]) for n, a in align.items()})
 assert sorted(align) == [0, 1] and all(a["aligned"] for a in align.values()), align
 x = [e for e in d["traceEvents"] if e.get("ph") == "X"]
+# lane -> the process it belongs to
+lane_pid = {(e["pid"], e["tid"]): int(re.match(r"pid (\d+) ", e["args"]["name"]).group(1))
+            for e in d["traceEvents"] if e.get("ph") == "M" and e["name"] == "thread_name"}
 dev, raw = {}, {}
-for node in (0, 1):
-    mine = [e for e in x if e["pid"] == node]
+for path, node in zip(sys.argv[3:], (0, 0, 1)):
+    log = open(path).read()
+    pid = int(re.search(r"cuda_app\[(\d+)\]", log).group(1))
+    truth = [int(l.split()[3]) for l in log.splitlines() if l.startswith("cuda_app: spin ")]
+    mine = [e for e in x if e["pid"] == node and lane_pid[(e["pid"], e["tid"])] == pid]
     k = collections.Counter(e["name"] for e in mine if e["cat"] == "kernel")
-    assert k["spin_kernel"] == 2 * steps, (node, k)
-    assert k["void scale_kernel<float>(float*, float, int)"] == steps, (node, k)
-    assert sum(1 for e in mine if e["cat"] == "memcpy") == 2 * steps + 1, node
+    assert k["spin_kernel"] == 2 * steps, (node, pid, k)
+    assert k["void scale_kernel<float>(float*, float, int)"] == steps, (node, pid, k)
+    assert sum(1 for e in mine if e["cat"] == "memcpy") == 2 * steps + 1, (node, pid)
     # DPTOP_TRACE_CUDA_API=all: every runtime call, the queries too.
     q = sum(1 for e in mine if e["name"] == "cudaGetLastError")
-    assert q == 3 * steps, "node %d: cudaGetLastError calls recorded: %d" % (node, q)
+    assert q == 3 * steps, "node %d pid %d: cudaGetLastError calls recorded: %d" % (node, pid, q)
     spins = sorted((e for e in mine if e["name"] == "spin_kernel"), key=lambda e: e["ts"])
-    truth = [int(l.split()[3]) for l in open(sys.argv[3 + node]) if l.startswith("cuda_app: spin ")]
     assert len(truth) == len(spins), (len(truth), len(spins))
     # aligned start - GPU clock, and the node's own trace clock - GPU clock
-    dev[node] = [round(e["ts"] * 1000) + origin - t for e, t in zip(spins, truth)]
-    raw[node] = [e["args"]["trace_ns"] - t for e, t in zip(spins, truth)]
+    dev[node, pid] = [round(e["ts"] * 1000) + origin - t for e, t in zip(spins, truth)]
+    raw[node, pid] = [e["args"]["trace_ns"] - t for e, t in zip(spins, truth)]
 flows = sum(1 for e in d["traceEvents"] if e.get("ph") == "s")
-assert flows >= 10 * steps, flows  # launch -> kernel / copy / memset arrows
-base = statistics.median(dev[0])
-err = [v - base for n in (0, 1) for v in dev[n]]
-print("spin kernels on the aligned time base against the GPU clock (node 0's median as zero):")
-for n in (0, 1):
-    e = [v - base for v in dev[n]]
-    print("  node %d: median %+.0f ns, range %+.0f..%+.0f ns, its own clock: %+.0f ns" %
-          (n, statistics.median(e), min(e), max(e), statistics.median(raw[n]) - statistics.median(raw[0])))
+assert flows >= 15 * steps, flows  # launch -> kernel / copy / memset arrows
+first = next(iter(dev))
+base, rbase = statistics.median(dev[first]), statistics.median(raw[first])
+print("spin kernels on the aligned time base against the GPU clock (the first process's median as zero):")
+for (n, pid), v in dev.items():
+    e = [a - base for a in v]
+    print("  node %d pid %d: median %+.0f ns, range %+.0f..%+.0f ns, its node's own clock: %+.0f ns" %
+          (n, pid, statistics.median(e), min(e), max(e), statistics.median(raw[n, pid]) - rbase))
+err = [a - base for v in dev.values() for a in v]
 lim = 2000 + 3 * align[1]["uncertainty_ns"]
 print("largest: %.0f ns (bound %.0f ns)" % (max(abs(v) for v in err), lim))
 assert max(abs(v) for v in err) <= lim, "a kernel is off the GPU clock"
-assert abs(statistics.median(raw[1]) - statistics.median(raw[0])) > 1e6, "the clocks should differ"
+n1 = [statistics.median(r) for (n, _), r in raw.items() if n == 1]
+assert abs(n1[0] - rbase) > 1e6, "the clocks should differ"
 PY
     it_fail "the aligned export does not match the GPU clock"
 it_pass "CUDA work traced through CUPTI on $(head -1 "$IT_TMP/gpus.txt" | cut -d'(' -f1), two nodes on the GPU's clock"
