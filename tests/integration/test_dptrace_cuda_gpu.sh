@@ -169,7 +169,7 @@ it_spawn master "$B/dpnode" --master --listen="$HUB" --node-id=0 \
     --trace-endpoint="ipc://$IT_TMP/t0.sock" "${common[@]}"
 MASTER=$IT_PID
 it_wait 20 test -S "$IT_TMP/hub" || it_fail "the master did not bind $HUB"
-it_spawn agent1 "$B/dpnode" --node-id=1 --sim-clock=3000000,40 \
+it_spawn agent1 "$B/dpnode" --node-id=1 --sim-clock=3000000,40,0 \
     --trace-endpoint="ipc://$IT_TMP/t1.sock" "${common[@]}"
 AGENT=$IT_PID
 it_spawn rec "$B/dptop" --record "$IT_TMP/run.dprec" --hub "$HUB"
@@ -204,7 +204,8 @@ cat "$IT_TMP/rec.log"
 "$B/dptop" --replay "$IT_TMP/run.dprec" --export "$IT_TMP/trace.json" >"$IT_TMP/export.out" 2>&1 ||
     it_fail "export failed: $(cat "$IT_TMP/export.out")"
 cat "$IT_TMP/export.out"
-[ -n "${DPTOP_KEEP_DUMP:-}" ] && cp "$IT_TMP/trace.json" "$DPTOP_KEEP_DUMP.trace.json"
+[ -n "${DPTOP_KEEP_DUMP:-}" ] && cp "$IT_TMP/trace.json" "$DPTOP_KEEP_DUMP.trace.json" &&
+    cp "$IT_TMP/run.dprec" "$DPTOP_KEEP_DUMP.dprec"
 "$IT_PY" - "$IT_TMP/trace.json" "$STEPS" "$IT_TMP"/app_0a.log "$IT_TMP"/app_0b.log \
     "$IT_TMP"/app_1.log <<'PY' ||
 import collections, json, re, statistics, sys
@@ -219,10 +220,12 @@ x = [e for e in d["traceEvents"] if e.get("ph") == "X"]
 lane_pid = {(e["pid"], e["tid"]): int(re.match(r"pid (\d+) ", e["args"]["name"]).group(1))
             for e in d["traceEvents"] if e.get("ph") == "M" and e["name"] == "thread_name"}
 dev, raw = {}, {}
+T0 = None
 for path, node in zip(sys.argv[3:], (0, 0, 1)):
     log = open(path).read()
     pid = int(re.search(r"cuda_app\[(\d+)\]", log).group(1))
     truth = [int(l.split()[3]) for l in log.splitlines() if l.startswith("cuda_app: spin ")]
+    T0 = truth[0] if T0 is None else T0
     mine = [e for e in x if e["pid"] == node and lane_pid[(e["pid"], e["tid"])] == pid]
     k = collections.Counter(e["name"] for e in mine if e["cat"] == "kernel")
     assert k["spin_kernel"] == 2 * steps, (node, pid, k)
@@ -234,8 +237,9 @@ for path, node in zip(sys.argv[3:], (0, 0, 1)):
     spins = sorted((e for e in mine if e["name"] == "spin_kernel"), key=lambda e: e["ts"])
     assert len(truth) == len(spins), (len(truth), len(spins))
     # aligned start - GPU clock, and the node's own trace clock - GPU clock
+    # (the latter from the first truth: its medians stay exact in a double)
     dev[node, pid] = [round(e["ts"] * 1000) + origin - t for e, t in zip(spins, truth)]
-    raw[node, pid] = [e["args"]["trace_ns"] - t for e, t in zip(spins, truth)]
+    raw[node, pid] = [e["args"]["trace_ns"] - (t - T0) for e, t in zip(spins, truth)]
 flows = sum(1 for e in d["traceEvents"] if e.get("ph") == "s")
 assert flows >= 15 * steps, flows  # launch -> kernel / copy / memset arrows
 first = next(iter(dev))
