@@ -7,6 +7,7 @@
  */
 #include "tui/tui_int.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -235,26 +236,38 @@ static const struct {
     [C_EVS] = {"EV/s", 7, 2, TUI_SORT_EVENTS},
 };
 
-/* Which columns fit in w, and their x positions. */
-static int node_columns(int w, int xs[C_N])
+/*
+ * Which of n columns fit in w, and their x positions (-1: left out): the
+ * lowest priorities first, then the next while they fit, so that a narrow
+ * pane loses its least telling columns, not its rightmost; the columns
+ * kept stay in their order.
+ */
+static void pick_columns(int n, const int *width, const int *prio, int w, int *xs)
 {
-    bool on[C_N] = {0};
+    bool on[16] = {0};
+    assert(n <= 16);
     int used = 0;
-    for (int prio = 0; prio <= 5; prio++)
-        for (int c = 0; c < C_N; c++)
-            if (ncols[c].prio == prio && used + ncols[c].width + 1 <= w) {
+    for (int pr = 0; pr <= 5; pr++)
+        for (int c = 0; c < n; c++)
+            if (prio[c] == pr && used + width[c] + 1 <= w) {
                 on[c] = true;
-                used += ncols[c].width + 1;
+                used += width[c] + 1;
             }
-    int x = 0, n = 0;
-    for (int c = 0; c < C_N; c++) {
+    for (int c = 0, x = 0; c < n; c++) {
         xs[c] = on[c] ? x : -1;
-        if (on[c]) {
-            x += ncols[c].width + 1;
-            n++;
-        }
+        if (on[c])
+            x += width[c] + 1;
     }
-    return n;
+}
+
+static void node_columns(int w, int xs[C_N])
+{
+    int width[C_N], prio[C_N];
+    for (int c = 0; c < C_N; c++) {
+        width[c] = ncols[c].width;
+        prio[c] = ncols[c].prio;
+    }
+    pick_columns(C_N, width, prio, w, xs);
 }
 
 static void node_cell(struct tui_app *app, const struct tui_node *n, int c, char *buf, size_t len,
@@ -537,21 +550,27 @@ static void windows_draw(struct tui_app *app, struct tui_pane *p)
     tui_draw_title(app, p, title);
     if (p->h < 2)
         return;
+    /* Narrow (beside the nodes at 150 columns and more): the edge, its
+     * offset, ±, drift and loop residual stay longest. */
     static const struct {
         const char *name;
-        int w;
-    } cols[] = {{"EDGE", 11},   {"WIN", 8},    {"SAMPLES", 10}, {"PURE%", 6},  {"EST", 6},
-                {"OFFSET", 13}, {"DRIFT", 11}, {"±UNC", 9},     {"MARGIN", 9}, {"LOOP", 9}};
-    int xs[BASE_ARRAY_LEN(cols)], x = 0;
+        int w, prio;
+    } cols[] = {{"EDGE", 11, 0},  {"WIN", 8, 3},     {"SAMPLES", 10, 3}, {"PURE%", 6, 4},
+                {"EST", 6, 5},    {"OFFSET", 13, 0}, {"DRIFT", 11, 2},   {"±UNC", 9, 1},
+                {"MARGIN", 9, 4}, {"LOOP", 9, 2}};
+    int xs[BASE_ARRAY_LEN(cols)], width[BASE_ARRAY_LEN(cols)], prio[BASE_ARRAY_LEN(cols)];
     for (size_t c = 0; c < BASE_ARRAY_LEN(cols); c++) {
-        xs[c] = x + cols[c].w <= p->w ? x : -1;
-        if (xs[c] >= 0) {
-            if (c < 1)
-                tui_put(p->win, 1, x, cols[c].name, cols[c].w, app->role[R_COLHDR]);
-            else
-                put_right(p->win, 1, x, cols[c].w, cols[c].name, app->role[R_COLHDR]);
-        }
-        x += cols[c].w + 1;
+        width[c] = cols[c].w;
+        prio[c] = cols[c].prio;
+    }
+    pick_columns((int)BASE_ARRAY_LEN(cols), width, prio, p->w, xs);
+    for (size_t c = 0; c < BASE_ARRAY_LEN(cols); c++) {
+        if (xs[c] < 0)
+            continue;
+        if (c < 1)
+            tui_put(p->win, 1, xs[c], cols[c].name, cols[c].w, app->role[R_COLHDR]);
+        else
+            put_right(p->win, 1, xs[c], cols[c].w, cols[c].name, app->role[R_COLHDR]);
     }
     int rows = p->h - 2;
     /* As many windows per edge as the rows allow, newest first. */

@@ -52,6 +52,9 @@ fits_ready() {
         [ "$(grep -c '"type":"sim_truth"' "$LOG")" -ge 4 ]
 }
 it_wait 90 fits_ready || { cat "$IT_TMP/pane.txt"; it_fail "the node table never showed 4 aligned nodes"; }
+# Beside the nodes (160 columns) the Windows table keeps the clock columns.
+grep -Eq 'EDGE +OFFSET +DRIFT +±UNC +LOOP' "$IT_TMP/pane.txt" ||
+    { cat "$IT_TMP/pane.txt"; it_fail "the narrow Windows table lost its clock columns"; }
 sleep 3 # a few more windows: the fits settle
 
 check_offsets() {
