@@ -122,7 +122,9 @@ static struct dpt_process {
     uint32_t names_sent;
     gpu_scopetree_t *recent; /* recent scope pairs, re-sent on reconnect */
     struct gpu_u64map open;  /* open scope id -> name id */
-    bool state_dirty;        /* the receiver may lack names, scope or snapshot pairs */
+    bool state_dirty;        /* the receiver may lack some of the state below */
+    bool hello_sent;         /* the state, part by part: the hello, */
+    bool tree_sent;          /* the recent scope tree (names: names_sent; snaps: their .sent) */
     uint32_t devices_sent;   /* in the last hello */
     struct dpt_snap_last snaps[SNAP_DOMAINS];
     size_t nsnaps;
@@ -233,6 +235,7 @@ static void atfork_child(void)
 }
 
 static void dpt_atexit(void);
+static void state_reset(void);
 
 enum cfg_result { CFG_OK, CFG_DISABLED, CFG_BAD };
 
@@ -370,8 +373,7 @@ static void process_start_locked(void)
     gpu_u64map_init(&dpt.open, 1024);
     dpt.out = xcalloc(GPU_LINK_MAX_EVENTS, sizeof *dpt.out);
     dpt.pairs = xcalloc(GPU_LINK_MAX_SCOPE, sizeof *dpt.pairs);
-    dpt.names_sent = 0;
-    dpt.state_dirty = true;
+    state_reset();
     dpt.env.pid = dpt.pid;
     dpt.env.names = dpt.names;
     dpt.env.hip_library = dpt.hip_library[0] ? dpt.hip_library : NULL;
@@ -735,32 +737,51 @@ static bool send_snaps(void)
     return true;
 }
 
+/* Everything a receiver needs goes again: a new one came, or none is there. */
+static void state_reset(void)
+{
+    dpt.state_dirty = true;
+    dpt.hello_sent = dpt.tree_sent = false;
+    dpt.names_sent = 0;
+    for (size_t i = 0; i < dpt.nsnaps; i++)
+        dpt.snaps[i].sent = false;
+}
+
 /* Hello, every name, the recent scope tree, the latest snapshot pairs:
- * what a (re)connected receiver needs before the next batch. */
+ * what a (re)connected receiver needs before the next batch.  Sent part by
+ * part, each once: a receiver whose queue is full takes the rest later,
+ * and does not get the hello again before every batch. */
 static void bg_send_state(void)
 {
-    void *b = dpt_backend_state();
-    /* "none": annotations only (no runtime found to capture). */
-    gpu_msg_t m = {.kind = GPU_MSG_PROC,
-                   .exe = dpt.exe,
-                   .backend = b != NULL ? dpt_backend_impl.name : "none",
-                   .t0_ns = dpt.t0};
-    if (b != NULL && dpt_backend_impl.devices != NULL)
-        m.devices = dpt_backend_impl.devices(b);
-    bool ok = send_msg(&m) && send_names(0);
-    if (ok) {
+    bool ok = true;
+    if (!dpt.hello_sent) {
+        void *b = dpt_backend_state();
+        /* "none": annotations only (no runtime found to capture). */
+        gpu_msg_t m = {.kind = GPU_MSG_PROC,
+                       .exe = dpt.exe,
+                       .backend = b != NULL ? dpt_backend_impl.name : "none",
+                       .t0_ns = dpt.t0};
+        if (b != NULL && dpt_backend_impl.devices != NULL)
+            m.devices = dpt_backend_impl.devices(b);
+        if ((ok = send_msg(&m))) {
+            dpt.hello_sent = true;
+            dpt.devices_sent = m.devices;
+        }
+    }
+    if (ok && gpu_names_count(dpt.names) > dpt.names_sent && (ok = send_names(dpt.names_sent)))
+        dpt.names_sent = gpu_names_count(dpt.names);
+    if (ok && !dpt.tree_sent) {
         struct pair_buf pb = {xcalloc(GPU_LINK_MAX_SCOPE, sizeof *pb.p), 0, true};
         gpu_scopetree_foreach(dpt.recent, collect_pair, &pb);
         ok = pb.ok && send_pairs(pb.p, pb.n);
         free(pb.p);
+        if (ok) {
+            dpt.tree_sent = true;
+            dpt.npairs = 0; /* they were in the tree just sent */
+        }
     }
     ok = ok && send_snaps();
     dpt.state_dirty = !ok;
-    if (ok) {
-        dpt.devices_sent = m.devices;
-        dpt.names_sent = gpu_names_count(dpt.names);
-        dpt.npairs = 0; /* they were in the tree just sent */
-    }
 }
 
 /* Send what has accumulated.  The names and scope pairs an event batch
@@ -770,10 +791,8 @@ static void bg_flush(bool force)
 {
     int64_t now = dpt_now();
     if (dpt.link != NULL && gpu_link_take_reconnect(dpt.link)) {
-        dpt.state_dirty = true;
+        state_reset();
         dpt.connected = true;
-        for (size_t i = 0; i < dpt.nsnaps; i++)
-            dpt.snaps[i].sent = false;
     }
     /* Right after start the connection to a receiver may still be under
      * way: keep accumulating for a moment rather than drop the first batch. */
@@ -791,8 +810,10 @@ static void bg_flush(bool force)
     /* A backend that learns its devices late (CUPTI) says hello again. */
     void *b = dpt_backend_state();
     if (dpt.devices_sent == 0 && b != NULL && dpt_backend_impl.devices != NULL &&
-        dpt_backend_impl.devices(b) != 0)
+        dpt_backend_impl.devices(b) != 0) {
+        dpt.hello_sent = false;
         dpt.state_dirty = true;
+    }
     if (dpt.state_dirty)
         bg_send_state();
     bool ok = !dpt.state_dirty;
@@ -801,11 +822,15 @@ static void bg_flush(bool force)
         if (ok)
             dpt.names_sent = gpu_names_count(dpt.names);
     }
-    if (ok && dpt.npairs > 0)
-        ok = send_pairs(dpt.pairs, dpt.npairs);
-    dpt.npairs = 0;
-    if (!ok)
-        dpt.state_dirty = true;
+    if (ok && dpt.npairs > 0 && (ok = send_pairs(dpt.pairs, dpt.npairs)))
+        dpt.npairs = 0;
+    /* Names and pairs that a receiver's full queue refused go again next
+     * time, as they are; with no receiver, the whole state goes to the
+     * next one (the recent tree holds the pairs). */
+    if (!ok && (dpt.link == NULL || !gpu_link_up(dpt.link))) {
+        state_reset();
+        dpt.npairs = 0;
+    }
     gpu_msg_t m = {.kind = GPU_MSG_EV, .ev = dpt.out, .nev = dpt.nout};
     if (ok) {
         m.dropped_total = dropped;
@@ -822,10 +847,11 @@ static void bg_flush(bool force)
          * state before any batch, even if the batch goes out before the
          * monitor has said that a receiver came (the monitor's event and
          * the new pipe race; the receiver must never see events first).
+         * A receiver that is there but slow (its queue full) has the state:
+         * sending it again before every batch would only crowd the queue.
          */
-        dpt.state_dirty = true;
-        for (size_t i = 0; i < dpt.nsnaps; i++)
-            dpt.snaps[i].sent = false;
+        if (dpt.link == NULL || !gpu_link_up(dpt.link))
+            state_reset();
     }
     dpt.nout = 0;
 }
@@ -844,8 +870,11 @@ static void out_pair(uint64_t child, uint64_t parent)
         return;
     if (dpt.npairs == GPU_LINK_MAX_SCOPE)
         bg_flush(true);
-    if (dpt.npairs == GPU_LINK_MAX_SCOPE) /* could not send: they stay in the tree */
+    if (dpt.npairs == GPU_LINK_MAX_SCOPE) { /* could not send: they stay in the tree */
+        dpt.tree_sent = false;
+        dpt.state_dirty = true;
         dpt.npairs = 0;
+    }
     dpt.pairs[dpt.npairs++] = (struct gpu_scope_pair){child, parent};
 }
 
@@ -1025,7 +1054,7 @@ static void wait_connected(void)
     }
     if (connected) {
         dpt.connected = true;
-        dpt.state_dirty = true;
+        state_reset();
     }
 }
 

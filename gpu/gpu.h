@@ -265,6 +265,9 @@ int gpu_link_send(gpu_link_t *self, const gpu_msg_t *msg, char *err);
 /* True once after each new connection to a receiver: the sender should then
  * send its state again (hello, names, recent scope pairs). */
 bool gpu_link_take_reconnect(gpu_link_t *self);
+/* Whether a receiver is connected (as the socket monitor last said): a
+ * refused message then met a full queue, not an absent receiver. */
+bool gpu_link_up(gpu_link_t *self);
 uint64_t gpu_link_sent(const gpu_link_t *self);
 /* Failed connection attempts seen so far (counted by gpu_link_take_reconnect). */
 uint64_t gpu_link_retries(const gpu_link_t *self);

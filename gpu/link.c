@@ -161,6 +161,8 @@ struct gpu_link {
     uint64_t sent;
     uint64_t refused;
     uint64_t retries; /* connection attempts that failed (no receiver listening) */
+    bool up;          /* a receiver is connected, as far as the monitor has said */
+    bool reconnected; /* a receiver (re)connected since gpu_link_take_reconnect */
     char *endpoint;
 };
 
@@ -188,7 +190,8 @@ gpu_link_t *gpu_link_new(const char *endpoint, int sndhwm, char *err)
     zmq_setsockopt(self->push, ZMQ_LINGER, &linger, sizeof linger);
     snprintf(monep, sizeof monep, "inproc://dptrace-link-mon-%p", (void *)self);
     if (zmq_socket_monitor(self->push, monep,
-                           ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_CONNECT_RETRIED) != 0) {
+                           ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_CONNECT_RETRIED |
+                               ZMQ_EVENT_DISCONNECTED) != 0) {
         base_err(err, "zmq_socket_monitor: %s", zmq_strerror(errno));
         goto err;
     }
@@ -230,10 +233,9 @@ void gpu_link_destroy(gpu_link_t **self_p)
     *self_p = NULL;
 }
 
-bool gpu_link_take_reconnect(gpu_link_t *self)
+/* What the monitor has said since it was last read. */
+static void read_monitor(gpu_link_t *self)
 {
-    assert(self);
-    bool connected = false;
     for (;;) {
         zmq_msg_t part;
         zmq_msg_init(&part);
@@ -248,7 +250,9 @@ bool gpu_link_take_reconnect(gpu_link_t *self)
             /* Ready to take messages once the ZMTP handshake is done, not
              * at the socket connect: before it, sends are refused. */
             if (ev == ZMQ_EVENT_HANDSHAKE_SUCCEEDED)
-                connected = true;
+                self->up = self->reconnected = true;
+            else if (ev == ZMQ_EVENT_DISCONNECTED)
+                self->up = false;
             else if (ev == ZMQ_EVENT_CONNECT_RETRIED)
                 self->retries++;
         }
@@ -264,7 +268,22 @@ bool gpu_link_take_reconnect(gpu_link_t *self)
             zmq_msg_close(&part);
         }
     }
-    return connected;
+}
+
+bool gpu_link_take_reconnect(gpu_link_t *self)
+{
+    assert(self);
+    read_monitor(self);
+    bool r = self->reconnected;
+    self->reconnected = false;
+    return r;
+}
+
+bool gpu_link_up(gpu_link_t *self)
+{
+    assert(self);
+    read_monitor(self);
+    return self->up;
 }
 
 int gpu_link_send(gpu_link_t *self, const gpu_msg_t *msg, char *err)

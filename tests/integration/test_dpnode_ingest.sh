@@ -139,6 +139,13 @@ done
 it_wait 5 $CHECK status "$REC" 0 ev_drops "$dropped" >/dev/null ||
     it_fail "the agent's status does not count the app's $dropped drops"
 echo "drops: the app counted $dropped, its batches on the bus say $2"
+# A receiver that is there but slow (the queue full) already has the
+# process's state: it is not sent again before every batch.
+hellos=$("$IT_PY" -c 'import json, sys
+print(sum(1 for r in map(json.loads, open(sys.argv[1]))
+          if r["h"].get("type") == "proc" and r["h"].get("pid") == int(sys.argv[2])))' "$REC" "$pid2")
+echo "hellos of the slowed app on the bus: $hellos"
+[ "$hellos" -le 2 ] || it_fail "the slowed app sent its state again $hellos times"
 "$IT_PY" - "$REC" <<'PY' || it_fail "device metrics"
 import json, sys
 recs = [json.loads(l) for l in open(sys.argv[1])]
