@@ -103,8 +103,11 @@ enum base_dec gpu_cupti_translate(const void *record, const struct gpu_cupti_xla
         ev->block[0] = dim(k->blockX);
         ev->block[1] = dim(k->blockY);
         ev->block[2] = dim(k->blockZ);
-        if (x->names != NULL && k->name != NULL)
+        if (x->names != NULL && k->name != NULL) {
             ev->name_id = gpu_names_intern_symbol(x->names, k->name);
+            if (gpu_names_collective(x->names, ev->name_id))
+                ev->flags |= GPU_EVF_COLLECTIVE;
+        }
         return BASE_DEC_OK;
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY: {

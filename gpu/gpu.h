@@ -111,6 +111,9 @@ uint32_t gpu_names_intern(gpu_names_t *self, const char *name);
 uint32_t gpu_names_intern_symbol(gpu_names_t *self, const char *sym);
 /* The name of id, NULL when unknown. */
 const char *gpu_names_get(const gpu_names_t *self, uint32_t id);
+/* Whether id names a kernel of a collective library (NCCL, RCCL): such
+ * work is marked GPU_EVF_COLLECTIVE by the sources. */
+bool gpu_names_collective(const gpu_names_t *self, uint32_t id);
 /* Number of names interned so far (ids 1..count). */
 uint32_t gpu_names_count(const gpu_names_t *self);
 uint64_t gpu_names_full_drops(const gpu_names_t *self);

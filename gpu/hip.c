@@ -495,6 +495,8 @@ static int resolve_stream(gpu_hip_t *self, struct pstream *ps, gpu_msg_fn fn, vo
             ev->stream = ps->id;
             ev->name_id = op_name(self, op);
             ev->flags |= GPU_EVF_DEVICE_TIME;
+            if (gpu_names_collective(self->o.names, ev->name_id))
+                ev->flags |= GPU_EVF_COLLECTIVE;
             ev->start_ns = s;
             ev->end_ns = e < s ? s : e;
             done++;

@@ -119,7 +119,8 @@ struct gpu_symbol {
 };
 
 struct gpu_names {
-    char **str; /* str[id - 1] */
+    char **str;    /* str[id - 1] */
+    uint8_t *coll; /* coll[id - 1]: a collective's kernel (gpu_names_collective) */
     uint32_t count;
     size_t max;
     struct gpu_u64map index; /* string hash -> first id with it (collisions chained by probing) */
@@ -154,11 +155,25 @@ static size_t name_len(const char *name)
     return n;
 }
 
+/*
+ * The kernels of the collective libraries, NCCL's and RCCL's (the same
+ * names): ncclDevKernel_AllReduce_Sum_f32_RING_LL(…), ncclKernel_…,
+ * ncclDevKernel_Generic, demangled or not, with or without "void ".
+ */
+static bool name_is_collective(const char *name)
+{
+    if (strncmp(name, "void ", 5) == 0)
+        name += 5;
+    return (strncmp(name, "nccl", 4) == 0 || strncmp(name, "rccl", 4) == 0) &&
+           strstr(name, "Kernel") != NULL;
+}
+
 gpu_names_t *gpu_names_new(size_t max_names)
 {
     gpu_names_t *self = xcalloc(1, sizeof *self);
     self->max = max_names ? max_names : 1;
     self->str = xcalloc(self->max, sizeof *self->str);
+    self->coll = xcalloc(self->max, sizeof *self->coll);
     gpu_u64map_init(&self->index, 64);
     return self;
 }
@@ -171,6 +186,7 @@ void gpu_names_destroy(gpu_names_t **self_p)
     for (uint32_t i = 0; i < self->count; i++)
         free(self->str[i]);
     free(self->str);
+    free(self->coll);
     gpu_u64map_fini(&self->index);
     for (uint32_t i = 0; i < self->nsyms; i++)
         free(self->syms[i].sym);
@@ -203,6 +219,7 @@ uint32_t gpu_names_intern(gpu_names_t *self, const char *name)
         return 0;
     }
     self->str[self->count] = xstrndup(name, n);
+    self->coll[self->count] = name_is_collective(self->str[self->count]);
     self->count++;
     gpu_u64map_put(&self->index, h, self->count);
     return self->count;
@@ -279,6 +296,12 @@ const char *gpu_names_get(const gpu_names_t *self, uint32_t id)
 {
     assert(self);
     return (id == 0 || id > self->count) ? NULL : self->str[id - 1];
+}
+
+bool gpu_names_collective(const gpu_names_t *self, uint32_t id)
+{
+    assert(self);
+    return id != 0 && id <= self->count && self->coll[id - 1];
 }
 
 uint32_t gpu_names_count(const gpu_names_t *self)

@@ -272,6 +272,26 @@ static void test_names_symbol(void **state)
     gpu_names_destroy(&n);
 }
 
+/* NCCL's and RCCL's kernels are known as collectives, demangled or not. */
+static void test_names_collective(void **state)
+{
+    gpu_names_t *n = gpu_names_new(16);
+    static const char *const yes[] = {
+        "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
+        "ncclKernel_AllGather_RING_LL_Sum_int8_t", "void ncclDevKernel_Generic(int)",
+        "rcclKernel_ReduceScatter"};
+    static const char *const no[] = {"fwd_gemm",
+                                     "void at::native::vectorized_elementwise_kernel<4>",
+                                     "ncclMemsetHelper", "my_ncclKernel"};
+    for (size_t i = 0; i < BASE_ARRAY_LEN(yes); i++)
+        assert_true(gpu_names_collective(n, gpu_names_intern(n, yes[i])));
+    for (size_t i = 0; i < BASE_ARRAY_LEN(no); i++)
+        assert_false(gpu_names_collective(n, gpu_names_intern(n, no[i])));
+    assert_false(gpu_names_collective(n, 0));
+    assert_false(gpu_names_collective(n, 999));
+    gpu_names_destroy(&n);
+}
+
 static void test_names_many(void **state)
 {
     gpu_names_t *n = gpu_names_new(20000);
@@ -1214,6 +1234,12 @@ static void test_cupti_translate(void **state)
     assert_string_equal(gpu_names_get(names, ev.name_id),
                         "void cutlass::Kernel<cutlass::gemm::kernel::Gemm<float> >"
                         "(cutlass::gemm::kernel::Gemm<float>::Params)");
+    assert_false(ev.flags & GPU_EVF_COLLECTIVE);
+    /* NCCL's kernels are collectives. */
+    k.name = "ncclDevKernel_AllReduce_Sum_f32_RING_LL";
+    assert_int_equal(gpu_cupti_translate(&k, &x, &ev, err), BASE_DEC_OK);
+    assert_true(ev.flags & GPU_EVF_COLLECTIVE);
+    assert_true(ev.flags & GPU_EVF_DEVICE_TIME);
     k.name = "volta_sgemm_128x64_nn";
     k.kind = CUPTI_ACTIVITY_KIND_KERNEL;
     k.gridX = -5; /* nonsense from the driver becomes 0, not 4 billion */
@@ -1450,7 +1476,8 @@ static bool fake_hip_open(const char *path, struct fake_hip *f)
 }
 
 /* Launch a kernel of `ns` bracketed by two pooled events and submit it. */
-static void bracketed(gpu_hip_t *hip, const struct fake_hip *f, void *s, int64_t ns, uint32_t corr)
+static void bracketed_named(gpu_hip_t *hip, const struct fake_hip *f, void *s, int64_t ns,
+                            uint32_t corr, const char *name)
 {
     void *ev[2];
     assert_int_equal(gpu_hip_events_take(hip, 0, ev, 2, true), 2);
@@ -1458,18 +1485,23 @@ static void bracketed(gpu_hip_t *hip, const struct fake_hip *f, void *s, int64_t
     void *args[] = {&dur};
     struct fake_dim3 g = {1, 1, 1};
     assert_int_equal(f->event_record(ev[0], s), 0);
-    assert_int_equal(f->launch((const void *)bracketed, g, g, args, 0, s), 0);
+    assert_int_equal(f->launch((const void *)bracketed_named, g, g, args, 0, s), 0);
     assert_int_equal(f->event_record(ev[1], s), 0);
     struct gpu_hip_op op;
     memset(&op, 0, sizeof op);
     op.ev.kind = GPU_EV_KERNEL;
     op.ev.corr_id = corr;
     op.fn_kind = GPU_HIP_FN_LABEL;
-    op.label = "k";
+    op.label = name;
     op.stream = s;
     op.ev0 = ev[0];
     op.ev1 = ev[1];
     assert_int_equal(gpu_hip_submit(hip, &op), BASE_OK);
+}
+
+static void bracketed(gpu_hip_t *hip, const struct fake_hip *f, void *s, int64_t ns, uint32_t corr)
+{
+    bracketed_named(hip, f, s, ns, corr, "k");
 }
 
 static void test_hip_resolver(void **state)
@@ -1494,11 +1526,11 @@ static void test_hip_resolver(void **state)
     assert_int_equal(gpu_hip_stream_id(hip, s1, 0), id1);
 
     /* One 3 ms kernel: its device times land on the trace clock around
-     * the host times of the launch. */
+     * the host times of the launch.  It is RCCL's: a collective. */
     struct hip_sink sink;
     memset(&sink, 0, sizeof sink);
     int64_t h0 = base_monotonic_ns();
-    bracketed(hip, &f, s1, 3000000, 1);
+    bracketed_named(hip, &f, s1, 3000000, 1, "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
     int64_t h1 = base_monotonic_ns();
     int64_t deadline = base_monotonic_ns() + 10000000000LL;
     while (sink.nev < 1 && base_monotonic_ns() < deadline) {
@@ -1508,6 +1540,7 @@ static void test_hip_resolver(void **state)
     assert_int_equal(sink.nev, 1);
     gpu_event_t *e = &sink.ev[0];
     assert_true(e->flags & GPU_EVF_DEVICE_TIME);
+    assert_true(e->flags & GPU_EVF_COLLECTIVE);
     assert_int_equal(e->pid, getpid());
     assert_int_equal(e->stream, id1);
     assert_int_equal(e->corr_id, 1);
@@ -1535,6 +1568,7 @@ static void test_hip_resolver(void **state)
     for (size_t i = 0; i < sink.nev; i++) {
         int k = sink.ev[i].stream == id2;
         assert_true(sink.ev[i].corr_id > last_corr[k]);
+        assert_false(sink.ev[i].flags & GPU_EVF_COLLECTIVE);
         assert_true(sink.ev[i].start_ns >= last_end[k] - 1000);
         last_corr[k] = sink.ev[i].corr_id;
         last_end[k] = sink.ev[i].end_ns;
@@ -1589,6 +1623,7 @@ int main(void)
         cmocka_unit_test(test_kind_names),
         cmocka_unit_test(test_names_intern),
         cmocka_unit_test(test_names_symbol),
+        cmocka_unit_test(test_names_collective),
         cmocka_unit_test(test_names_many),
         cmocka_unit_test(test_scopetree),
         cmocka_unit_test(test_scopetree_bounded),
