@@ -6,12 +6,15 @@
 #   it_ports N             print a base port with N consecutive free TCP/UDP ports
 #   it_wait SECS CMD...    poll CMD every 0.1 s until it succeeds; fail after SECS
 #   it_fail MSG / it_skip MSG / it_pass MSG
-#   IT_PY                  Debian's python3 (it has python3-zmq), else the first on PATH
+#   IT_PY                  Debian's python3 (it has python3-zmq), else the first on PATH;
+#                          PYTHONPATH holds this directory (gpu_dump.py and the others)
 set -u
 IT_ROOT=${DPTOP_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 B=${DPTOP_BUILD:-$IT_ROOT/build}
 IT_PY=/usr/bin/python3
 [ -x "$IT_PY" ] || IT_PY=$(command -v python3)
+# The tests' Python helpers (gpu_dump, dpnode_check) import from here.
+export PYTHONPATH="$IT_ROOT/tests/integration${PYTHONPATH:+:$PYTHONPATH}"
 IT_TMP=$(mktemp -d /tmp/dptop-it.XXXXXX)
 IT_PIDS=()
 IT_NAME=$(basename "$0" .sh)

@@ -31,20 +31,10 @@ it_wait 10 grep -q '"msg":"stats"' "$IT_TMP/dump.log" || it_fail "no stats from 
 
 "$IT_PY" - "$IT_TMP/dump.log" "$STEPS" "$KERNEL_US" <<'PY' || it_fail "trace check failed"
 import collections, json, sys
+from gpu_dump import check, load
 
 path, steps, kernel_us = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-msgs, events = [], []
-for line in open(path):
-    line = line.strip()
-    if not line.startswith("{"):
-        continue
-    o = json.loads(line)
-    (events if "ev" in o else msgs).append(o)
-
-def check(cond, what):
-    if not cond:
-        print("FAIL:", what)
-        sys.exit(1)
+msgs, events = load(path)
 
 stats = [m for m in msgs if m["msg"] == "stats"][-1]
 check(stats["rejected"] == 0, "the receiver rejected messages: %s" % stats)

@@ -28,16 +28,8 @@ it_stop "$DUMP_PID"
 
 "$IT_PY" - "$IT_TMP/dump.log" <<'PY' || it_fail "trace check failed"
 import collections, json, sys
-msgs, events = [], []
-for line in open(sys.argv[1]):
-    if line.startswith("{"):
-        o = json.loads(line)
-        (events if "ev" in o else msgs).append(o)
-
-def check(cond, what):
-    if not cond:
-        print("FAIL:", what)
-        sys.exit(1)
+from gpu_dump import check, load
+msgs, events = load(sys.argv[1])
 
 procs = {m["pid"]: m for m in msgs if m["msg"] == "proc"}
 check(len(procs) == 2, "a hello from the parent and from the forked child: %s" % procs)

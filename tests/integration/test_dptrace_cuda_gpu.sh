@@ -50,19 +50,10 @@ it_wait 10 grep -q '"msg":"stats"' "$IT_TMP/dump.log" || it_fail "no stats from 
 NGPU=$(sed -n 's/^cuda_app: ok, .* on \([0-9]*\) device(s)$/\1/p' "$IT_TMP/app.log")
 "$IT_PY" - "$IT_TMP/dump.log" "$STEPS" "$SPIN_US" "$NGPU" <<'PY' || it_fail "trace check failed"
 import collections, json, re, statistics, sys
+from gpu_dump import check, load
 
 path, steps, spin_us, ngpu = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
-msgs, events = [], []
-for line in open(path):
-    line = line.strip()
-    if line.startswith("{"):
-        o = json.loads(line)
-        (events if "ev" in o else msgs).append(o)
-
-def check(cond, what):
-    if not cond:
-        print("FAIL:", what)
-        sys.exit(1)
+msgs, events = load(path)
 
 def base(name):  # CUPTI may name an entry point with its ABI version
     return re.sub(r"_v[0-9]+$", "", name)

@@ -48,18 +48,10 @@ it_wait 10 grep -q '"msg":"stats"' "$IT_TMP/dump.log" || it_fail "no stats from 
 
 "$IT_PY" - "$IT_TMP/dump.log" "$THREADS" "$STEPS" "$line" <<'PY' || it_fail "trace check failed"
 import collections, json, re, sys
+from gpu_dump import check, load
 
 path, threads, steps, report = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-msgs, events = [], []
-for line in open(path):
-    if line.startswith("{"):
-        o = json.loads(line)
-        (events if "ev" in o else msgs).append(o)
-
-def check(cond, what):
-    if not cond:
-        print("FAIL:", what)
-        sys.exit(1)
+msgs, events = load(path)
 
 stats = [m for m in msgs if m["msg"] == "stats"][-1]
 check(stats["rejected"] == 0 and stats["unknown_names"] == 0, "receiver stats %s" % stats)

@@ -51,14 +51,10 @@ it_wait 10 grep -q '"msg":"stats"' "$IT_TMP/dump.log" || it_fail "no stats from 
 
 "$IT_PY" - "$IT_TMP/dump.log" "$STEPS" <<'PY' || it_fail "trace check failed"
 import collections, json, sys
+from gpu_dump import load
 
 path, steps = sys.argv[1], int(sys.argv[2])
-msgs, events = [], []
-for line in open(path):
-    line = line.strip()
-    if line.startswith("{"):
-        o = json.loads(line)
-        (events if "ev" in o else msgs).append(o)
+msgs, events = load(path)
 
 fails = []
 def check(cond, what):
