@@ -673,21 +673,23 @@ static bool send_msg(gpu_msg_t *m)
 }
 
 /* Names from id `from` on, in messages of at most GPU_LINK_MAX_NAMES. */
-static bool send_names(uint32_t from)
+/* The names the receiver lacks, from names_sent on; each message that
+ * goes through counts, so a full queue does not get them twice. */
+static bool send_names(void)
 {
     uint32_t ids[GPU_LINK_MAX_NAMES];
     const char *strs[GPU_LINK_MAX_NAMES];
     uint32_t count = gpu_names_count(dpt.names);
-    while (from < count) {
+    while (dpt.names_sent < count) {
         size_t k = 0;
-        for (; k < GPU_LINK_MAX_NAMES && from + k < count; k++) {
-            ids[k] = from + (uint32_t)k + 1;
+        for (; k < GPU_LINK_MAX_NAMES && dpt.names_sent + k < count; k++) {
+            ids[k] = dpt.names_sent + (uint32_t)k + 1;
             strs[k] = gpu_names_get(dpt.names, ids[k]);
         }
         gpu_msg_t m = {.kind = GPU_MSG_NAMES, .name_ids = ids, .name_strs = strs, .nnames = k};
         if (!send_msg(&m))
             return false;
-        from += (uint32_t)k;
+        dpt.names_sent += (uint32_t)k;
     }
     return true;
 }
@@ -768,8 +770,7 @@ static void bg_send_state(void)
             dpt.devices_sent = m.devices;
         }
     }
-    if (ok && gpu_names_count(dpt.names) > dpt.names_sent && (ok = send_names(dpt.names_sent)))
-        dpt.names_sent = gpu_names_count(dpt.names);
+    ok = ok && send_names();
     if (ok && !dpt.tree_sent) {
         struct pair_buf pb = {xcalloc(GPU_LINK_MAX_SCOPE, sizeof *pb.p), 0, true};
         gpu_scopetree_foreach(dpt.recent, collect_pair, &pb);
@@ -816,12 +817,7 @@ static void bg_flush(bool force)
     }
     if (dpt.state_dirty)
         bg_send_state();
-    bool ok = !dpt.state_dirty;
-    if (ok && gpu_names_count(dpt.names) > dpt.names_sent) {
-        ok = send_names(dpt.names_sent);
-        if (ok)
-            dpt.names_sent = gpu_names_count(dpt.names);
-    }
+    bool ok = !dpt.state_dirty && send_names();
     if (ok && dpt.npairs > 0 && (ok = send_pairs(dpt.pairs, dpt.npairs)))
         dpt.npairs = 0;
     /* Names and pairs that a receiver's full queue refused go again next
@@ -916,7 +912,9 @@ static void backend_msg(void *ctx, const gpu_msg_t *msg)
         bool ok = send_msg(&m);
         if (last != NULL)
             last->sent = ok;
-        if (!ok)
+        if (!ok && (dpt.link == NULL || !gpu_link_up(dpt.link)))
+            state_reset();
+        else if (!ok)
             dpt.state_dirty = true;
     }
 }
@@ -1044,13 +1042,13 @@ static void wait_connected(void)
         !receiver_possible())
         return;
     int64_t end = dpt_now() + EXIT_CONNECT_WAIT;
-    bool connected = gpu_link_take_reconnect(dpt.link);
+    bool connected = gpu_link_take_reconnect(dpt.link) && gpu_link_up(dpt.link);
     uint64_t retries = gpu_link_retries(dpt.link);
     /* A refused attempt during the wait means a stale socket with nobody
      * listening: do not hold the exit for it. */
     while (!connected && dpt_now() < end && gpu_link_retries(dpt.link) == retries) {
         base_sleep_ns(2000000);
-        connected = gpu_link_take_reconnect(dpt.link);
+        connected = gpu_link_take_reconnect(dpt.link) && gpu_link_up(dpt.link);
     }
     if (connected) {
         dpt.connected = true;

@@ -265,8 +265,10 @@ void gpu_link_destroy(gpu_link_t **self);
 /* Send without blocking; msg->seq is replaced by the link's own counter.
  * BASE_OK: queued.  BASE_ERR: not sent (err says why). */
 int gpu_link_send(gpu_link_t *self, const gpu_msg_t *msg, char *err);
-/* True once after each new connection to a receiver: the sender should then
- * send its state again (hello, names, recent scope pairs). */
+/* True once after each change of receiver (one connected, or one lost: a
+ * new one's pipe may take a message before its connection is reported):
+ * the sender should then send its state again (hello, names, recent scope
+ * pairs) before anything else. */
 bool gpu_link_take_reconnect(gpu_link_t *self);
 /* Whether a receiver is connected (as the socket monitor last said): a
  * refused message then met a full queue, not an absent receiver. */

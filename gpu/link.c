@@ -162,7 +162,7 @@ struct gpu_link {
     uint64_t refused;
     uint64_t retries; /* connection attempts that failed (no receiver listening) */
     bool up;          /* a receiver is connected, as far as the monitor has said */
-    bool reconnected; /* a receiver (re)connected since gpu_link_take_reconnect */
+    bool changed;     /* one connected or was lost since gpu_link_take_reconnect */
     char *endpoint;
 };
 
@@ -249,11 +249,14 @@ static void read_monitor(gpu_link_t *self)
             memcpy(&ev, zmq_msg_data(&part), 2);
             /* Ready to take messages once the ZMTP handshake is done, not
              * at the socket connect: before it, sends are refused. */
-            if (ev == ZMQ_EVENT_HANDSHAKE_SUCCEEDED)
-                self->up = self->reconnected = true;
-            else if (ev == ZMQ_EVENT_DISCONNECTED)
+            if (ev == ZMQ_EVENT_HANDSHAKE_SUCCEEDED) {
+                self->up = self->changed = true;
+            } else if (ev == ZMQ_EVENT_DISCONNECTED) {
+                /* Said before the old pipe goes, so before any new one
+                 * takes a message: whoever comes next needs the state. */
                 self->up = false;
-            else if (ev == ZMQ_EVENT_CONNECT_RETRIED)
+                self->changed = true;
+            } else if (ev == ZMQ_EVENT_CONNECT_RETRIED)
                 self->retries++;
         }
         int more = zmq_msg_more(&part);
@@ -274,8 +277,8 @@ bool gpu_link_take_reconnect(gpu_link_t *self)
 {
     assert(self);
     read_monitor(self);
-    bool r = self->reconnected;
-    self->reconnected = false;
+    bool r = self->changed;
+    self->changed = false;
     return r;
 }
 
