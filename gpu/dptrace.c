@@ -787,7 +787,7 @@ static void bg_send_state(void)
 
 /* Send what has accumulated.  The names and scope pairs an event batch
  * uses go first; if they cannot, the batch is not sent either (a receiver
- * must never see ids it cannot resolve) and the state is re-sent later. */
+ * must never see ids it cannot resolve), and they go first next time. */
 static void bg_flush(bool force)
 {
     int64_t now = dpt_now();

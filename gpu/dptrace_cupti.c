@@ -7,17 +7,21 @@
  *     buffers CUPTI completes on its own thread; they are queued (bounded,
  *     a full queue drops the buffer and counts it) and translated by the
  *     background thread (gpu_cupti_translate, gpu/cupti.c);
- *   - runtime API callbacks on the application's threads record each call's
- *     host times as an API event and remember its correlation id's scope
- *     (the thread's innermost range) so that the GPU work it launched
- *     carries the same scope id;
+ *   - runtime API callbacks (the calls that do, wait for or allocate
+ *     work, or all) and the driver's launch calls made outside them, on
+ *     the application's threads, record each call's host times as an API
+ *     event and remember its correlation id's scope (the thread's
+ *     innermost range) so that the GPU work it launched carries the same
+ *     scope id;
  *   - CUPTI timestamps are mapped onto the trace clock with snapshot pairs
  *     (cuptiGetTimestamp read between two CLOCK_MONOTONIC readings), also
  *     published as "cupti"/"trace" snap messages.
  *
  * libcupti is opened with dlopen, so the library loads (and annotations
- * work) where it is missing.  No GPU exists on the build machine: only the
- * record translation is unit-tested (tests/test_gpu.c).
+ * work) where it is missing.  The build machines have no GPU: the record
+ * translation is unit-tested (tests/test_gpu.c), and where an NVIDIA GPU
+ * answers, test_dptrace_cuda_gpu.sh and test_dptrace_torch_gpu.sh run real
+ * programs under the library (docs/GPU.md, "On a real GPU").
  */
 #include "gpu/dptrace_int.h"
 
@@ -99,10 +103,11 @@ static const CUpti_CallbackId driver_launches[] = {
 
 /*
  * The runtime calls followed by default ("api=work"): those that put work
- * on the GPU or wait for it, and allocations (they may synchronise) —
- * what libdptrace intercepts in HIP.  A framework's queries (PyTorch calls
- * cudaGetDevice ~250 times a training step) would be most of the events
- * and of CUPTI's callback cost.  "api=all" follows every runtime call.
+ * on the GPU or wait for it, and allocations (they may synchronise): much
+ * what libdptrace intercepts in HIP, with allocations and event waits.  A
+ * framework's queries (PyTorch calls cudaGetDevice ~250 times a training
+ * step) would be most of the events and of CUPTI's callback cost.
+ * "api=all" follows every runtime call.
  * Matched on the name without its ABI version, so new versions of an
  * entry point are followed too.
  */
