@@ -43,6 +43,21 @@ $(FAKE_HIP_DIR)/cpu_app_LDLIBS := $(BUILD)/libdptrace.so -lpthread
 $(BUILD)/$(FAKE_HIP_DIR)/cpu_app: $(BUILD)/libdptrace.so
 endif
 
+# The fake libcupti (no GPU, no driver) and the program that plays a CUDA
+# program's calls through it into libdptrace_cupti.so.
+ifeq ($(GPU_HAVE_CUPTI),1)
+FAKE_CUPTI := tests/fake_cupti/libcupti.so
+TOOLS += $(FAKE_CUPTI)
+$(FAKE_CUPTI)_SRCS := tests/fake_cupti/fake_cupti.c
+$(FAKE_CUPTI)_LDFLAGS := -shared -Wl,-soname,libcupti.so -Wl,-Bsymbolic
+$(FAKE_CUPTI)_LDLIBS := -lpthread
+fake_cupti_CFLAGS := $(CUPTI_CFLAGS)
+TOOLS += tests/fake_cupti/cupti_app
+tests/fake_cupti/cupti_app_SRCS := tests/fake_cupti/cupti_app.c
+tests/fake_cupti/cupti_app_LDLIBS := -ldl
+cupti_app_CFLAGS := $(CUPTI_CFLAGS)
+endif
+
 # cuda_app: a CUDA program for libdptrace_cupti on a real GPU
 # (test_dptrace_cuda_gpu.sh), built when nvcc is there.  Its own annotations
 # link libdptrace_cupti.so, the library the driver then loads through

@@ -1,0 +1,81 @@
+/*
+ * cupti_app — a CUDA program's calls, played through the fake libcupti
+ * (tests/fake_cupti/fake_cupti.c) into libdptrace_cupti.so, loaded the way
+ * the CUDA driver loads it (InitializeInjection).  In a range "forward":
+ *
+ *   1. the exit of a cudaMalloc whose entry came before CUPTI was on;
+ *   2. cudaLaunchKernel of a C++ kernel, launching through cuLaunchKernel;
+ *   3. cudaGetDevice (a query);
+ *   4. cuLaunchKernel of an NCCL kernel, called directly (as cuBLAS, NCCL
+ *      and Triton do);
+ *   5. cudaMemcpyAsync, cudaMemsetAsync;
+ *   6. a launch through a runtime entry point newer than the headers;
+ *
+ * then, outside the range, cudaDeviceSynchronize.  Prints one line per call
+ * ("call NAME CORR") for the test to check against.
+ *
+ * Usage: cupti_app LIBRARY   (libcupti.so: the fake, found first)
+ */
+#include <cupti.h>
+#include <dlfcn.h>
+#include <stdio.h>
+
+typedef uint32_t (*call_fn)(int domain, uint32_t cbid, const char *fn, int work, const char *kernel,
+                            int nested);
+typedef void (*exit_fn)(int domain, uint32_t cbid, const char *fn);
+
+enum { NONE, KERNEL, MEMCPY, MEMSET };
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: cupti_app LIBRARY\n");
+        return 2;
+    }
+    /* The fake first, global: the library's dlopen("libcupti.so") gets it. */
+    void *fake = dlopen("libcupti.so", RTLD_NOW | RTLD_GLOBAL);
+    void *lib = fake ? dlopen(argv[1], RTLD_NOW | RTLD_LOCAL) : NULL;
+    if (lib == NULL) {
+        fprintf(stderr, "cupti_app: %s\n", dlerror());
+        return 1;
+    }
+    int (*init)(void);
+    void (*push)(const char *);
+    void (*pop)(void);
+    call_fn call;
+    exit_fn exit_only;
+    *(void **)&init = dlsym(lib, "InitializeInjection");
+    *(void **)&push = dlsym(lib, "dpt_range_push");
+    *(void **)&pop = dlsym(lib, "dpt_range_pop");
+    *(void **)&call = dlsym(fake, "fakecupti_call");
+    *(void **)&exit_only = dlsym(fake, "fakecupti_exit_only");
+    if (!init || !push || !pop || !call || !exit_only) {
+        fprintf(stderr, "cupti_app: missing entry points\n");
+        return 1;
+    }
+    printf("InitializeInjection: %d\n", init());
+    const int rt = CUPTI_CB_DOMAIN_RUNTIME_API, drv = CUPTI_CB_DOMAIN_DRIVER_API;
+    push("forward");
+    exit_only(rt, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, "cudaMalloc");
+    printf("call cudaLaunchKernel %u\n",
+           call(rt, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, "cudaLaunchKernel", KERNEL,
+                "_Z12scale_kernelIfEvPT_S0_i", 1));
+    printf("call cudaGetDevice %u\n",
+           call(rt, CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020, "cudaGetDevice", NONE, NULL, 0));
+    printf("call cuLaunchKernel %u\n",
+           call(drv, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, "cuLaunchKernel", KERNEL,
+                "ncclDevKernel_AllReduce_Sum_f32_RING_LL", 0));
+    printf("call cudaMemcpyAsync %u\n", call(rt, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020,
+                                             "cudaMemcpyAsync", MEMCPY, NULL, 0));
+    printf("call cudaMemsetAsync %u\n", call(rt, CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020,
+                                             "cudaMemsetAsync", MEMSET, NULL, 0));
+    printf("call cudaLaunchKernelFuture %u\n",
+           call(rt, CUPTI_RUNTIME_TRACE_CBID_SIZE + 5, "cudaLaunchKernelFuture", KERNEL,
+                "spin_kernel", 1));
+    pop();
+    printf("call cudaDeviceSynchronize %u\n",
+           call(rt, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020, "cudaDeviceSynchronize",
+                NONE, NULL, 0));
+    fflush(stdout);
+    return 0;
+}

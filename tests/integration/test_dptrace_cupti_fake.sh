@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# timeout: 120
+# libdptrace_cupti.so's CUPTI backend on a machine without a GPU: a fake
+# libcupti (tests/fake_cupti) plays a CUDA program's calls (cupti_app) and
+# the dump tool receives what the library makes of them.  Checked: the
+# runtime calls followed by default (work: launches, copies, memsets,
+# synchronisations; not cudaGetDevice) and with DPTOP_TRACE_CUDA_API=all;
+# a launch through the driver API reported, one inside a runtime call not;
+# the exit of a call that began before CUPTI was on not reported; a runtime
+# entry point newer than the headers followed; every GPU operation with its
+# call's correlation id and range, on the trace clock within its call; C++
+# kernel names demangled; NCCL's kernel marked a collective.
+. "$(dirname "$0")/lib.sh"
+
+LIB=$B/libdptrace_cupti.so
+APP=$B/tests/fake_cupti/cupti_app
+DUMP=$B/tests/tools/gpu_ingest_dump
+for f in "$LIB" "$APP" "$DUMP" "$B/tests/fake_cupti/libcupti.so"; do
+    [ -e "$f" ] || it_skip "$f not built (no CUPTI headers)"
+done
+
+# run MODE: the app into a fresh dump tool, then the checks.
+run() {
+    local mode=$1 ep="ipc://$IT_TMP/trace-$1.sock"
+    it_spawn "dump_$mode" "$DUMP" "$ep" --ready "$IT_TMP/ready-$mode"
+    local dump=$IT_PID
+    it_wait 10 test -f "$IT_TMP/ready-$mode" || it_fail "the dump tool did not bind $ep"
+    local api=work
+    [ "$mode" = all ] && api=all
+    LD_LIBRARY_PATH="$B/tests/fake_cupti" DPTOP_TRACE_ENDPOINT=$ep DPTOP_TRACE_CUDA_API=$api \
+        timeout 60 "$APP" "$LIB" >"$IT_TMP/app-$mode.log" 2>&1 || it_fail "cupti_app failed ($mode)"
+    grep -q "InitializeInjection: 1" "$IT_TMP/app-$mode.log" ||
+        it_fail "the library refused the fake CUPTI: $(cat "$IT_TMP/app-$mode.log")"
+    it_wait 20 grep -q '"name":"cudaDeviceSynchronize"' "$IT_TMP/dump_$mode.log" ||
+        it_fail "the last call did not arrive ($mode)"
+    it_stop "$dump"
+    it_wait 10 grep -q '"msg":"stats"' "$IT_TMP/dump_$mode.log" || it_fail "no stats ($mode)"
+    "$IT_PY" - "$IT_TMP/dump_$mode.log" "$IT_TMP/app-$mode.log" "$mode" <<'PY' ||
+import collections, sys
+from gpu_dump import check, load
+
+msgs, events = load(sys.argv[1])
+mode = sys.argv[3]
+calls = {l.split()[1]: int(l.split()[2]) for l in open(sys.argv[2]) if l.startswith("call ")}
+stats = [m for m in msgs if m["msg"] == "stats"][-1]
+check(stats["rejected"] == 0 and stats["unknown_names"] == 0, "receiver: %s" % stats)
+proc = [m for m in msgs if m["msg"] == "proc"]
+check(proc and proc[-1]["backend"] == "cupti" and proc[-1]["exe"] == "cupti_app", "hello %s" % proc)
+
+apis = [e for e in events if e["ev"] in ("api", "sync")]
+names = collections.Counter(e["name"] for e in apis)
+want = {"cudaLaunchKernel": 1, "cuLaunchKernel": 1, "cudaMemcpyAsync": 1, "cudaMemsetAsync": 1,
+        "cudaLaunchKernelFuture": 1, "cudaDeviceSynchronize": 1}
+if mode == "all":
+    want["cudaGetDevice"] = 1
+check(names == want, "%s: API calls %s, expected %s" % (mode, dict(names), want))
+check("cudaMalloc" not in names, "the exit of a call begun before CUPTI was reported")
+by_name = {e["name"]: e for e in apis}
+for n, e in by_name.items():
+    check(e["corr"] == calls[n], "%s: corr %d, the call had %d" % (n, e["corr"], calls[n]))
+check(by_name["cudaDeviceSynchronize"]["ev"] == "sync", "a synchronisation is a sync event")
+
+fwd = [e for e in events if e["ev"] == "range" and e["name"] == "forward"]
+check(len(fwd) == 1, "the range")
+scope = fwd[0]["scope"]
+ops = {e["name"]: e for e in events if e["ev"] in ("kernel", "memcpy", "memset")}
+launched = {"void scale_kernel<float>(float*, float, int)": "cudaLaunchKernel",
+            "ncclDevKernel_AllReduce_Sum_f32_RING_LL": "cuLaunchKernel",
+            "memcpy_h2d": "cudaMemcpyAsync", "memset": "cudaMemsetAsync",
+            "spin_kernel": "cudaLaunchKernelFuture"}
+check(sorted(ops) == sorted(launched), "GPU operations %s" % sorted(ops))
+for op_name, call in launched.items():
+    op, a = ops[op_name], by_name[call]
+    check(op["corr"] == a["corr"], "%s carries %s's corr" % (op_name, call))
+    check(op["scope"] == scope and a["scope"] == scope, "%s in the range" % op_name)
+    check(op["flags"] & 1, "%s: device times" % op_name)
+    # The fake records the work inside the call, on its own clock: mapped
+    # back through the snapshot pairs it lies within the call (± 20 µs).
+    check(a["start"] - 20000 <= op["start"] <= a["end"] + 20000,
+          "%s at %d, its call %d..%d" % (op_name, op["start"], a["start"], a["end"]))
+    check(bool(op["flags"] & 8) == op_name.startswith("nccl"), "%s: collective flag" % op_name)
+check(ops["memcpy_h2d"]["bytes"] == 4096 and ops["memset"]["bytes"] == 512, "sizes")
+print("%s: %d calls, %d GPU operations, all with their calls" % (mode, len(apis), len(ops)))
+PY
+        it_fail "the $mode run's trace is wrong"
+}
+run work
+run all
+it_pass "CUPTI backend through a fake libcupti: calls followed, driver launches, names, collectives"
