@@ -14,7 +14,8 @@
  * then, outside the range, cudaDeviceSynchronize.  Prints one line per call
  * ("call NAME CORR") for the test to check against.
  *
- * Usage: cupti_app LIBRARY   (libcupti.so: the fake, found first)
+ * Usage: cupti_app LIBRARY   (libcupti.so and libcuda.so.1: the fakes, found
+ * first; the driver's device count answers from its second call)
  */
 #include <cupti.h>
 #include <dlfcn.h>
@@ -32,8 +33,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: cupti_app LIBRARY\n");
         return 2;
     }
-    /* The fake first, global: the library's dlopen("libcupti.so") gets it. */
+    /* The fakes first, global: the library's dlopen("libcupti.so") gets
+     * this one, and finds the (fake) driver loaded, as the driver is. */
     void *fake = dlopen("libcupti.so", RTLD_NOW | RTLD_GLOBAL);
+    if (fake != NULL && dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL) == NULL)
+        fake = NULL;
     void *lib = fake ? dlopen(argv[1], RTLD_NOW | RTLD_LOCAL) : NULL;
     if (lib == NULL) {
         fprintf(stderr, "cupti_app: %s\n", dlerror());

@@ -9,7 +9,9 @@
 # the exit of a call that began before CUPTI was on not reported; a runtime
 # entry point newer than the headers followed; every GPU operation with its
 # call's correlation id and range, on the trace clock within its call; C++
-# kernel names demangled; NCCL's kernel marked a collective.
+# kernel names demangled; NCCL's kernel marked a collective; the device
+# count, which the (fake) driver gives only from its second call, in the
+# last hello.
 . "$(dirname "$0")/lib.sh"
 
 LIB=$B/libdptrace_cupti.so
@@ -46,6 +48,8 @@ stats = [m for m in msgs if m["msg"] == "stats"][-1]
 check(stats["rejected"] == 0 and stats["unknown_names"] == 0, "receiver: %s" % stats)
 proc = [m for m in msgs if m["msg"] == "proc"]
 check(proc and proc[-1]["backend"] == "cupti" and proc[-1]["exe"] == "cupti_app", "hello %s" % proc)
+# The driver cannot count its devices at first: the hello goes again with them.
+check(proc[-1]["devices"] == 2, "devices in the last hello: %s" % proc[-1])
 
 apis = [e for e in events if e["ev"] in ("api", "sync")]
 names = collections.Counter(e["name"] for e in apis)
