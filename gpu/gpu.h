@@ -442,7 +442,8 @@ enum base_dec gpu_cupti_translate(const void *record, const struct gpu_cupti_xla
 #define GPU_MET_TEMP       0x10
 
 typedef struct gpu_metrics {
-    uint32_t card;  /* N of cardN */
+    uint32_t card;  /* N of cardN (NVML: the device index) */
+    char name[48];  /* "amdgpu cardN", NVML's device name */
     uint32_t valid; /* GPU_MET_* */
     uint32_t busy_pct;
     uint64_t vram_used;  /* bytes */
@@ -457,5 +458,17 @@ typedef struct gpu_metrics {
  * BASE_ERR only when root cannot be listed. */
 int gpu_metrics_read(const char *root, gpu_metrics_t *out, size_t max, size_t *n,
                      base_decstats_t *st, char *err);
+
+/* NVIDIA GPUs through NVML (the library opened with dlopen, default
+ * GPU_NVML_LIBRARY): the same fields and validity bits; a field the board
+ * does not give (NVML's "not supported") is left out, uncounted; an error
+ * is counted in st.  gpu_nvml_new: NULL when there is no NVML or no
+ * NVIDIA driver here (err says which). */
+#define GPU_NVML_LIBRARY "libnvidia-ml.so.1"
+typedef struct gpu_nvml gpu_nvml_t;
+gpu_nvml_t *gpu_nvml_new(const char *library, char *err);
+void gpu_nvml_destroy(gpu_nvml_t **self);
+int gpu_nvml_read(gpu_nvml_t *self, gpu_metrics_t *out, size_t max, size_t *n, base_decstats_t *st,
+                  char *err);
 
 #endif /* DP_GPU_H */

@@ -2,7 +2,7 @@
 # the local link (sender and receiver), the HIP resolver, the simulated
 # workload, CUPTI record translation, device metrics, the source table.
 gpu_SRCS := gpu/event.c gpu/ring.c gpu/names.c gpu/clockmap.c gpu/link.c gpu/ingest.c \
-            gpu/sim.c gpu/metrics.c gpu/cupti.c gpu/hip.c gpu/source.c
+            gpu/sim.c gpu/metrics.c gpu/nvml.c gpu/cupti.c gpu/hip.c gpu/source.c
 
 # HIP host code in C: the headers need the platform chosen.
 HIP_CFLAGS := -D__HIP_PLATFORM_AMD__

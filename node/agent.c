@@ -137,8 +137,9 @@ struct node_agent {
     char trace_ep[256];
     struct proc procs[MAX_PROCS];
     size_t nprocs;
-    gpu_metrics_t cards[MAX_CARDS];
+    gpu_metrics_t cards[MAX_CARDS]; /* amdgpu's, then NVML's */
     size_t ncards;
+    gpu_nvml_t *nvml;
     bool metrics_ok;
     base_decstats_t metrics_dec;
 
@@ -685,17 +686,20 @@ static void on_sim(void *ctx, const gpu_msg_t *msg)
 static void read_metrics(node_agent_t *self)
 {
     char err[BASE_ERRLEN];
-    size_t n = 0;
-    if (gpu_metrics_read(self->sysfs_root, self->cards, MAX_CARDS, &n, &self->metrics_dec, err) !=
-        BASE_OK) {
+    size_t n = 0, k = 0;
+    bool ok = gpu_metrics_read(self->sysfs_root, self->cards, MAX_CARDS, &n, &self->metrics_dec,
+                               err) == BASE_OK;
+    if (!ok) {
         if (self->metrics_ok)
             base_log(BASE_LOG_WARN, "node", "device metrics: %s", err);
-        self->metrics_ok = false;
-        self->ncards = 0;
-        return;
+        n = 0;
     }
-    self->metrics_ok = true;
-    self->ncards = n;
+    self->metrics_ok = ok;
+    /* NVIDIA's after AMD's: a host has one kind or the other as a rule. */
+    if (self->nvml != NULL && gpu_nvml_read(self->nvml, self->cards + n, MAX_CARDS - n, &k,
+                                            &self->metrics_dec, err) != BASE_OK)
+        k = 0;
+    self->ncards = n + k;
 }
 
 /* ---- hello, announcements ------------------------------------------------ */
@@ -726,10 +730,8 @@ static bus_msg_t *hello_msg(node_agent_t *self, bool bus_copy)
     json_object *gpus = json_object_new_array();
     for (size_t i = 0; i < self->ncards; i++) {
         json_object *g = json_object_new_object();
-        char name[48];
-        snprintf(name, sizeof name, "amdgpu card%u", self->cards[i].card);
         json_object_object_add(g, "index", json_object_new_int64(self->cards[i].card));
-        json_object_object_add(g, "name", json_object_new_string(name));
+        json_object_object_add(g, "name", json_object_new_string(self->cards[i].name));
         if (self->cards[i].valid & GPU_MET_VRAM_TOTAL)
             json_object_object_add(g, "vram_bytes",
                                    json_object_new_uint64(self->cards[i].vram_total));
@@ -1558,6 +1560,13 @@ node_agent_t *node_agent_new(const base_config_t *cfg, char *err)
         goto err;
 
     /* GPU side. */
+    const char *nvml = base_config_str(cfg, "nvml_library");
+    if (*nvml != '\0') {
+        char nerr[BASE_ERRLEN];
+        self->nvml = gpu_nvml_new(nvml, nerr);
+        if (self->nvml == NULL)
+            base_log(BASE_LOG_INFO, "node", "no NVIDIA device metrics: %s", nerr);
+    }
     read_metrics(self);
     self->sim_workload = base_config_bool(cfg, "sim_workload");
     gpu_sim_defaults(&self->wl_cfg);
@@ -1670,6 +1679,7 @@ void node_agent_destroy(node_agent_t **self_p)
         fclose(self->probe_log);
     clock_sim_destroy(&self->sim);
     clock_sim_destroy(&self->sim_prober);
+    gpu_nvml_destroy(&self->nvml);
     free_curve(self->client_curve);
     free_curve(self->server_curve);
     for (size_t i = 0; i < self->nprocs; i++)

@@ -81,6 +81,8 @@ static const struct base_cfg_key keys[] = {
     {"trace_endpoint", BASE_CFG_STRING, "auto", 1, 0,
      "local link for libdptrace (auto: the default endpoint; none: no local link)"},
     {"sysfs_root", BASE_CFG_STRING, GPU_METRICS_ROOT, 1, 0, "where amdgpu device metrics are read"},
+    {"nvml_library", BASE_CFG_STRING, GPU_NVML_LIBRARY, 0, 0,
+     "NVML library for NVIDIA device metrics (empty: none)"},
     {"probe_key", BASE_CFG_STRING, "", 1, 0,
      "32 hex digits: MAC key of the probe packets, the same on every node (empty: no MAC)"},
     {"curve_dir", BASE_CFG_STRING, "", 1, 0,

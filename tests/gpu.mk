@@ -43,6 +43,14 @@ $(FAKE_HIP_DIR)/cpu_app_LDLIBS := $(BUILD)/libdptrace.so -lpthread
 $(BUILD)/$(FAKE_HIP_DIR)/cpu_app: $(BUILD)/libdptrace.so
 endif
 
+# A fake libnvidia-ml.so.1 (NVML) with two boards, for dpnode's metrics.
+FAKE_NVML := tests/fake_nvml/libnvidia-ml.so.1
+TOOLS += $(FAKE_NVML)
+$(FAKE_NVML)_SRCS := tests/fake_nvml/fake_nvml.c
+$(FAKE_NVML)_LDFLAGS := -shared -Wl,-soname,libnvidia-ml.so.1
+$(FAKE_NVML)_LDLIBS := -lc
+$(BUILD)/tests/test_gpu: | $(BUILD)/$(FAKE_NVML)
+
 # The fake libcupti (no GPU, no driver) and the program that plays a CUDA
 # program's calls through it into libdptrace_cupti.so.
 ifeq ($(GPU_HAVE_CUPTI),1)

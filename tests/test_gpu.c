@@ -1412,7 +1412,8 @@ static void test_metrics_sysfs(void **state)
 
 /* --------------------------------------------------- HIP resolver (fake) */
 
-static bool fake_hip_path(char *buf, size_t len)
+/* A library the tests build, BUILD/tests/REL. */
+static bool fake_lib_path(const char *rel, char *buf, size_t len)
 {
     char exe[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
@@ -1423,8 +1424,57 @@ static bool fake_hip_path(char *buf, size_t len)
     if (slash == NULL)
         return false;
     *slash = '\0'; /* BUILD/tests */
-    int w = snprintf(buf, len, "%s/fake_hip/libamdhip64.so.5", exe);
+    int w = snprintf(buf, len, "%s/%s", exe, rel);
     return w > 0 && (size_t)w < len && access(buf, R_OK) == 0;
+}
+
+static bool fake_hip_path(char *buf, size_t len)
+{
+    return fake_lib_path("fake_hip/libamdhip64.so.5", buf, len);
+}
+
+/* NVIDIA metrics through the fake NVML (two boards, one without a power
+ * reading), a library that is not there, and one whose driver is not. */
+static void test_nvml_metrics(void **state)
+{
+    char lib[PATH_MAX], err[BASE_ERRLEN];
+    if (!fake_lib_path("fake_nvml/libnvidia-ml.so.1", lib, sizeof lib)) {
+        print_message("fake NVML not built next to this test; skipped\n");
+        skip();
+    }
+    gpu_nvml_t *nv = gpu_nvml_new(lib, err);
+    assert_non_null(nv);
+    gpu_metrics_t m[4];
+    size_t n = 0;
+    base_decstats_t st;
+    memset(&st, 0, sizeof st);
+    assert_int_equal(gpu_nvml_read(nv, m, 4, &n, &st, err), BASE_OK);
+    assert_int_equal(n, 2);
+    assert_string_equal(m[0].name, "Fake NVIDIA A100");
+    assert_int_equal(m[0].card, 0);
+    assert_int_equal(m[0].valid, GPU_MET_BUSY | GPU_MET_VRAM_USED | GPU_MET_VRAM_TOTAL |
+                                     GPU_MET_POWER | GPU_MET_TEMP);
+    assert_int_equal(m[0].busy_pct, 37);
+    assert_true(m[0].vram_used == 1ULL << 30 && m[0].vram_total == 40ULL << 30);
+    assert_true(m[0].power_uw == 123450000ULL);
+    assert_true(m[0].temp_mc == 54000);
+    /* No power reading on this board: the rest shows, nothing counted bad. */
+    assert_string_equal(m[1].name, "Fake NVIDIA T4");
+    assert_int_equal(m[1].valid,
+                     GPU_MET_BUSY | GPU_MET_VRAM_USED | GPU_MET_VRAM_TOTAL | GPU_MET_TEMP);
+    assert_true(base_decstats_errors(&st) == 0);
+    /* At most max boards. */
+    assert_int_equal(gpu_nvml_read(nv, m, 1, &n, NULL, err), BASE_OK);
+    assert_int_equal(n, 1);
+    gpu_nvml_destroy(&nv);
+    assert_null(nv);
+    assert_null(gpu_nvml_new("/nonexistent/libnvidia-ml.so.1", err));
+    assert_non_null(strstr(err, "nvml: "));
+    assert_null(gpu_nvml_new("", err));
+    setenv("FAKENVML_INIT", "999", 1);
+    assert_null(gpu_nvml_new(lib, err));
+    assert_non_null(strstr(err, "nvmlInit failed (NVML error 999"));
+    unsetenv("FAKENVML_INIT");
 }
 
 struct hip_sink {
@@ -1642,6 +1692,7 @@ int main(void)
         cmocka_unit_test(test_cupti_translate),
         cmocka_unit_test(test_metrics_sysfs),
         cmocka_unit_test(test_hip_resolver),
+        cmocka_unit_test(test_nvml_metrics),
     };
     return cmocka_run_group_tests_name("gpu", tests, NULL, NULL);
 }

@@ -32,7 +32,8 @@ H=tcp://127.0.0.1:$port
 it_spawn watch "$IT_PY" "$IT_ROOT/tests/integration/dpnode_watch.py" "$H" "$REC" \
     nodes hello ev names scope snap log status proc
 it_spawn master "$B/dpnode" --master --listen "$H" --trace-endpoint "$EP" \
-    --sim-clock "$OFFSET,25" --status-period-ms 300 --sysfs-root "$SYS"
+    --sim-clock "$OFFSET,25" --status-period-ms 300 --sysfs-root "$SYS" \
+    --nvml-library "$B/tests/fake_nvml/libnvidia-ml.so.1"
 MASTER=$IT_PID
 it_wait 20 grep -q "trace endpoint $EP" "$IT_TMP/master.log" || it_fail "the agent did not bind $EP"
 it_wait 20 $CHECK up "$REC" 1 || it_fail "the master's node table never came"
@@ -151,10 +152,17 @@ import json, sys
 recs = [json.loads(l) for l in open(sys.argv[1])]
 hello = [r["h"] for r in recs if r["h"].get("type") == "hello"][-1]
 status = [r["h"] for r in recs if r["h"].get("type") == "status"][-1]
-assert hello["gpus"] == [{"index": 0, "name": "amdgpu card0", "vram_bytes": 17179869184}], hello
+# The amdgpu card of the fake sysfs tree, then the fake NVML's two boards.
+assert hello["gpus"] == [{"index": 0, "name": "amdgpu card0", "vram_bytes": 17179869184},
+                         {"index": 0, "name": "Fake NVIDIA A100", "vram_bytes": 40 << 30},
+                         {"index": 1, "name": "Fake NVIDIA T4", "vram_bytes": 16 << 30}], hello
 g = status["gpus"][0]
 assert g["index"] == 0 and g["busy_pct"] == 37 and g["vram_used_bytes"] == 1073741824, g
 assert abs(g["power_w"] - 123.45) < 1e-9 and abs(g["temp_c"] - 54.5) < 1e-9, g
-print("device metrics:", g)
+a100, t4 = status["gpus"][1], status["gpus"][2]
+assert a100["busy_pct"] == 37 and a100["vram_used_bytes"] == 1 << 30, a100
+assert abs(a100["power_w"] - 123.45) < 1e-9 and a100["temp_c"] == 54, a100
+assert "power_w" not in t4 and t4["busy_pct"] == 5 and t4["temp_c"] == 40, t4
+print("device metrics:", status["gpus"])
 PY
-it_pass "libdptrace events republished on the bus under node 0, on its trace clock; $dropped app drops counted end to end; metrics in W and C"
+it_pass "libdptrace events republished on the bus under node 0, on its trace clock; $dropped app drops counted end to end; amdgpu and NVML metrics in W and C"
