@@ -462,8 +462,9 @@ int gpu_metrics_read(const char *root, gpu_metrics_t *out, size_t max, size_t *n
 /* NVIDIA GPUs through NVML (the library opened with dlopen, default
  * GPU_NVML_LIBRARY): the same fields and validity bits; a field the board
  * does not give (NVML's "not supported") is left out, uncounted; an error
- * is counted in st.  gpu_nvml_new: NULL when there is no NVML or no
- * NVIDIA driver here (err says which). */
+ * is counted in st.  gpu_nvml_new: NULL when there is no NVML ("nvml:
+ * cannot load: ...") or no NVIDIA driver here (err says which).  card is
+ * NVML's index, which need not be the CUDA device number. */
 #define GPU_NVML_LIBRARY "libnvidia-ml.so.1"
 typedef struct gpu_nvml gpu_nvml_t;
 gpu_nvml_t *gpu_nvml_new(const char *library, char *err);

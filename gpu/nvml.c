@@ -27,6 +27,7 @@ struct nvml_mem {
 #define NVML_OK            0
 #define NVML_NOT_SUPPORTED 3
 #define NVML_TEMP_GPU      0
+#define NVML_NAME_LEN      96 /* NVML_DEVICE_NAME_V2_BUFFER_SIZE: a shorter buffer is refused */
 
 /* Every entry point used: its name and its parameters (all return nvml_ret). */
 #define NVML_FNS(X)                                                                                \
@@ -56,7 +57,7 @@ gpu_nvml_t *gpu_nvml_new(const char *library, char *err)
     gpu_nvml_t *self = xcalloc(1, sizeof *self);
     self->lib = dlopen(library, RTLD_NOW | RTLD_LOCAL);
     if (self->lib == NULL) {
-        base_err(err, "nvml: %s", dlerror());
+        base_err(err, "nvml: cannot load: %s", dlerror());
         free(self);
         return NULL;
     }
@@ -115,10 +116,12 @@ int gpu_nvml_read(gpu_nvml_t *self, gpu_metrics_t *out, size_t max, size_t *n, b
         gpu_metrics_t *m = &out[(*n)++];
         memset(m, 0, sizeof *m);
         m->card = i;
-        /* A longer name is cut by NVML itself. */
-        if (self->nvmlDeviceGetName(dev, m->name, sizeof m->name) != NVML_OK || m->name[0] == '\0')
-            snprintf(m->name, sizeof m->name, "NVIDIA GPU %u", i);
-        m->name[sizeof m->name - 1] = '\0';
+        char name[NVML_NAME_LEN] = "";
+        if (self->nvmlDeviceGetName(dev, name, sizeof name) != NVML_OK || name[0] == '\0')
+            snprintf(name, sizeof name, "NVIDIA GPU %u", i);
+        size_t len = strnlen(name, sizeof m->name - 1); /* the record's name is shorter */
+        memcpy(m->name, name, len);
+        m->name[len] = '\0';
         struct nvml_util u;
         if (took(st, self->nvmlDeviceGetUtilizationRates(dev, &u)) && u.gpu <= 100) {
             m->busy_pct = u.gpu;

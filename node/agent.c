@@ -140,6 +140,7 @@ struct node_agent {
     gpu_metrics_t cards[MAX_CARDS]; /* amdgpu's, then NVML's */
     size_t ncards;
     gpu_nvml_t *nvml;
+    bool nvml_ok; /* its last read worked (a failure is said once) */
     bool metrics_ok;
     base_decstats_t metrics_dec;
 
@@ -696,9 +697,16 @@ static void read_metrics(node_agent_t *self)
     }
     self->metrics_ok = ok;
     /* NVIDIA's after AMD's: a host has one kind or the other as a rule. */
-    if (self->nvml != NULL && gpu_nvml_read(self->nvml, self->cards + n, MAX_CARDS - n, &k,
-                                            &self->metrics_dec, err) != BASE_OK)
-        k = 0;
+    if (self->nvml != NULL) {
+        bool was = self->nvml_ok;
+        self->nvml_ok = gpu_nvml_read(self->nvml, self->cards + n, MAX_CARDS - n, &k,
+                                      &self->metrics_dec, err) == BASE_OK;
+        if (!self->nvml_ok) {
+            k = 0;
+            if (was)
+                base_log(BASE_LOG_WARN, "node", "NVIDIA device metrics: %s", err);
+        }
+    }
     self->ncards = n + k;
 }
 
@@ -1564,7 +1572,11 @@ node_agent_t *node_agent_new(const base_config_t *cfg, char *err)
     if (*nvml != '\0') {
         char nerr[BASE_ERRLEN];
         self->nvml = gpu_nvml_new(nvml, nerr);
-        if (self->nvml == NULL)
+        self->nvml_ok = self->nvml != NULL;
+        /* No NVML at all is the rule on hosts without NVIDIA: not news. */
+        if (self->nvml != NULL)
+            base_log(BASE_LOG_INFO, "node", "NVIDIA device metrics through %s", nvml);
+        else if (strstr(nerr, "cannot load") == NULL)
             base_log(BASE_LOG_INFO, "node", "no NVIDIA device metrics: %s", nerr);
     }
     read_metrics(self);

@@ -6,8 +6,8 @@
  *   1  "Fake NVIDIA T4":   busy 5 %, 0 of 16 GiB used, no power reading
  *      (NVML_ERROR_NOT_SUPPORTED, as on some boards), 40 °C
  *
- * FAKENVML_INIT=N makes nvmlInit_v2 answer N (999: "unknown error", as
- * on a host with the library but no driver).
+ * FAKENVML_INIT=N makes nvmlInit_v2 answer N (9: NVML_ERROR_DRIVER_NOT_LOADED,
+ * as on a host with the library but no driver).
  */
 #include <stdio.h>
 #include <stdlib.h>
