@@ -793,7 +793,9 @@ static void bg_flush(bool force)
     int64_t now = dpt_now();
     if (dpt.link != NULL && gpu_link_take_reconnect(dpt.link)) {
         state_reset();
-        dpt.connected = true;
+        /* A change of receiver is also one lost: connected only if one is there. */
+        if (gpu_link_up(dpt.link))
+            dpt.connected = true;
     }
     /* Right after start the connection to a receiver may still be under
      * way: keep accumulating for a moment rather than drop the first batch. */

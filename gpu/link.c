@@ -308,6 +308,16 @@ int gpu_link_send(gpu_link_t *self, const gpu_msg_t *msg, char *err)
         payload = xmalloc(plen);
         gpu_batch_encode(m.ev, m.nev, payload);
     }
+    /*
+     * A send looks at the socket's own commands (a receiver's pipe being
+     * attached among them) at most once a millisecond or so; asking for
+     * ZMQ_EVENTS makes it look now, so that the first messages after a
+     * receiver connects (the state, at a short program's exit the only
+     * batch) are not refused for a pipe that is already there.
+     */
+    int events = 0;
+    size_t elen = sizeof events;
+    zmq_getsockopt(self->push, ZMQ_EVENTS, &events, &elen);
     /* Later frames of a multipart message are never refused once the first
      * is accepted, so a refusal here leaves nothing half-sent. */
     if (zmq_send(self->push, topic, tlen, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0) {
