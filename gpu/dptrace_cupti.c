@@ -147,18 +147,28 @@ static void CUPTIAPI buf_completed(CUcontext ctx, uint32_t stream, uint8_t *buff
                                    size_t valid)
 {
     struct cupti_src *s = instance();
-    if (s == NULL || valid == 0) {
+    if (s == NULL) {
         free(buffer);
         return;
     }
+    /* What CUPTI itself could not keep (no buffer room) is a drop too. */
+    size_t lost = 0;
+    if (s->cuptiActivityGetNumDroppedRecords(ctx, stream, &lost) != CUPTI_SUCCESS)
+        lost = 0;
     pthread_mutex_lock(&s->mu);
-    if (s->nbufs < MAX_BUFS) {
+    s->dropped += lost;
+    if (valid > 0 && s->nbufs < MAX_BUFS) {
         s->bufs[s->nbufs].buf = buffer;
         s->bufs[s->nbufs].valid = valid;
         s->nbufs++;
         buffer = NULL;
-    } else {
-        s->dropped++;
+    } else if (valid > 0) {
+        /* The queue is full: its records are lost, each one counted. */
+        size_t n = 0;
+        CUpti_Activity *rec = NULL;
+        while (s->cuptiActivityGetNextRecord(buffer, valid, &rec) == CUPTI_SUCCESS)
+            n++;
+        s->dropped += n ? n : 1;
     }
     pthread_mutex_unlock(&s->mu);
     free(buffer);

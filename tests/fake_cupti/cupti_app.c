@@ -11,7 +11,9 @@
  *   5. cudaMemcpyAsync, cudaMemsetAsync;
  *   6. a launch through a runtime entry point newer than the headers;
  *
- * then, outside the range, cudaDeviceSynchronize.  Prints one line per call
+ * then, outside the range, cudaDeviceSynchronize; then 300 activity buffers
+ * handed over back to back, with 7 records CUPTI says it lost.  Prints one
+ * line per call
  * ("call NAME CORR") for the test to check against.
  *
  * Usage: cupti_app LIBRARY   (libcupti.so and libcuda.so.1: the fakes, found
@@ -24,6 +26,7 @@
 typedef uint32_t (*call_fn)(int domain, uint32_t cbid, const char *fn, int work, const char *kernel,
                             int nested);
 typedef void (*exit_fn)(int domain, uint32_t cbid, const char *fn);
+typedef void (*flood_fn)(int n, size_t lost, const char *kernel);
 
 enum { NONE, KERNEL, MEMCPY, MEMSET };
 
@@ -48,12 +51,14 @@ int main(int argc, char **argv)
     void (*pop)(void);
     call_fn call;
     exit_fn exit_only;
+    flood_fn flood;
     *(void **)&init = dlsym(lib, "InitializeInjection");
     *(void **)&push = dlsym(lib, "dpt_range_push");
     *(void **)&pop = dlsym(lib, "dpt_range_pop");
     *(void **)&call = dlsym(fake, "fakecupti_call");
     *(void **)&exit_only = dlsym(fake, "fakecupti_exit_only");
-    if (!init || !push || !pop || !call || !exit_only) {
+    *(void **)&flood = dlsym(fake, "fakecupti_flood");
+    if (!init || !push || !pop || !call || !exit_only || !flood) {
         fprintf(stderr, "cupti_app: missing entry points\n");
         return 1;
     }
@@ -80,6 +85,10 @@ int main(int argc, char **argv)
     printf("call cudaDeviceSynchronize %u\n",
            call(rt, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020, "cudaDeviceSynchronize",
                 NONE, NULL, 0));
+    /* CUPTI hands over 300 buffers back to back, and says it lost 7
+     * records: each record is then delivered or counted as dropped. */
+    flood(300, 7, "flood_kernel");
+    printf("flood 300 7\n");
     fflush(stdout);
     return 0;
 }

@@ -47,6 +47,7 @@ static struct {
     uint8_t pending[MAX_PENDING];
     size_t npending;
     uint32_t corr;
+    size_t dropped; /* what cuptiActivityGetNumDroppedRecords says next */
 } fc = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
 static uint64_t now_ns(void)
@@ -137,7 +138,10 @@ CUptiResult CUPTIAPI cuptiActivityGetNumDroppedRecords(CUcontext ctx, uint32_t s
 {
     (void)ctx;
     (void)stream;
-    *dropped = 0;
+    pthread_mutex_lock(&fc.mu);
+    *dropped = fc.dropped;
+    fc.dropped = 0;
+    pthread_mutex_unlock(&fc.mu);
     return CUPTI_SUCCESS;
 }
 
@@ -301,6 +305,38 @@ uint32_t fakecupti_call(int domain, uint32_t cbid, const char *fn, int work, con
     record_work((enum fakecupti_work)work, corr, kernel);
     issue((CUpti_CallbackDomain)domain, cbid, fn, CUPTI_API_EXIT, corr, &data);
     return corr;
+}
+
+/*
+ * CUPTI completing many buffers at once (as its own thread does when work
+ * piles up): n buffers of one kernel record each, handed over back to back,
+ * and `lost` records CUPTI itself had no room for.
+ */
+void fakecupti_flood(int n, size_t lost, const char *kernel);
+void fakecupti_flood(int n, size_t lost, const char *kernel)
+{
+    cuptiActivityFlushAll(0); /* the records before these go first, as in CUPTI */
+    pthread_mutex_lock(&fc.mu);
+    fc.dropped += lost;
+    pthread_mutex_unlock(&fc.mu);
+    for (int i = 0; i < n; i++) {
+        uint32_t corr = __atomic_add_fetch(&fc.corr, 1, __ATOMIC_RELAXED);
+        CUpti_ActivityKernel10 k;
+        memset(&k, 0, sizeof k);
+        k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+        k.start = now_ns();
+        k.end = k.start + 1000;
+        k.streamId = 9;
+        k.correlationId = corr;
+        k.name = kernel;
+        uint8_t *buf = NULL;
+        size_t size = 0, max = 0;
+        fc.requested(&buf, &size, &max);
+        if (buf == NULL || size < sizeof k)
+            continue;
+        memcpy(buf, &k, sizeof k);
+        fc.completed(NULL, 0, buf, size, sizeof k);
+    }
 }
 
 /* The exit of a call whose entry came before the subscription. */
