@@ -5,6 +5,10 @@
 #   it_stop PID            SIGTERM, then SIGKILL after 5 s
 #   it_ports N             print a base port with N consecutive free TCP/UDP ports
 #   it_wait SECS CMD...    poll CMD every 0.1 s until it succeeds; fail after SECS
+#   it_dpnode_bus [KIND...] the dpnode tests' start: skips without dpnode or
+#                          python3-zmq, sets CHECK (dpnode_check.py), REC (the
+#                          bus recording) and H (a free loopback hub) and starts
+#                          dpnode_watch.py recording KINDs (all when none)
 #   it_fail MSG / it_skip MSG / it_pass MSG
 #   IT_PY                  Debian's python3 (it has python3-zmq), else the first on PATH;
 #                          PYTHONPATH holds this directory (gpu_dump.py and the others)
@@ -96,4 +100,15 @@ it_wait() {
         sleep 0.1
     done
     return 1
+}
+
+it_dpnode_bus() {
+    [ -x "$B/dpnode" ] || it_skip "dpnode not built"
+    "$IT_PY" -c 'import zmq' 2>/dev/null || it_skip "python3-zmq is not installed"
+    CHECK="$IT_PY $IT_ROOT/tests/integration/dpnode_check.py"
+    REC=$IT_TMP/rec.jsonl
+    local port
+    port=$(it_ports 3) || it_fail "no free ports"
+    H=tcp://127.0.0.1:$port
+    it_spawn watch "$IT_PY" "$IT_ROOT/tests/integration/dpnode_watch.py" "$H" "$REC" "$@"
 }

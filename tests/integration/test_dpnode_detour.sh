@@ -7,21 +7,15 @@
 # every node stays within 2 us of the truth, where the bias of that
 # edge (20 us), spread by least squares, would put some of them further off.
 . "$(dirname "$0")/lib.sh"
-[ -x "$B/dpnode" ] || it_skip "dpnode not built"
-"$IT_PY" -c 'import zmq' 2>/dev/null || it_skip "python3-zmq is not installed"
-CHECK="$IT_PY $IT_ROOT/tests/integration/dpnode_check.py"
-REC=$IT_TMP/rec.jsonl
+it_dpnode_bus
 
 # The option is checked like any other.
 "$B/dpnode" --sim-path-delay 3:x --print-config >/dev/null 2>"$IT_TMP/bad.txt" &&
     it_fail "a malformed --sim-path-delay was accepted"
 grep -q "sim_path_delay" "$IT_TMP/bad.txt" || it_fail "the error does not name sim_path_delay"
 
-port=$(it_ports 3) || it_fail "no free ports"
-H=tcp://127.0.0.1:$port
 COMMON=(--trace-endpoint none --heartbeat-ms 300 --status-period-ms 500 --probe-window-s 1
     --probe-cadence-us 10000)
-it_spawn watch "$IT_PY" "$IT_ROOT/tests/integration/dpnode_watch.py" "$H" "$REC"
 it_spawn master "$B/dpnode" --master --listen "$H" --sim-clock 3000000,40 "${COMMON[@]}"
 it_wait 20 grep -q "hub tcp://" "$IT_TMP/master.log" || it_fail "the master did not start"
 sims=("" "-50000000,200" "-17000000,-200" "24000000,-75" "50000000,120")

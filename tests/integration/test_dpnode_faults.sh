@@ -6,18 +6,12 @@
 # leaves at once.  The master restarted on the same endpoint: every agent
 # registers again by itself, under its old node id, and the cluster aligns.
 . "$(dirname "$0")/lib.sh"
-[ -x "$B/dpnode" ] || it_skip "dpnode not built"
-"$IT_PY" -c 'import zmq' 2>/dev/null || it_skip "python3-zmq is not installed"
-CHECK="$IT_PY $IT_ROOT/tests/integration/dpnode_check.py"
-REC=$IT_TMP/rec.jsonl
+it_dpnode_bus
 HB_MS=300
 
-port=$(it_ports 3) || it_fail "no free ports"
-H=tcp://127.0.0.1:$port
 COMMON=(--trace-endpoint none --heartbeat-ms $HB_MS --status-period-ms 500)
 MASTER=("$B/dpnode" --master --listen "$H" --probe-window-s 1 --probe-cadence-us 10000
     --sim-clock 1000000,20 "${COMMON[@]}")
-it_spawn watch "$IT_PY" "$IT_ROOT/tests/integration/dpnode_watch.py" "$H" "$REC"
 it_spawn master "${MASTER[@]}"
 MPID=$IT_PID
 it_wait 20 grep -q "hub tcp://" "$IT_TMP/master.log" || it_fail "the master did not start"

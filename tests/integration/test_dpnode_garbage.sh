@@ -6,16 +6,10 @@
 # address, probes from an unknown node, and a flood.  Every one is counted
 # in the agent's status, the fits are unaffected, nothing crashes.
 . "$(dirname "$0")/lib.sh"
-[ -x "$B/dpnode" ] || it_skip "dpnode not built"
-"$IT_PY" -c 'import zmq' 2>/dev/null || it_skip "python3-zmq is not installed"
-CHECK="$IT_PY $IT_ROOT/tests/integration/dpnode_check.py"
-REC=$IT_TMP/rec.jsonl
+it_dpnode_bus
 KEY=00112233445566778899aabbccddeeff
 
-port=$(it_ports 3) || it_fail "no free ports"
-H=tcp://127.0.0.1:$port
 COMMON=(--trace-endpoint none --heartbeat-ms 300 --status-period-ms 300 --probe-key $KEY)
-it_spawn watch "$IT_PY" "$IT_ROOT/tests/integration/dpnode_watch.py" "$H" "$REC"
 it_spawn master "$B/dpnode" --master --listen "$H" --probe-window-s 1 --probe-cadence-us 10000 \
     --sim-clock -4000000,-30 "${COMMON[@]}"
 it_spawn agent1 "$B/dpnode" --hub "$H" --node-id 1 --sim-clock 9000000,80 "${COMMON[@]}"

@@ -6,15 +6,9 @@
 # simulated truth (sim_truth on the bus) within 10 us, refined maps too.  One agent writes its
 # probes as SPEC 4.5 lines, which dpclock fits offline.
 . "$(dirname "$0")/lib.sh"
-[ -x "$B/dpnode" ] || it_skip "dpnode not built"
-"$IT_PY" -c 'import zmq' 2>/dev/null || it_skip "python3-zmq is not installed"
-CHECK="$IT_PY $IT_ROOT/tests/integration/dpnode_check.py"
-REC=$IT_TMP/rec.jsonl
+it_dpnode_bus
 
-port=$(it_ports 3) || it_fail "no free ports"
-H=tcp://127.0.0.1:$port
 COMMON=(--trace-endpoint none --heartbeat-ms 300 --status-period-ms 500)
-it_spawn watch "$IT_PY" "$IT_ROOT/tests/integration/dpnode_watch.py" "$H" "$REC"
 it_spawn master "$B/dpnode" --master --listen "$H" --probe-window-s 1 --probe-cadence-us 10000 \
     --sim-clock 3000000,40 "${COMMON[@]}"
 it_wait 20 grep -q "hub tcp://" "$IT_TMP/master.log" || it_fail "the master did not start"

@@ -6,18 +6,11 @@
 # the node fits, every node's allreduce starts together (the straggler
 # exactly its lateness late), while on raw clocks they are milliseconds apart.
 . "$(dirname "$0")/lib.sh"
-[ -x "$B/dpnode" ] || it_skip "dpnode not built"
-"$IT_PY" -c 'import zmq' 2>/dev/null || it_skip "python3-zmq is not installed"
-CHECK="$IT_PY $IT_ROOT/tests/integration/dpnode_check.py"
-REC=$IT_TMP/rec.jsonl
+it_dpnode_bus nodes node_fit sim_truth snap ev names scope status hello
 LATE_US=3000
 
-port=$(it_ports 3) || it_fail "no free ports"
-H=tcp://127.0.0.1:$port
 COMMON=(--trace-endpoint none --heartbeat-ms 300 --sim-workload --sim-straggler 2
     --sim-late-us $LATE_US)
-it_spawn watch "$IT_PY" "$IT_ROOT/tests/integration/dpnode_watch.py" "$H" "$REC" \
-    nodes node_fit sim_truth snap ev names scope status hello
 it_spawn master "$B/dpnode" --master --listen "$H" --probe-window-s 1 --probe-cadence-us 10000 \
     --sim-clock 7000000,-60 "${COMMON[@]}"
 it_spawn agent1 "$B/dpnode" --hub "$H" --node-id 1 --sim-clock -31000000,170 "${COMMON[@]}"
