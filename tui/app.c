@@ -185,23 +185,34 @@ static void layout(struct tui_app *app)
     int nh = want_nodes < max_nodes ? want_nodes : max_nodes;
     if (avail < 12)
         nh = avail >= 6 ? 3 : 0;
+    app->tables_shared = false;
     if (C >= 150) {
         int nw = C * 62 / 100;
         place(app, TUI_P_NODES, top, 0, nh, nw);
         place(app, TUI_P_WINDOWS, top, nw, nh, C - nw);
         top += nh;
-    } else {
+    } else if (R - 1 - top - nh >= 16) {
         place(app, TUI_P_NODES, top, 0, nh, C);
         top += nh;
         int rest = R - 1 - top;
-        if (rest >= 16) {
-            int want = (ne < 2 ? 2 : ne) + 2, max = rest * 25 / 100;
-            int wh = want < max ? want : max;
-            if (wh >= 3) {
-                place(app, TUI_P_WINDOWS, top, 0, wh, C);
-                top += wh;
-            }
+        int want = (ne < 2 ? 2 : ne) + 2, max = rest * 25 / 100;
+        int wh = want < max ? want : max;
+        if (wh >= 3) {
+            place(app, TUI_P_WINDOWS, top, 0, wh, C);
+            top += wh;
         }
+    } else if (nh >= 3) {
+        /* No room for both tables (80x24): they take turns in one slot,
+         * the focused one shown (Tab), so the windows are never out of
+         * reach. The slot fits the taller of the two, so the timeline
+         * below does not move when they swap. */
+        int want_win = (ne < 2 ? 2 : ne) + 2;
+        int sh = want_win > nh ? want_win : nh;
+        if (sh > max_nodes && avail >= 12)
+            sh = nh > max_nodes ? nh : max_nodes;
+        app->tables_shared = true;
+        place(app, app->slot_table, top, 0, sh, C);
+        top += sh;
     }
     place(app, TUI_P_TIMELINE, top, 0, R - 1 - top, C);
     /* The help overlay: centred, as large as it needs up to the screen. */
@@ -389,13 +400,25 @@ static void record_msg(struct tui_app *app, bus_msg_t *m)
 
 /* ---- keys ------------------------------------------------------------------ */
 
+static bool can_focus(const struct tui_app *app, int p)
+{
+    if (!app->pane[p].panel->focusable)
+        return false;
+    /* Sharing a slot, the table not shown is shown when it takes the focus. */
+    return app->pane[p].win || (app->tables_shared && (p == TUI_P_NODES || p == TUI_P_WINDOWS));
+}
+
 static void cycle_focus(struct tui_app *app, int dir)
 {
     for (int i = 1; i <= TUI_P_NPANES; i++) {
         int p = ((app->focus + dir * i) % TUI_P_NPANES + TUI_P_NPANES) % TUI_P_NPANES;
-        if (app->pane[p].win && app->pane[p].panel->focusable) {
+        if (can_focus(app, p)) {
             app->pane[app->focus].dirty = true;
             app->focus = p;
+            if (p == TUI_P_NODES || p == TUI_P_WINDOWS)
+                app->slot_table = p;
+            if (app->pane[p].win == NULL)
+                layout(app);
             app->pane[p].dirty = true;
             return;
         }
@@ -659,6 +682,7 @@ tui_app_t *tui_app_new(tui_model_t *model, const struct tui_app_opts *opts, char
     app->span_ns = DEFAULT_SPAN_NS;
     app->sel_node = -1;
     app->focus = TUI_P_NODES;
+    app->slot_table = TUI_P_NODES;
     app->expand_auto = true;
     app->limits = bus_limits_default();
     snprintf(app->outdir, sizeof app->outdir, "%s", opts->outdir ? opts->outdir : ".");

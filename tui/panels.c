@@ -691,7 +691,10 @@ static void status_draw(struct tui_app *app, struct tui_pane *p)
             tui_put(p->win, y, 0, lines[y], p->w, A_BOLD);
         return;
     }
-    const char *hint = " ? help  q quit ";
+    /* Where the tables take turns, say how to reach the other one. */
+    const char *hint = !app->tables_shared                ? " ? help  q quit "
+                       : app->slot_table == TUI_P_WINDOWS ? " Tab nodes  ? help  q quit "
+                                                          : " Tab windows  ? help  q quit ";
     int hw = tui_strwidth(hint);
     int room = p->w - (p->w > hw + 20 ? hw : 0);
     if (app->filter_edit) {
@@ -730,7 +733,8 @@ static const char *const help_lines[] = {
     "a            aligned (global time base) / raw (each node's clock)",
     "e            expand lanes: one per GPU queue and host thread",
     "/            filter events by name (Enter applies, Esc clears)",
-    "Tab  S-Tab   cycle the focus: nodes, windows, timeline",
+    "Tab  S-Tab   cycle the focus: nodes, windows, timeline (a screen",
+    "             too short for both tables shows the last one focused)",
     "↑  ↓  j  k   select a node / scroll the focused table",
     "<  >  I      node table: previous / next sort column, invert",
     "click        select a row or lane; click a column head: sort",

@@ -143,6 +143,8 @@ struct tui_app {
 
     struct tui_pane pane[TUI_P_NPANES];
     bool tiny;                     /* terminal below the smallest usable size */
+    bool tables_shared;            /* nodes and windows take turns in one slot */
+    enum tui_pane_id slot_table;   /* the one shown there: the last focused */
     size_t laid_nodes, laid_edges; /* table sizes the layout was made for */
 
     /* timeline scratch, rebuilt per frame */

@@ -192,6 +192,25 @@ it_wait 5 sh -c "tmux -L $SOCK capture-pane -p -t t | grep -q 'dptop keys'" || i
 "${TM[@]}" send-keys -t t x
 it_wait 5 sh -c "! tmux -L $SOCK capture-pane -p -t t | grep -q 'dptop keys'" ||
     it_fail "a key did not close the scrolled help"
+# At 80x24 the two tables do not both fit: they take turns in one slot,
+# and Tab brings the Windows table in place of the nodes and back.
+"${TM[@]}" capture-pane -p -t t | grep -q ' Windows: ' && { pane; it_fail "both tables at 80x24?"; }
+"${TM[@]}" capture-pane -p -t t | grep -q 'Tab windows' || { pane; it_fail "no 'Tab windows' hint at 80x24"; }
+# The focus is on one of the three: at most two Tabs reach the windows.
+for _ in 1 2 3; do
+    "${TM[@]}" send-keys -t t Tab
+    it_wait 2 sh -c "tmux -L $SOCK capture-pane -p -t t | grep -q ' Windows: .* edges'" && break
+done
+"${TM[@]}" capture-pane -p -t t | grep -q ' Windows: .* edges' ||
+    { pane; it_fail "Tab did not show the Windows table at 80x24"; }
+"${TM[@]}" capture-pane -p -t t | grep -q ' Nodes (' && { pane; it_fail "nodes and windows both shown at 80x24"; }
+"${TM[@]}" capture-pane -p -t t | grep -Eq '^n[0-9]+→n[0-9]+ ' || { pane; it_fail "no edge rows in the swapped-in Windows table"; }
+"${TM[@]}" capture-pane -p -t t | grep -q 'Tab nodes' || { pane; it_fail "no 'Tab nodes' hint"; }
+"${TM[@]}" send-keys -t t Tab  # the timeline: the windows stay shown
+sleep 0.5
+"${TM[@]}" capture-pane -p -t t | grep -q ' Windows: ' || { pane; it_fail "the windows left when the timeline took the focus"; }
+"${TM[@]}" send-keys -t t Tab
+it_wait 5 sh -c "tmux -L $SOCK capture-pane -p -t t | grep -q ' Nodes ('" || { pane; it_fail "Tab did not bring the nodes back"; }
 "${TM[@]}" resize-window -t t -x 160 -y 50 2>/dev/null
 it_wait 10 fits_ready || { cat "$IT_TMP/pane.txt"; it_fail "the console did not recover after resizing"; }
 
