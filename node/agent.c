@@ -137,11 +137,9 @@ struct node_agent {
     char trace_ep[256];
     struct proc procs[MAX_PROCS];
     size_t nprocs;
-    gpu_metrics_t cards[MAX_CARDS]; /* amdgpu's, then NVML's */
+    node_devices_t *devices;
+    gpu_metrics_t cards[MAX_CARDS]; /* its latest reading: amdgpu's, then NVML's */
     size_t ncards;
-    gpu_nvml_t *nvml;
-    bool nvml_ok; /* its last read worked (a failure is said once) */
-    bool metrics_ok;
     base_decstats_t metrics_dec;
 
     /* counters */
@@ -686,28 +684,7 @@ static void on_sim(void *ctx, const gpu_msg_t *msg)
 
 static void read_metrics(node_agent_t *self)
 {
-    char err[BASE_ERRLEN];
-    size_t n = 0, k = 0;
-    bool ok = gpu_metrics_read(self->sysfs_root, self->cards, MAX_CARDS, &n, &self->metrics_dec,
-                               err) == BASE_OK;
-    if (!ok) {
-        if (self->metrics_ok)
-            base_log(BASE_LOG_WARN, "node", "device metrics: %s", err);
-        n = 0;
-    }
-    self->metrics_ok = ok;
-    /* NVIDIA's after AMD's: a host has one kind or the other as a rule. */
-    if (self->nvml != NULL) {
-        bool was = self->nvml_ok;
-        self->nvml_ok = gpu_nvml_read(self->nvml, self->cards + n, MAX_CARDS - n, &k,
-                                      &self->metrics_dec, err) == BASE_OK;
-        if (!self->nvml_ok) {
-            k = 0;
-            if (was)
-                base_log(BASE_LOG_WARN, "node", "NVIDIA device metrics: %s", err);
-        }
-    }
-    self->ncards = n + k;
+    self->ncards = node_devices_get(self->devices, self->cards, MAX_CARDS, &self->metrics_dec);
 }
 
 /* ---- hello, announcements ------------------------------------------------ */
@@ -1568,17 +1545,12 @@ node_agent_t *node_agent_new(const base_config_t *cfg, char *err)
         goto err;
 
     /* GPU side. */
-    const char *nvml = base_config_str(cfg, "nvml_library");
-    if (*nvml != '\0') {
-        char nerr[BASE_ERRLEN];
-        self->nvml = gpu_nvml_new(nvml, nerr);
-        self->nvml_ok = self->nvml != NULL;
-        /* No NVML at all is the rule on hosts without NVIDIA: not news. */
-        if (self->nvml != NULL)
-            base_log(BASE_LOG_INFO, "node", "NVIDIA device metrics through %s", nvml);
-        else if (strstr(nerr, "cannot load") == NULL)
-            base_log(BASE_LOG_INFO, "node", "no NVIDIA device metrics: %s", nerr);
-    }
+    struct node_devices_cfg dc = {.sysfs_root = self->sysfs_root,
+                                  .nvml_library = base_config_str(cfg, "nvml_library"),
+                                  .period_ns = self->status_ns};
+    self->devices = node_devices_new(&dc, err);
+    if (self->devices == NULL)
+        goto err;
     read_metrics(self);
     self->sim_workload = base_config_bool(cfg, "sim_workload");
     gpu_sim_defaults(&self->wl_cfg);
@@ -1691,7 +1663,7 @@ void node_agent_destroy(node_agent_t **self_p)
         fclose(self->probe_log);
     clock_sim_destroy(&self->sim);
     clock_sim_destroy(&self->sim_prober);
-    gpu_nvml_destroy(&self->nvml);
+    node_devices_destroy(&self->devices);
     free_curve(self->client_curve);
     free_curve(self->server_curve);
     for (size_t i = 0; i < self->nprocs; i++)

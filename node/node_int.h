@@ -11,6 +11,7 @@
 
 #include "base/base.h"
 #include "clock/clock.h"
+#include "gpu/gpu.h"
 #include "node/node.h"
 
 /* ---- Coded UDP probes (node/probe.c) ---------------------------------- */
@@ -344,5 +345,23 @@ int node_master_tick(node_master_t *self, int wait_ms, char *err);
 void node_master_stats(const node_master_t *self, struct node_master_stats *out);
 /* Nodes up / known. */
 void node_master_counts(const node_master_t *self, size_t *up, size_t *known);
+
+/* ---- device metrics (devices.c) --------------------------------------------
+ * amdgpu's and NVIDIA's, read every period on a thread of their own, so that
+ * a driver call that hangs never stops the agent's loop. */
+struct node_devices_cfg {
+    const char *sysfs_root;   /* NULL: GPU_METRICS_ROOT */
+    const char *nvml_library; /* NULL or "": no NVML */
+    int64_t period_ns;        /* between readings (0: 1 s) */
+    int64_t first_wait_ns;    /* how long new() waits for the first (0: 2 s) */
+};
+
+typedef struct node_devices node_devices_t;
+
+node_devices_t *node_devices_new(const struct node_devices_cfg *cfg, char *err);
+void node_devices_destroy(node_devices_t **self);
+/* The latest reading, at most max cards, and the decoders' counts so far;
+ * none while the reading is stale (older than 3 periods and 3 s). */
+size_t node_devices_get(node_devices_t *self, gpu_metrics_t *out, size_t max, base_decstats_t *dec);
 
 #endif /* DP_NODE_INT_H */

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "bus/bus.h"
@@ -1254,6 +1255,69 @@ static void test_master_table_full(void **state)
     hub_dir_remove(dir);
 }
 
+/* Device metrics come from their reader thread: the first reading is there
+ * when new() returns, later ones follow the files, and a missing root is
+ * no cards, not an error. */
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static void test_devices_reader(void **state)
+{
+    (void)state;
+    char root[] = "/tmp/dptop-devices.XXXXXX", path[512];
+    assert_non_null(mkdtemp(root));
+    snprintf(path, sizeof path, "%s/card0", root);
+    assert_int_equal(mkdir(path, 0755), 0);
+    snprintf(path, sizeof path, "%s/card0/device", root);
+    assert_int_equal(mkdir(path, 0755), 0);
+    snprintf(path, sizeof path, "%s/card0/device/gpu_busy_percent", root);
+    write_text(path, "37\n");
+    char err[BASE_ERRLEN];
+    struct node_devices_cfg cfg = {.sysfs_root = root, .period_ns = 20000000};
+    node_devices_t *d = node_devices_new(&cfg, err);
+    assert_non_null(d);
+    gpu_metrics_t m[4];
+    base_decstats_t dec;
+    assert_int_equal(node_devices_get(d, m, 4, &dec), 1);
+    assert_int_equal(m[0].busy_pct, 37);
+    assert_true(m[0].valid & GPU_MET_BUSY);
+    write_text(path, "81\n");
+    bool seen = false;
+    for (int i = 0; i < 200 && !seen; i++) {
+        usleep(10000);
+        seen = node_devices_get(d, m, 4, NULL) == 1 && m[0].busy_pct == 81;
+    }
+    assert_true(seen);
+    /* Garbage is counted, the field left out. */
+    write_text(path, "lots\n");
+    seen = false;
+    for (int i = 0; i < 200 && !seen; i++) {
+        usleep(10000);
+        seen = node_devices_get(d, m, 4, &dec) == 1 && !(m[0].valid & GPU_MET_BUSY) &&
+               base_decstats_errors(&dec) > 0;
+    }
+    assert_true(seen);
+    node_devices_destroy(&d);
+    assert_null(d);
+    node_devices_destroy(&d);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/card0/device", root);
+    rmdir(path);
+    snprintf(path, sizeof path, "%s/card0", root);
+    rmdir(path);
+    rmdir(root);
+    cfg.sysfs_root = "/nonexistent/dptop";
+    d = node_devices_new(&cfg, err);
+    assert_non_null(d);
+    assert_int_equal(node_devices_get(d, m, 4, NULL), 0);
+    node_devices_destroy(&d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1275,6 +1339,7 @@ int main(void)
         cmocka_unit_test(test_master_registration),
         cmocka_unit_test(test_master_table_full),
         cmocka_unit_test(test_master_edge_fits),
+        cmocka_unit_test(test_devices_reader),
     };
     return cmocka_run_group_tests_name("node", tests, NULL, NULL);
 }

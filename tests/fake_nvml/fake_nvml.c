@@ -7,11 +7,14 @@
  *      (NVML_ERROR_NOT_SUPPORTED, as on some boards), 40 °C
  *
  * FAKENVML_INIT=N makes nvmlInit_v2 answer N (9: NVML_ERROR_DRIVER_NOT_LOADED,
- * as on a host with the library but no driver).
+ * as on a host with the library but no driver).  FAKENVML_HANG_AFTER=N makes
+ * the N+1th nvmlDeviceGetUtilizationRates block FAKENVML_HANG_S seconds
+ * (default an hour), as NVML does while a board resets or falls off the bus.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef struct nvml_device *nvml_dev;
 struct nvml_util {
@@ -69,6 +72,13 @@ int nvmlDeviceGetName(nvml_dev dev, char *name, unsigned int len)
 int nvmlDeviceGetUtilizationRates(nvml_dev dev, struct nvml_util *u);
 int nvmlDeviceGetUtilizationRates(nvml_dev dev, struct nvml_util *u)
 {
+    static int calls;
+    const char *after = getenv("FAKENVML_HANG_AFTER"), *secs = getenv("FAKENVML_HANG_S");
+    if (after && calls++ == atoi(after)) {
+        fprintf(stderr, "fake nvml: hanging\n");
+        sleep(secs ? (unsigned)atoi(secs) : 3600);
+        fprintf(stderr, "fake nvml: answering again\n");
+    }
     u->gpu = dev->busy;
     u->memory = 0;
     return 0;
