@@ -86,22 +86,6 @@ struct cupti_src {
 };
 
 /*
- * Kernels launched through the driver API outside any runtime call (cuBLAS,
- * Triton and PyTorch's compiled kernels launch this way) carry the driver
- * call's correlation id, so those calls are followed too.  A driver call
- * made inside a runtime call is the runtime's own work: its GPU records
- * carry the runtime call's id, and it is not reported.
- */
-static const CUpti_CallbackId driver_launches[] = {
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
-};
-
-/*
  * The runtime calls followed by default ("api=work"): those that put work
  * on the GPU or wait for it, and allocations (they may synchronise): much
  * what libdptrace intercepts in HIP, with allocations and event waits.  A
@@ -113,15 +97,40 @@ static const CUpti_CallbackId driver_launches[] = {
  */
 static const char *const work_prefixes[] = {
     "cudaLaunch", "cudaGraphLaunch", "cudaMemcpy",      "cudaMemset",          "cudaMalloc",
-    "cudaFree",   "cudaHostAlloc",   "cudaEventRecord", "cudaStreamWaitEvent",
+    "cudaFree",   "cudaHostAlloc",   "cudaEventRecord", "cudaStreamWaitEvent", NULL,
 };
 
-static bool runtime_call_is_work(const char *name)
+/*
+ * Work put on the GPU through the driver API outside any runtime call
+ * carries the driver call's correlation id, so those calls are followed
+ * too, the same kinds by name: cuBLAS, Triton and PyTorch's compiled
+ * kernels launch this way, and XLA (JAX) makes all its launches, copies,
+ * graph launches and waits through the driver.  A driver call made inside
+ * a runtime call is the runtime's own work: its GPU records carry the
+ * runtime call's id, and it is not reported.  The driver's queries
+ * (cuCtxGetCurrent, cuGetProcAddress) are not followed in either mode.
+ */
+static const char *const driver_work_prefixes[] = {
+    "cuLaunch",  "cuGraphLaunch",  "cuMemcpy",      "cuMemset",          "cuMemAlloc",
+    "cuMemFree", "cuMemHostAlloc", "cuEventRecord", "cuStreamWaitEvent", NULL,
+};
+
+/* Where a libcupti names no driver entry point: the launches by id. */
+static const CUpti_CallbackId driver_launches[] = {
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
+};
+
+static bool call_is_work(const char *name, const char *const *prefixes)
 {
     if (strstr(name, "Synchronize") != NULL)
         return true;
-    for (size_t i = 0; i < sizeof work_prefixes / sizeof *work_prefixes; i++)
-        if (strncmp(name, work_prefixes[i], strlen(work_prefixes[i])) == 0)
+    for (size_t i = 0; prefixes[i] != NULL; i++)
+        if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0)
             return true;
     return false;
 }
@@ -254,21 +263,43 @@ static void snapshot(struct cupti_src *s)
     s->last_snap = mid;
 }
 
-static CUptiResult follow_runtime(struct cupti_src *s, bool all)
+/* Follows the calls of a domain that are work, by name; *named: how many
+ * of its ids have a name at all. */
+static CUptiResult follow_work(struct cupti_src *s, CUpti_CallbackDomain domain,
+                               CUpti_CallbackId size, const char *const *prefixes, size_t *named)
 {
-    if (all)
-        return s->cuptiEnableDomain(1, s->sub, CUPTI_CB_DOMAIN_RUNTIME_API);
+    *named = 0;
     /* Past this header's last id too: a newer libcupti names its new
      * entry points, an id it does not know has no name. */
-    for (CUpti_CallbackId id = 1; id < CUPTI_RUNTIME_TRACE_CBID_SIZE + 1024; id++) {
+    for (CUpti_CallbackId id = 1; id < size + 1024; id++) {
         const char *name = NULL;
-        if (s->cuptiGetCallbackName(CUPTI_CB_DOMAIN_RUNTIME_API, id, &name) != CUPTI_SUCCESS ||
-            name == NULL || !runtime_call_is_work(name))
+        if (s->cuptiGetCallbackName(domain, id, &name) != CUPTI_SUCCESS || name == NULL)
             continue;
-        CUptiResult rc = s->cuptiEnableCallback(1, s->sub, CUPTI_CB_DOMAIN_RUNTIME_API, id);
+        ++*named;
+        if (!call_is_work(name, prefixes))
+            continue;
+        CUptiResult rc = s->cuptiEnableCallback(1, s->sub, domain, id);
         if (rc != CUPTI_SUCCESS)
             return rc;
     }
+    return CUPTI_SUCCESS;
+}
+
+static CUptiResult follow_calls(struct cupti_src *s, bool all)
+{
+    size_t named;
+    CUptiResult rc = all ? s->cuptiEnableDomain(1, s->sub, CUPTI_CB_DOMAIN_RUNTIME_API)
+                         : follow_work(s, CUPTI_CB_DOMAIN_RUNTIME_API,
+                                       CUPTI_RUNTIME_TRACE_CBID_SIZE, work_prefixes, &named);
+    if (rc != CUPTI_SUCCESS)
+        return rc;
+    rc = follow_work(s, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE,
+                     driver_work_prefixes, &named);
+    if (rc != CUPTI_SUCCESS || named > 0)
+        return rc;
+    /* An older libcupti may lack some of these: the others are followed. */
+    for (size_t i = 0; i < sizeof driver_launches / sizeof *driver_launches; i++)
+        s->cuptiEnableCallback(1, s->sub, CUPTI_CB_DOMAIN_DRIVER_API, driver_launches[i]);
     return CUPTI_SUCCESS;
 }
 
@@ -320,13 +351,10 @@ static void *cupti_open(const struct gpu_source_opts *opts, char *err)
         goto err;
     }
     if ((rc = s->cuptiSubscribe(&s->sub, api_callback, s)) != CUPTI_SUCCESS ||
-        (rc = follow_runtime(s, api_all)) != CUPTI_SUCCESS) {
-        base_err(err, "cupti: cannot subscribe to runtime API callbacks (CUPTI error %d)", (int)rc);
+        (rc = follow_calls(s, api_all)) != CUPTI_SUCCESS) {
+        base_err(err, "cupti: cannot subscribe to API callbacks (CUPTI error %d)", (int)rc);
         goto err;
     }
-    /* An older libcupti may lack some of these: the others are followed. */
-    for (size_t i = 0; i < sizeof driver_launches / sizeof *driver_launches; i++)
-        s->cuptiEnableCallback(1, s->sub, CUPTI_CB_DOMAIN_DRIVER_API, driver_launches[i]);
     snapshot(s);
     return s;
 err:

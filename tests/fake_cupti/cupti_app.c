@@ -10,6 +10,8 @@
  *      and Triton do);
  *   5. cudaMemcpyAsync, cudaMemsetAsync;
  *   6. a launch through a runtime entry point newer than the headers;
+ *   7. through the driver, directly (as XLA does): cuMemcpyDtoHAsync,
+ *      cuGraphLaunch, cuStreamSynchronize, and cuCtxGetCurrent (a query);
  *
  * then, outside the range, cudaDeviceSynchronize; then 300 activity buffers
  * handed over back to back, with 7 records CUPTI says it lost.  Prints one
@@ -28,7 +30,7 @@ typedef uint32_t (*call_fn)(int domain, uint32_t cbid, const char *fn, int work,
 typedef void (*exit_fn)(int domain, uint32_t cbid, const char *fn);
 typedef void (*flood_fn)(int n, size_t lost, const char *kernel);
 
-enum { NONE, KERNEL, MEMCPY, MEMSET };
+enum { NONE, KERNEL, MEMCPY, MEMSET, MEMCPY_D2H };
 
 int main(int argc, char **argv)
 {
@@ -81,6 +83,14 @@ int main(int argc, char **argv)
     printf("call cudaLaunchKernelFuture %u\n",
            call(rt, CUPTI_RUNTIME_TRACE_CBID_SIZE + 5, "cudaLaunchKernelFuture", KERNEL,
                 "spin_kernel", 1));
+    printf("call cuMemcpyDtoHAsync_v2 %u\n", call(drv, CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoHAsync_v2,
+                                                  "cuMemcpyDtoHAsync_v2", MEMCPY_D2H, NULL, 0));
+    printf("call cuGraphLaunch %u\n", call(drv, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,
+                                           "cuGraphLaunch", KERNEL, "graph_kernel", 0));
+    printf("call cuStreamSynchronize %u\n", call(drv, CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize,
+                                                 "cuStreamSynchronize", NONE, NULL, 0));
+    printf("call cuCtxGetCurrent %u\n",
+           call(drv, CUPTI_DRIVER_TRACE_CBID_cuCtxGetCurrent, "cuCtxGetCurrent", NONE, NULL, 0));
     pop();
     printf("call cudaDeviceSynchronize %u\n",
            call(rt, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020, "cudaDeviceSynchronize",

@@ -6,7 +6,7 @@
  *
  *   - subscriptions and the callbacks enabled (per domain, per id) are
  *     kept; cuptiGetCallbackName names a few runtime ids as CUPTI does
- *     ("cudaLaunchKernel_v7000"), the others have none;
+ *     ("cudaLaunchKernel_v7000") and a few driver ids, the others have none;
  *   - cuptiGetTimestamp is CLOCK_MONOTONIC plus FAKECUPTI_OFFSET_NS (a
  *     clock of its own, as the GPU's is);
  *   - the test drives it through fakecupti_call(): an API call whose
@@ -32,7 +32,13 @@
 #define MAX_IDS             4096
 
 /* The test's side: what the call puts on the GPU. */
-enum fakecupti_work { FAKECUPTI_NONE, FAKECUPTI_KERNEL, FAKECUPTI_MEMCPY, FAKECUPTI_MEMSET };
+enum fakecupti_work {
+    FAKECUPTI_NONE,
+    FAKECUPTI_KERNEL,
+    FAKECUPTI_MEMCPY,
+    FAKECUPTI_MEMSET,
+    FAKECUPTI_MEMCPY_D2H
+};
 
 static struct {
     pthread_mutex_t mu;
@@ -201,10 +207,26 @@ CUptiResult CUPTIAPI cuptiGetCallbackName(CUpti_CallbackDomain domain, uint32_t 
         /* an entry point newer than these headers */
         {CUPTI_RUNTIME_TRACE_CBID_SIZE + 5, "cudaLaunchKernelFuture_v99000"},
     };
+    static const struct {
+        uint32_t id;
+        const char *name;
+    } driver[] = {
+        {CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, "cuLaunchKernel"},
+        {CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoHAsync_v2, "cuMemcpyDtoHAsync_v2"},
+        {CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch, "cuGraphLaunch"},
+        {CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize, "cuStreamSynchronize"},
+        {CUPTI_DRIVER_TRACE_CBID_cuCtxGetCurrent, "cuCtxGetCurrent"},
+    };
     if (domain == CUPTI_CB_DOMAIN_RUNTIME_API)
         for (size_t i = 0; i < sizeof runtime / sizeof *runtime; i++)
             if (runtime[i].id == cbid) {
                 *name = runtime[i].name;
+                return CUPTI_SUCCESS;
+            }
+    if (domain == CUPTI_CB_DOMAIN_DRIVER_API)
+        for (size_t i = 0; i < sizeof driver / sizeof *driver; i++)
+            if (driver[i].id == cbid) {
+                *name = driver[i].name;
                 return CUPTI_SUCCESS;
             }
     return CUPTI_ERROR_INVALID_PARAMETER;
@@ -256,12 +278,14 @@ static void record_work(enum fakecupti_work work, uint32_t corr, const char *ker
         k.correlationId = corr;
         k.name = kernel;
         put_record(&k, sizeof k);
-    } else if (work == FAKECUPTI_MEMCPY && fc.activity[CUPTI_ACTIVITY_KIND_MEMCPY]) {
+    } else if ((work == FAKECUPTI_MEMCPY || work == FAKECUPTI_MEMCPY_D2H) &&
+               fc.activity[CUPTI_ACTIVITY_KIND_MEMCPY]) {
         CUpti_ActivityMemcpy6 m;
         memset(&m, 0, sizeof m);
         m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
-        m.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
-        m.bytes = 4096;
+        bool d2h = work == FAKECUPTI_MEMCPY_D2H;
+        m.copyKind = d2h ? CUPTI_ACTIVITY_MEMCPY_KIND_DTOH : CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
+        m.bytes = d2h ? 8192 : 4096;
         m.start = t;
         m.end = t + 2000;
         m.streamId = 7;

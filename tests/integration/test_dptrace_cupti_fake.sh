@@ -5,7 +5,8 @@
 # the dump tool receives what the library makes of them.  Checked: the
 # runtime calls followed by default (work: launches, copies, memsets,
 # synchronisations; not cudaGetDevice) and with DPTOP_TRACE_CUDA_API=all;
-# a launch through the driver API reported, one inside a runtime call not;
+# launches, copies, graph launches and waits made through the driver API
+# reported (a driver query not), a launch inside a runtime call not;
 # the exit of a call that began before CUPTI was on not reported; a runtime
 # entry point newer than the headers followed; every GPU operation with its
 # call's correlation id and range, on the trace clock within its call; C++
@@ -55,14 +56,16 @@ check(proc[-1]["devices"] == 2, "devices in the last hello: %s" % proc[-1])
 apis = [e for e in events if e["ev"] in ("api", "sync")]
 names = collections.Counter(e["name"] for e in apis)
 want = {"cudaLaunchKernel": 1, "cuLaunchKernel": 1, "cudaMemcpyAsync": 1, "cudaMemsetAsync": 1,
-        "cudaLaunchKernelFuture": 1, "cudaDeviceSynchronize": 1}
+        "cudaLaunchKernelFuture": 1, "cudaDeviceSynchronize": 1, "cuMemcpyDtoHAsync_v2": 1,
+        "cuGraphLaunch": 1, "cuStreamSynchronize": 1}
 if mode == "all":
     want["cudaGetDevice"] = 1
 check(names == want, "%s: API calls %s, expected %s" % (mode, dict(names), want))
 by_name = {e["name"]: e for e in apis}
 for n, e in by_name.items():
     check(e["corr"] == calls[n], "%s: corr %d, the call had %d" % (n, e["corr"], calls[n]))
-check(by_name["cudaDeviceSynchronize"]["ev"] == "sync", "a synchronisation is a sync event")
+check(by_name["cudaDeviceSynchronize"]["ev"] == "sync" and by_name["cuStreamSynchronize"]["ev"] == "sync",
+      "a synchronisation is a sync event")
 
 fwd = [e for e in events if e["ev"] == "range" and e["name"] == "forward"]
 check(len(fwd) == 1, "the range")
@@ -72,7 +75,8 @@ ops = {e["name"]: e for e in events
 launched = {"void scale_kernel<float>(float*, float, int)": "cudaLaunchKernel",
             "ncclDevKernel_AllReduce_Sum_f32_RING_LL": "cuLaunchKernel",
             "memcpy_h2d": "cudaMemcpyAsync", "memset": "cudaMemsetAsync",
-            "spin_kernel": "cudaLaunchKernelFuture"}
+            "spin_kernel": "cudaLaunchKernelFuture", "memcpy_d2h": "cuMemcpyDtoHAsync_v2",
+            "graph_kernel": "cuGraphLaunch"}
 check(sorted(ops) == sorted(launched), "GPU operations %s" % sorted(ops))
 for op_name, call in launched.items():
     op, a = ops[op_name], by_name[call]
@@ -84,7 +88,8 @@ for op_name, call in launched.items():
     check(a["start"] - 20000 <= op["start"] <= a["end"] + 20000,
           "%s at %d, its call %d..%d" % (op_name, op["start"], a["start"], a["end"]))
     check(bool(op["flags"] & 8) == op_name.startswith("nccl"), "%s: collective flag" % op_name)
-check(ops["memcpy_h2d"]["bytes"] == 4096 and ops["memset"]["bytes"] == 512, "sizes")
+check(ops["memcpy_h2d"]["bytes"] == 4096 and ops["memset"]["bytes"] == 512 and
+      ops["memcpy_d2h"]["bytes"] == 8192, "sizes")
 # 300 buffers back to back and 7 records CUPTI lost: every record is
 # delivered or counted as dropped (a full buffer queue counts its records).
 flood = sum(1 for e in events if e["name"] == "flood_kernel")
@@ -97,4 +102,4 @@ PY
 }
 run work
 run all
-it_pass "CUPTI backend through a fake libcupti: calls followed, driver launches, names, collectives"
+it_pass "CUPTI backend through a fake libcupti: calls followed, driver-API work, names, collectives"
