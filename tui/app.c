@@ -167,6 +167,8 @@ static void layout(struct tui_app *app)
     free_windows(app);
     app->laid_nodes = tui_model_nnodes(app->model);
     app->laid_edges = tui_model_nedges(app->model);
+    app->laid_lanes = app->lanes_all;
+    app->laid_expand = app->expand;
     int R = app->rows, C = app->cols;
     app->tiny = R < 8 || C < 30;
     if (app->tiny) {
@@ -197,6 +199,19 @@ static void layout(struct tui_app *app)
         int rest = R - 1 - top;
         int want = (ne < 2 ? 2 : ne) + 2, max = rest * 25 / 100;
         int wh = want < max ? want : max;
+        /*
+         * The rows the timeline would leave empty go to the windows too.
+         * It needs its title, axis and lanes, as many as it will draw:
+         * expanded where they fit beside a quarter-high table (`e`
+         * unpressed) or where asked, one per node otherwise.
+         */
+        int lanes = nn < 1 ? 1 : nn,
+            all = (int)app->lanes_all > lanes ? (int)app->lanes_all : lanes;
+        int beside = rest - (wh >= 3 ? wh : 0) - 2;
+        bool expanded = app->expand_auto ? all <= beside : app->expand;
+        int spare = rest - ((expanded ? all : lanes) + 3);
+        if (spare > wh)
+            wh = spare < want ? spare : want;
         if (wh >= 3) {
             place(app, TUI_P_WINDOWS, top, 0, wh, C);
             top += wh;
@@ -629,9 +644,10 @@ void tui_app_frame(tui_app_t *app, int64_t now)
         app->status[0] = '\0';
         app->pane[TUI_P_STATUS].dirty = true;
     }
-    /* The tables' heights follow the number of nodes and edges. */
+    /* The tables' heights follow the number of nodes, edges and lanes. */
     size_t nn = tui_model_nnodes(app->model), ne = tui_model_nedges(app->model);
-    if (nn != app->laid_nodes || ne != app->laid_edges)
+    if (nn != app->laid_nodes || ne != app->laid_edges || app->lanes_all != app->laid_lanes ||
+        (!app->expand_auto && app->expand != app->laid_expand))
         layout(app);
     uint64_t gen = tui_model_generation(app->model);
     bool any = false;

@@ -234,11 +234,14 @@ static void build_lanes(struct tui_app *app, int rows)
 {
     if (app->expand_auto) {
         build_lanes_as(app, true);
+        app->lanes_all = app->nlanes; /* the layout gives the windows what is left */
         app->expand = (int)app->nlanes <= rows;
         if (app->expand)
             return;
     }
     build_lanes_as(app, app->expand);
+    if (app->expand)
+        app->lanes_all = app->nlanes;
 }
 
 static void build_lanes_as(struct tui_app *app, bool expand)

@@ -146,6 +146,8 @@ struct tui_app {
     bool tables_shared;            /* nodes and windows take turns in one slot */
     enum tui_pane_id slot_table;   /* the one shown there: the last focused */
     size_t laid_nodes, laid_edges; /* table sizes the layout was made for */
+    size_t lanes_all, laid_lanes;  /* timeline lanes, expanded: last drawn, laid out for */
+    bool laid_expand;
 
     /* timeline scratch, rebuilt per frame */
     struct tui_lane *lanes;

@@ -211,6 +211,18 @@ sleep 0.5
 "${TM[@]}" capture-pane -p -t t | grep -q ' Windows: ' || { pane; it_fail "the windows left when the timeline took the focus"; }
 "${TM[@]}" send-keys -t t Tab
 it_wait 5 sh -c "tmux -L $SOCK capture-pane -p -t t | grep -q ' Nodes ('" || { pane; it_fail "Tab did not bring the nodes back"; }
+# Rows the timeline leaves empty (a lane per node) go to the Windows table:
+# at 100x40 it shows every edge, not a quarter of the rows.
+"${TM[@]}" resize-window -t t -x 100 -y 40 2>/dev/null
+sleep 1.5
+"${TM[@]}" capture-pane -p -t t >"$IT_TMP/pane.txt"
+if ! grep -q 'lanes per stream' "$IT_TMP/pane.txt"; then
+    edges=$(sed -n 's/.* Windows: \([0-9]*\) edges.*/\1/p' "$IT_TMP/pane.txt")
+    shown=$(grep -Ec '^n[0-9]+→n[0-9]+ ' "$IT_TMP/pane.txt")
+    [ -n "$edges" ] && [ "$shown" -eq "$edges" ] ||
+        { cat "$IT_TMP/pane.txt"; it_fail "at 100x40 the Windows table shows $shown of ${edges:-?} edges"; }
+    echo "at 100x40 the Windows table shows all $edges edges"
+fi
 "${TM[@]}" resize-window -t t -x 160 -y 50 2>/dev/null
 it_wait 10 fits_ready || { cat "$IT_TMP/pane.txt"; it_fail "the console did not recover after resizing"; }
 
