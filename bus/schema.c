@@ -29,6 +29,9 @@ static const struct bus_field gpu_fields[] = {
      NODE_R,
      .doc = "device index on the node"},
     {.name = "name", .type = BUS_T_STR, .required = true, .doc = "device name"},
+    {.name = "vendor",
+     .type = BUS_T_STR,
+     .doc = "amd or nvidia (index is per vendor); none for the simulated GPU"},
     {.name = "arch", .type = BUS_T_STR, .doc = "architecture, e.g. gfx90a"},
     {.name = "vram_bytes", .type = BUS_T_U64, .unit = "bytes", .doc = "device memory"},
     {.name = "backend", .type = BUS_T_STR, .doc = "capture backend: hip, cupti or sim"},
@@ -173,6 +176,7 @@ static const struct bus_field nodes_fields[] = {
 
 static const struct bus_field status_gpu_fields[] = {
     {.name = "index", .type = BUS_T_INT, .required = true, NODE_R, .doc = "device index"},
+    {.name = "vendor", .type = BUS_T_STR, .doc = "amd or nvidia, as in the hello"},
     {.name = "busy_pct", .type = BUS_T_NUM, .unit = "%", .doc = "busy percentage"},
     {.name = "vram_used_bytes", .type = BUS_T_U64, .unit = "bytes", .doc = "memory in use"},
     {.name = "vram_total_bytes", .type = BUS_T_U64, .unit = "bytes", .doc = "memory size"},

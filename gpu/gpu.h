@@ -442,9 +442,10 @@ enum base_dec gpu_cupti_translate(const void *record, const struct gpu_cupti_xla
 #define GPU_MET_TEMP       0x10
 
 typedef struct gpu_metrics {
-    uint32_t card;  /* N of cardN (NVML: the device index) */
-    char name[48];  /* "amdgpu cardN", NVML's device name */
-    uint32_t valid; /* GPU_MET_* */
+    uint32_t card;      /* N of cardN (NVML: the device index) */
+    char name[48];      /* "amdgpu cardN", NVML's device name */
+    const char *vendor; /* "amd", "nvidia": card numbers are per vendor */
+    uint32_t valid;     /* GPU_MET_* */
     uint32_t busy_pct;
     uint64_t vram_used;  /* bytes */
     uint64_t vram_total; /* bytes */

@@ -112,6 +112,7 @@ static bool read_card(const char *root, uint32_t card, gpu_metrics_t *m, base_de
     memset(m, 0, sizeof *m);
     m->card = card;
     snprintf(m->name, sizeof m->name, "amdgpu card%" PRIu32, card);
+    m->vendor = "amd";
     char name[32];
     snprintf(name, sizeof name, "card%" PRIu32, card);
     if (!join(card_dir, sizeof card_dir, root, name) || !join(dev, sizeof dev, card_dir, "device"))

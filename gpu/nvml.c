@@ -116,6 +116,7 @@ int gpu_nvml_read(gpu_nvml_t *self, gpu_metrics_t *out, size_t max, size_t *n, b
         gpu_metrics_t *m = &out[(*n)++];
         memset(m, 0, sizeof *m);
         m->card = i;
+        m->vendor = "nvidia";
         char name[NVML_NAME_LEN] = "";
         if (self->nvmlDeviceGetName(dev, name, sizeof name) != NVML_OK || name[0] == '\0')
             snprintf(name, sizeof name, "NVIDIA GPU %u", i);

@@ -717,6 +717,8 @@ static bus_msg_t *hello_msg(node_agent_t *self, bool bus_copy)
         json_object *g = json_object_new_object();
         json_object_object_add(g, "index", json_object_new_int64(self->cards[i].card));
         json_object_object_add(g, "name", json_object_new_string(self->cards[i].name));
+        if (self->cards[i].vendor)
+            json_object_object_add(g, "vendor", json_object_new_string(self->cards[i].vendor));
         if (self->cards[i].valid & GPU_MET_VRAM_TOTAL)
             json_object_object_add(g, "vram_bytes",
                                    json_object_new_uint64(self->cards[i].vram_total));
@@ -1204,6 +1206,8 @@ static void publish_status(node_agent_t *self, int64_t period_ns)
         const gpu_metrics_t *c = &self->cards[i];
         json_object *g = json_object_new_object();
         json_object_object_add(g, "index", json_object_new_int64(c->card));
+        if (c->vendor)
+            json_object_object_add(g, "vendor", json_object_new_string(c->vendor));
         if (c->valid & GPU_MET_BUSY)
             json_object_object_add(g, "busy_pct", json_object_new_double(c->busy_pct));
         if (c->valid & GPU_MET_VRAM_USED)

@@ -1386,6 +1386,7 @@ static void test_metrics_sysfs(void **state)
     assert_int_equal(gpu_metrics_read(root, m, 8, &n, &st, err), BASE_OK);
     assert_int_equal(n, 3);
     assert_int_equal(m[0].card, 0);
+    assert_string_equal(m[0].vendor, "amd");
     assert_int_equal(m[0].valid, GPU_MET_BUSY | GPU_MET_VRAM_USED | GPU_MET_VRAM_TOTAL |
                                      GPU_MET_POWER | GPU_MET_TEMP);
     assert_int_equal(m[0].busy_pct, 37);
@@ -1452,6 +1453,7 @@ static void test_nvml_metrics(void **state)
     assert_int_equal(n, 2);
     assert_string_equal(m[0].name, "Fake NVIDIA A100");
     assert_int_equal(m[0].card, 0);
+    assert_string_equal(m[0].vendor, "nvidia");
     assert_int_equal(m[0].valid, GPU_MET_BUSY | GPU_MET_VRAM_USED | GPU_MET_VRAM_TOTAL |
                                      GPU_MET_POWER | GPU_MET_TEMP);
     assert_int_equal(m[0].busy_pct, 37);

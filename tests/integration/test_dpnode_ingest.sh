@@ -153,9 +153,12 @@ recs = [json.loads(l) for l in open(sys.argv[1])]
 hello = [r["h"] for r in recs if r["h"].get("type") == "hello"][-1]
 status = [r["h"] for r in recs if r["h"].get("type") == "status"][-1]
 # The amdgpu card of the fake sysfs tree, then the fake NVML's two boards.
-assert hello["gpus"] == [{"index": 0, "name": "amdgpu card0", "vram_bytes": 17179869184},
-                         {"index": 0, "name": "Fake NVIDIA A100", "vram_bytes": 40 << 30},
-                         {"index": 1, "name": "Fake NVIDIA T4", "vram_bytes": 16 << 30}], hello
+assert hello["gpus"] == [
+    {"index": 0, "name": "amdgpu card0", "vendor": "amd", "vram_bytes": 17179869184},
+    {"index": 0, "name": "Fake NVIDIA A100", "vendor": "nvidia", "vram_bytes": 40 << 30},
+    {"index": 1, "name": "Fake NVIDIA T4", "vendor": "nvidia", "vram_bytes": 16 << 30}], hello
+# Index 0 twice: the vendor tells the status entries apart.
+assert [(g["vendor"], g["index"]) for g in status["gpus"]] == [("amd", 0), ("nvidia", 0), ("nvidia", 1)], status
 g = status["gpus"][0]
 assert g["index"] == 0 and g["busy_pct"] == 37 and g["vram_used_bytes"] == 1073741824, g
 assert abs(g["power_w"] - 123.45) < 1e-9 and abs(g["temp_c"] - 54.5) < 1e-9, g
