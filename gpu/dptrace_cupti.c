@@ -135,7 +135,12 @@ static bool call_is_work(const char *name, const char *const *prefixes)
     return false;
 }
 
-/* Runtime calls the thread is inside (driver callbacks nest in them). */
+/* Runtime calls the thread is inside (driver callbacks nest in them).
+ * Only followed runtime calls count: with api=work, a driver call of the
+ * followed kinds made inside an unfollowed runtime call would be reported
+ * as the program's own; no such pair is known (the unfollowed runtime
+ * calls are queries, set-up and capture, whose driver calls are not of
+ * those kinds). */
 static _Thread_local unsigned in_runtime;
 
 /* CUPTI's buffer callbacks carry no user pointer: the one instance of the
@@ -264,9 +269,12 @@ static void snapshot(struct cupti_src *s)
 }
 
 /* Follows the calls of a domain that are work, by name; *named: how many
- * of its ids have a name at all. */
+ * of its ids have a name at all.  With `strict`, an id CUPTI will not
+ * follow is an error; otherwise it is left out (the driver's: the calls
+ * a runtime call makes are its own, and their GPU work has its id). */
 static CUptiResult follow_work(struct cupti_src *s, CUpti_CallbackDomain domain,
-                               CUpti_CallbackId size, const char *const *prefixes, size_t *named)
+                               CUpti_CallbackId size, const char *const *prefixes, bool strict,
+                               size_t *named)
 {
     *named = 0;
     /* Past this header's last id too: a newer libcupti names its new
@@ -279,7 +287,7 @@ static CUptiResult follow_work(struct cupti_src *s, CUpti_CallbackDomain domain,
         if (!call_is_work(name, prefixes))
             continue;
         CUptiResult rc = s->cuptiEnableCallback(1, s->sub, domain, id);
-        if (rc != CUPTI_SUCCESS)
+        if (rc != CUPTI_SUCCESS && strict)
             return rc;
     }
     return CUPTI_SUCCESS;
@@ -290,13 +298,13 @@ static CUptiResult follow_calls(struct cupti_src *s, bool all)
     size_t named;
     CUptiResult rc = all ? s->cuptiEnableDomain(1, s->sub, CUPTI_CB_DOMAIN_RUNTIME_API)
                          : follow_work(s, CUPTI_CB_DOMAIN_RUNTIME_API,
-                                       CUPTI_RUNTIME_TRACE_CBID_SIZE, work_prefixes, &named);
+                                       CUPTI_RUNTIME_TRACE_CBID_SIZE, work_prefixes, true, &named);
     if (rc != CUPTI_SUCCESS)
         return rc;
-    rc = follow_work(s, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE,
-                     driver_work_prefixes, &named);
-    if (rc != CUPTI_SUCCESS || named > 0)
-        return rc;
+    follow_work(s, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, driver_work_prefixes,
+                false, &named);
+    if (named > 0)
+        return CUPTI_SUCCESS;
     /* An older libcupti may lack some of these: the others are followed. */
     for (size_t i = 0; i < sizeof driver_launches / sizeof *driver_launches; i++)
         s->cuptiEnableCallback(1, s->sub, CUPTI_CB_DOMAIN_DRIVER_API, driver_launches[i]);

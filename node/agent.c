@@ -140,6 +140,9 @@ struct node_agent {
     node_devices_t *devices;
     gpu_metrics_t cards[MAX_CARDS]; /* its latest reading: amdgpu's, then NVML's */
     size_t ncards;
+    gpu_metrics_t hello_cards[MAX_CARDS]; /* the last fresh reading: the hello's */
+    size_t nhello_cards;
+    bool hello_due; /* the cards changed: the hello goes again */
     base_decstats_t metrics_dec;
 
     /* counters */
@@ -682,9 +685,31 @@ static void on_sim(void *ctx, const gpu_msg_t *msg)
 
 /* ---- device metrics ------------------------------------------------------ */
 
+static bool same_cards(const gpu_metrics_t *a, const gpu_metrics_t *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (a[i].card != b[i].card || a[i].vendor != b[i].vendor ||
+            strcmp(a[i].name, b[i].name) != 0 || a[i].vram_total != b[i].vram_total)
+            return false;
+    return true;
+}
+
+/*
+ * The status shows the latest reading, none while it is stale; the hello
+ * lists the cards of the last fresh one, and goes again when they change
+ * (a driver slow to answer at start, a board that falls off the bus).
+ */
 static void read_metrics(node_agent_t *self)
 {
-    self->ncards = node_devices_get(self->devices, self->cards, MAX_CARDS, &self->metrics_dec);
+    bool fresh;
+    self->ncards =
+        node_devices_get(self->devices, self->cards, MAX_CARDS, &self->metrics_dec, &fresh);
+    if (!fresh || (self->ncards == self->nhello_cards &&
+                   same_cards(self->cards, self->hello_cards, self->ncards)))
+        return;
+    memcpy(self->hello_cards, self->cards, self->ncards * sizeof *self->cards);
+    self->nhello_cards = self->ncards;
+    self->hello_due = true;
 }
 
 /* ---- hello, announcements ------------------------------------------------ */
@@ -713,15 +738,15 @@ static bus_msg_t *hello_msg(node_agent_t *self, bool bus_copy)
     json_object_array_add(clocks, json_object_new_string("trace"));
     json_object_object_add(h, "clocks", clocks);
     json_object *gpus = json_object_new_array();
-    for (size_t i = 0; i < self->ncards; i++) {
+    for (size_t i = 0; i < self->nhello_cards; i++) {
+        const gpu_metrics_t *c = &self->hello_cards[i];
         json_object *g = json_object_new_object();
-        json_object_object_add(g, "index", json_object_new_int64(self->cards[i].card));
-        json_object_object_add(g, "name", json_object_new_string(self->cards[i].name));
-        if (self->cards[i].vendor)
-            json_object_object_add(g, "vendor", json_object_new_string(self->cards[i].vendor));
-        if (self->cards[i].valid & GPU_MET_VRAM_TOTAL)
-            json_object_object_add(g, "vram_bytes",
-                                   json_object_new_uint64(self->cards[i].vram_total));
+        json_object_object_add(g, "index", json_object_new_int64(c->card));
+        json_object_object_add(g, "name", json_object_new_string(c->name));
+        if (c->vendor)
+            json_object_object_add(g, "vendor", json_object_new_string(c->vendor));
+        if (c->valid & GPU_MET_VRAM_TOTAL)
+            json_object_object_add(g, "vram_bytes", json_object_new_uint64(c->vram_total));
         json_object_array_add(gpus, g);
     }
     if (self->sim_workload) {
@@ -791,6 +816,7 @@ static void announce(node_agent_t *self)
     bus_msg_t *m = hello_msg(self, true);
     publish(self, m);
     bus_msg_destroy(&m);
+    self->hello_due = false;
     if (self->has_sim) {
         clock_truth_node_t t = {.node = (uint32_t)self->id, .p = self->simp};
         json_object *o = clock_json_truth(&t);
@@ -1559,7 +1585,7 @@ node_agent_t *node_agent_new(const base_config_t *cfg, char *err)
     self->sim_workload = base_config_bool(cfg, "sim_workload");
     gpu_sim_defaults(&self->wl_cfg);
     self->wl_cfg.pid = (uint32_t)self->pid;
-    self->wl_cfg.device = (uint16_t)self->ncards;
+    self->wl_cfg.device = (uint16_t)self->nhello_cards;
     self->wl_cfg.step_period_ns = (int64_t)llround(base_config_double(cfg, "sim_step_ms") * 1e6);
     self->wl_cfg.layers = (uint32_t)base_config_int(cfg, "sim_layers");
     self->wl_cfg.straggler_node = (int32_t)base_config_int(cfg, "sim_straggler");
@@ -1748,7 +1774,9 @@ int node_agent_run(node_agent_t *self, volatile sig_atomic_t *stop, char *err)
         close_windows(self);
         now = base_monotonic_ns();
         bool ok = welcomed(self);
-        if (ok && (self->announce_due || now - self->last_announce >= ANNOUNCE_EVERY) &&
+        if (ok &&
+            (self->announce_due || self->hello_due ||
+             now - self->last_announce >= ANNOUNCE_EVERY) &&
             bus_pub_subscribed(self->pub, BUS_K_HELLO))
             announce(self);
         if (now >= self->next_snap) {

@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -37,7 +38,8 @@ struct node_devices {
     pthread_cond_t cond;  /* a reading came; stop asked */
     int refs;             /* the loop's and the thread's */
     bool stop;
-    bool have; /* a reading came */
+    bool abandoned; /* stopped while a driver call hung: the thread leaves NVML open */
+    bool have;      /* a reading came */
     int64_t read_at_ns;
     gpu_metrics_t cards[DEVICES_MAX];
     size_t ncards;
@@ -130,8 +132,12 @@ static void *devices_main(void *arg)
         while (!self->stop && pthread_cond_timedwait(&self->cond, &self->lock, &until) != ETIMEDOUT)
             ;
     }
+    /* Left behind at exit, the process's destructors run beside this
+     * thread: NVML is not shut down nor unloaded under them. */
+    bool abandoned = self->abandoned;
     pthread_mutex_unlock(&self->lock);
-    gpu_nvml_destroy(&r.nvml);
+    if (!abandoned)
+        gpu_nvml_destroy(&r.nvml);
     release(self);
     return NULL;
 }
@@ -154,7 +160,12 @@ node_devices_t *node_devices_new(const struct node_devices_cfg *cfg, char *err)
     pthread_condattr_destroy(&ca);
     pthread_mutex_init(&self->lock, NULL);
     self->refs = 2;
+    /* Signals are the loop's: one taken here would cut a driver call short. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
     int rc = pthread_create(&self->thread, NULL, devices_main, self);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc != 0) {
         snprintf(err, BASE_ERRLEN, "device metrics: cannot start a thread: %s", strerror(rc));
         self->refs = 1;
@@ -199,13 +210,17 @@ void node_devices_destroy(node_devices_t **self_p)
     clock_gettime(CLOCK_REALTIME, &until);
     until.tv_sec += 1;
     if (pthread_timedjoin_np(self->thread, NULL, &until) != 0) {
+        pthread_mutex_lock(&self->lock);
+        self->abandoned = true;
+        pthread_mutex_unlock(&self->lock);
         pthread_detach(self->thread);
         base_log(BASE_LOG_WARN, "node", "device metrics: a driver call still has not returned");
     }
     release(self);
 }
 
-size_t node_devices_get(node_devices_t *self, gpu_metrics_t *out, size_t max, base_decstats_t *dec)
+size_t node_devices_get(node_devices_t *self, gpu_metrics_t *out, size_t max, base_decstats_t *dec,
+                        bool *fresh)
 {
     assert(self && out);
     pthread_mutex_lock(&self->lock);
@@ -227,5 +242,7 @@ size_t node_devices_get(node_devices_t *self, gpu_metrics_t *out, size_t max, ba
         base_log(BASE_LOG_INFO, "node", "device metrics: readings come again");
     self->stale_said = hung;
     pthread_mutex_unlock(&self->lock);
+    if (fresh)
+        *fresh = !old;
     return n;
 }

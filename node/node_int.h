@@ -361,7 +361,9 @@ typedef struct node_devices node_devices_t;
 node_devices_t *node_devices_new(const struct node_devices_cfg *cfg, char *err);
 void node_devices_destroy(node_devices_t **self);
 /* The latest reading, at most max cards, and the decoders' counts so far;
- * none while the reading is stale (older than 3 periods and 3 s). */
-size_t node_devices_get(node_devices_t *self, gpu_metrics_t *out, size_t max, base_decstats_t *dec);
+ * none while the reading is stale (older than 3 periods and 3 s) or none
+ * came yet: *fresh (when not NULL) says which. */
+size_t node_devices_get(node_devices_t *self, gpu_metrics_t *out, size_t max, base_decstats_t *dec,
+                        bool *fresh);
 
 #endif /* DP_NODE_INT_H */

@@ -1283,14 +1283,16 @@ static void test_devices_reader(void **state)
     assert_non_null(d);
     gpu_metrics_t m[4];
     base_decstats_t dec;
-    assert_int_equal(node_devices_get(d, m, 4, &dec), 1);
+    bool fresh = false;
+    assert_int_equal(node_devices_get(d, m, 4, &dec, &fresh), 1);
+    assert_true(fresh);
     assert_int_equal(m[0].busy_pct, 37);
     assert_true(m[0].valid & GPU_MET_BUSY);
     write_text(path, "81\n");
     bool seen = false;
     for (int i = 0; i < 200 && !seen; i++) {
         usleep(10000);
-        seen = node_devices_get(d, m, 4, NULL) == 1 && m[0].busy_pct == 81;
+        seen = node_devices_get(d, m, 4, NULL, NULL) == 1 && m[0].busy_pct == 81;
     }
     assert_true(seen);
     /* Garbage is counted, the field left out. */
@@ -1298,7 +1300,7 @@ static void test_devices_reader(void **state)
     seen = false;
     for (int i = 0; i < 200 && !seen; i++) {
         usleep(10000);
-        seen = node_devices_get(d, m, 4, &dec) == 1 && !(m[0].valid & GPU_MET_BUSY) &&
+        seen = node_devices_get(d, m, 4, &dec, NULL) == 1 && !(m[0].valid & GPU_MET_BUSY) &&
                base_decstats_errors(&dec) > 0;
     }
     assert_true(seen);
@@ -1314,7 +1316,8 @@ static void test_devices_reader(void **state)
     cfg.sysfs_root = "/nonexistent/dptop";
     d = node_devices_new(&cfg, err);
     assert_non_null(d);
-    assert_int_equal(node_devices_get(d, m, 4, NULL), 0);
+    assert_int_equal(node_devices_get(d, m, 4, NULL, &fresh), 0);
+    assert_true(fresh); /* no cards here, and that is a reading */
     node_devices_destroy(&d);
 }
 

@@ -169,6 +169,9 @@ static void layout(struct tui_app *app)
     app->laid_edges = tui_model_nedges(app->model);
     app->laid_lanes = app->lanes_all;
     app->laid_expand = app->expand;
+    /* A table focused by a click is the one a shared slot shows. */
+    if (app->focus == TUI_P_NODES || app->focus == TUI_P_WINDOWS)
+        app->slot_table = app->focus;
     int R = app->rows, C = app->cols;
     app->tiny = R < 8 || C < 30;
     if (app->tiny) {
@@ -209,7 +212,7 @@ static void layout(struct tui_app *app)
             all = (int)app->lanes_all > lanes ? (int)app->lanes_all : lanes;
         int beside = rest - (wh >= 3 ? wh : 0) - 2;
         bool expanded = app->expand_auto ? all <= beside : app->expand;
-        int spare = rest - ((expanded ? all : lanes) + 3);
+        int spare = rest - ((expanded ? all : lanes) + 2);
         if (spare > wh)
             wh = spare < want ? spare : want;
         if (wh >= 3) {
@@ -223,8 +226,10 @@ static void layout(struct tui_app *app)
          * below does not move when they swap. */
         int want_win = (ne < 2 ? 2 : ne) + 2;
         int sh = want_win > nh ? want_win : nh;
-        if (sh > max_nodes && avail >= 12)
+        if (sh > max_nodes)
             sh = nh > max_nodes ? nh : max_nodes;
+        if (sh > avail - 3) /* the timeline keeps its title, axis and a lane */
+            sh = avail - 3;
         app->tables_shared = true;
         place(app, app->slot_table, top, 0, sh, C);
         top += sh;

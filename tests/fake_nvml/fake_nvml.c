@@ -7,13 +7,15 @@
  *      (NVML_ERROR_NOT_SUPPORTED, as on some boards), 40 °C
  *
  * FAKENVML_INIT=N makes nvmlInit_v2 answer N (9: NVML_ERROR_DRIVER_NOT_LOADED,
- * as on a host with the library but no driver).  FAKENVML_HANG_AFTER=N makes
- * the N+1th nvmlDeviceGetUtilizationRates block FAKENVML_HANG_S seconds
- * (default an hour), as NVML does while a board resets or falls off the bus.
+ * as on a host with the library but no driver).  While the file named by
+ * FAKENVML_HANG_FILE exists, nvmlDeviceGetUtilizationRates blocks, as NVML
+ * does while a board resets or falls off the bus; it says on stderr when
+ * it begins and ends, with the time (CLOCK_REALTIME, s).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 typedef struct nvml_device *nvml_dev;
@@ -69,15 +71,22 @@ int nvmlDeviceGetName(nvml_dev dev, char *name, unsigned int len)
     return 0;
 }
 
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 int nvmlDeviceGetUtilizationRates(nvml_dev dev, struct nvml_util *u);
 int nvmlDeviceGetUtilizationRates(nvml_dev dev, struct nvml_util *u)
 {
-    static int calls;
-    const char *after = getenv("FAKENVML_HANG_AFTER"), *secs = getenv("FAKENVML_HANG_S");
-    if (after && calls++ == atoi(after)) {
-        fprintf(stderr, "fake nvml: hanging\n");
-        sleep(secs ? (unsigned)atoi(secs) : 3600);
-        fprintf(stderr, "fake nvml: answering again\n");
+    const char *hang = getenv("FAKENVML_HANG_FILE");
+    if (hang && access(hang, F_OK) == 0) {
+        fprintf(stderr, "fake nvml: hanging at %.3f\n", now_s());
+        while (access(hang, F_OK) == 0)
+            usleep(20000);
+        fprintf(stderr, "fake nvml: answering again at %.3f\n", now_s());
     }
     u->gpu = dev->busy;
     u->memory = 0;
