@@ -1084,6 +1084,25 @@ static void test_console_windows_title(void **state)
     struct tui_summary s;
     tui_model_summary(m, &s);
     assert_true(s.hosts_warming == 0 && s.delay_ns == 212.5);
+    /* An edge whose newest window is two behind the others' is no longer
+     * probed: counted in the title (its rows go last, dimmed); one window
+     * behind is an agent closing its window a little later. */
+    const int64_t T = 1000000000000LL;
+    const int edges[][3] = {{1, 2, 7}, {2, 1, 5}};
+    for (size_t i = 0; i < 2; i++)
+        apply_ok(m, BUS_K_EDGE_FIT,
+                 "{\"window\":%d,\"src\":%d,\"dst\":%d,\"estimator\":\"svm\",\"anchor_ns\":%lld,"
+                 "\"offset_ns\":1,\"drift_ppb\":0,\"uncertainty_ns\":4,\"n_fwd\":90,"
+                 "\"n_rev\":90,\"from_ns\":%lld,\"to_ns\":%lld}",
+                 edges[i][2], edges[i][0], edges[i][1], (long long)T, (long long)T,
+                 (long long)(T + 2000000000LL));
+    assert_true(console_shows(m, "2 edges (1 not probed now)"));
+    apply_ok(m, BUS_K_EDGE_FIT,
+             "{\"window\":6,\"src\":2,\"dst\":1,\"estimator\":\"svm\",\"anchor_ns\":%lld,"
+             "\"offset_ns\":1,\"drift_ppb\":0,\"uncertainty_ns\":4,\"n_fwd\":90,"
+             "\"n_rev\":90,\"from_ns\":%lld,\"to_ns\":%lld}",
+             (long long)T, (long long)T, (long long)(T + 2000000000LL));
+    assert_false(console_shows(m, "not probed now"));
     tui_model_destroy(&m);
 }
 

@@ -518,9 +518,39 @@ static bool nodes_mouse(struct tui_app *app, struct tui_pane *p, int y, int x, m
 
 /* ---- window table ---------------------------------------------------------- */
 
+/*
+ * An edge no longer probed (the plan changed, a node went down) keeps its
+ * last windows: they go after the probed ones, dimmed.  Stale: its newest
+ * window is two or more behind the newest of any edge (agents close their
+ * windows a little apart).  Fills order[]; returns how many are stale.
+ */
+static size_t windows_order(const tui_model_t *m, size_t *order, bool *stale)
+{
+    size_t ne = tui_model_nedges(m), k = 0, nstale = 0;
+    int64_t newest = INT64_MIN;
+    for (size_t i = 0; i < ne; i++) {
+        const struct tui_edge *e = tui_model_edge(m, i);
+        if (e->nwin > 0 && e->win[0].window > newest)
+            newest = e->win[0].window;
+    }
+    for (size_t i = 0; i < ne; i++) {
+        const struct tui_edge *e = tui_model_edge(m, i);
+        stale[i] = e->nwin > 0 && e->win[0].window < newest - 1;
+        nstale += stale[i];
+    }
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < ne; i++)
+            if (stale[i] == (pass == 1))
+                order[k++] = i;
+    return nstale;
+}
+
 static void windows_draw(struct tui_app *app, struct tui_pane *p)
 {
     size_t ne = tui_model_nedges(app->model);
+    size_t *order = xmalloc((ne ? ne : 1) * sizeof *order);
+    bool *stale = xmalloc((ne ? ne : 1) * sizeof *stale);
+    size_t nstale = windows_order(app->model, order, stale);
     struct tui_summary s;
     tui_model_summary(app->model, &s);
     char title[240], loops[64] = "", stamp[64] = "", delay[64] = "";
@@ -542,14 +572,20 @@ static void windows_draw(struct tui_app *app, struct tui_pane *p)
         tui_fmt_dur(d, sizeof d, s.delay_ns);
         snprintf(delay, sizeof delay, ", slow hosts ±%s", d);
     }
-    snprintf(title, sizeof title, " Windows: %zu edge%s%s%s%s, newest first ", ne,
-             ne == 1 ? "" : "s", loops, stamp, delay);
+    char gone[48] = "";
+    if (nstale > 0)
+        snprintf(gone, sizeof gone, " (%zu not probed now)", nstale);
+    snprintf(title, sizeof title, " Windows: %zu edge%s%s%s%s%s, newest first ", ne,
+             ne == 1 ? "" : "s", gone, loops, stamp, delay);
     if (tui_strwidth(title) > p->w) /* the order goes first: the rows show it anyway */
-        snprintf(title, sizeof title, " Windows: %zu edge%s%s%s%s ", ne, ne == 1 ? "" : "s", loops,
-                 stamp, delay);
+        snprintf(title, sizeof title, " Windows: %zu edge%s%s%s%s%s ", ne, ne == 1 ? "" : "s", gone,
+                 loops, stamp, delay);
     tui_draw_title(app, p, title);
-    if (p->h < 2)
+    if (p->h < 2) {
+        free(order);
+        free(stale);
         return;
+    }
     /* Narrow (beside the nodes at 150 columns and more): the edge, its
      * offset, ±, drift and loop residual stay longest. */
     static const struct {
@@ -586,7 +622,8 @@ static void windows_draw(struct tui_app *app, struct tui_pane *p)
     if (p->scroll < 0)
         p->scroll = 0;
     int line = 0;
-    for (size_t i = 0; i < ne; i++) {
+    for (size_t oi = 0; oi < ne; oi++) {
+        size_t i = order[oi];
         const struct tui_edge *e = tui_model_edge(app->model, i);
         int k = (int)e->nwin < per ? (int)e->nwin : per;
         for (int j = 0; j < (k ? k : 1); j++, line++) {
@@ -594,7 +631,7 @@ static void windows_draw(struct tui_app *app, struct tui_pane *p)
             if (y < 2 || y >= p->h)
                 continue;
             bool sel = app->sel_node >= 0 && (e->src == app->sel_node || e->dst == app->sel_node);
-            chtype base = j > 0 ? app->role[R_DIM] : sel ? A_BOLD : A_NORMAL;
+            chtype base = j > 0 || stale[i] ? app->role[R_DIM] : sel ? A_BOLD : A_NORMAL;
             char v[BASE_ARRAY_LEN(cols)][40];
             memset(v, 0, sizeof v);
             bool suspect = false;
@@ -641,6 +678,8 @@ static void windows_draw(struct tui_app *app, struct tui_pane *p)
             }
         }
     }
+    free(order);
+    free(stale);
 }
 
 static bool windows_key(struct tui_app *app, struct tui_pane *p, int key)
