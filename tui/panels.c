@@ -553,7 +553,7 @@ static void windows_draw(struct tui_app *app, struct tui_pane *p)
     size_t nstale = windows_order(app->model, order, stale);
     struct tui_summary s;
     tui_model_summary(app->model, &s);
-    char title[240], loops[64] = "", stamp[64] = "", delay[64] = "";
+    char title[320], loops[64] = "", stamp[64] = "", delay[64] = "";
     if (s.asym_unseen)
         snprintf(loops, sizeof loops, ", no loop: asymmetry unseen");
     else if (s.loops >= 0)
