@@ -162,6 +162,20 @@ static void place(struct tui_app *app, enum tui_pane_id id, int y, int x, int h,
         p->panel->resize(app, p);
 }
 
+/*
+ * Rows of `rest` the timeline would leave empty below a table of `table`
+ * rows: it needs its title, axis and lanes, as many as it will draw:
+ * expanded where they fit beside that table (`e` unpressed) or where
+ * asked, one per node otherwise.
+ */
+static int timeline_spare(const struct tui_app *app, int rest, int table)
+{
+    int nn = (int)tui_model_nnodes(app->model);
+    int lanes = nn < 1 ? 1 : nn, all = (int)app->lanes_all > lanes ? (int)app->lanes_all : lanes;
+    bool expanded = app->expand_auto ? all <= rest - table - 2 : app->expand;
+    return rest - ((expanded ? all : lanes) + 2);
+}
+
 static void layout(struct tui_app *app)
 {
     free_windows(app);
@@ -192,27 +206,25 @@ static void layout(struct tui_app *app)
         nh = avail >= 6 ? 3 : 0;
     app->tables_shared = false;
     if (C >= 150) {
-        int nw = C * 62 / 100;
-        place(app, TUI_P_NODES, top, 0, nh, nw);
-        place(app, TUI_P_WINDOWS, top, nw, nh, C - nw);
-        top += nh;
+        /* Side by side: as tall as the node table, or as the edges need
+         * where the timeline leaves the rows empty. */
+        int nw = C * 62 / 100, th = nh, want = (ne < 2 ? 2 : ne) + 2;
+        if (want > nh && nh >= 3) {
+            int spare = timeline_spare(app, avail, nh);
+            if (spare > nh)
+                th = spare < want ? spare : want;
+        }
+        place(app, TUI_P_NODES, top, 0, th, nw);
+        place(app, TUI_P_WINDOWS, top, nw, th, C - nw);
+        top += th;
     } else if (R - 1 - top - nh >= 16) {
         place(app, TUI_P_NODES, top, 0, nh, C);
         top += nh;
         int rest = R - 1 - top;
         int want = (ne < 2 ? 2 : ne) + 2, max = rest * 25 / 100;
         int wh = want < max ? want : max;
-        /*
-         * The rows the timeline would leave empty go to the windows too.
-         * It needs its title, axis and lanes, as many as it will draw:
-         * expanded where they fit beside a quarter-high table (`e`
-         * unpressed) or where asked, one per node otherwise.
-         */
-        int lanes = nn < 1 ? 1 : nn,
-            all = (int)app->lanes_all > lanes ? (int)app->lanes_all : lanes;
-        int beside = rest - (wh >= 3 ? wh : 0) - 2;
-        bool expanded = app->expand_auto ? all <= beside : app->expand;
-        int spare = rest - ((expanded ? all : lanes) + 2);
+        /* The rows the timeline would leave empty go to the windows too. */
+        int spare = timeline_spare(app, rest, wh >= 3 ? wh : 0);
         if (spare > wh)
             wh = spare < want ? spare : want;
         if (wh >= 3) {
