@@ -793,6 +793,9 @@ static const char *const help_lines[] = {
     "title); with none, ±UNC cannot include it: probe more node pairs.",
     "A host's own stamp asymmetry shows in no loop: ±UNC includes what",
     "the master assumes of it (Windows title; dpnode --stamp-asym-ns).",
+    "Windows table: ±UNC is the edge fit's own statistical bound; no edge",
+    "sees its path's asymmetry, so it is narrower than the error: the",
+    "nodes' ±UNC is the one to trust.",
 };
 
 int tui_help_lines(void)
