@@ -115,7 +115,8 @@ static const char *const driver_work_prefixes[] = {
     "cuMemFree", "cuMemHostAlloc", "cuEventRecord", "cuStreamWaitEvent", NULL,
 };
 
-/* Where a libcupti names no driver entry point: the launches by id. */
+/* Where a libcupti names no driver entry point, or follows none of those
+ * it names: the launches by id. */
 static const CUpti_CallbackId driver_launches[] = {
     CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
     CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
@@ -274,9 +275,9 @@ static void snapshot(struct cupti_src *s)
  * a runtime call makes are its own, and their GPU work has its id). */
 static CUptiResult follow_work(struct cupti_src *s, CUpti_CallbackDomain domain,
                                CUpti_CallbackId size, const char *const *prefixes, bool strict,
-                               size_t *named)
+                               size_t *named, size_t *followed)
 {
-    *named = 0;
+    *named = *followed = 0;
     /* Past this header's last id too: a newer libcupti names its new
      * entry points, an id it does not know has no name. */
     for (CUpti_CallbackId id = 1; id < size + 1024; id++) {
@@ -289,21 +290,23 @@ static CUptiResult follow_work(struct cupti_src *s, CUpti_CallbackDomain domain,
         CUptiResult rc = s->cuptiEnableCallback(1, s->sub, domain, id);
         if (rc != CUPTI_SUCCESS && strict)
             return rc;
+        *followed += rc == CUPTI_SUCCESS;
     }
     return CUPTI_SUCCESS;
 }
 
 static CUptiResult follow_calls(struct cupti_src *s, bool all)
 {
-    size_t named;
-    CUptiResult rc = all ? s->cuptiEnableDomain(1, s->sub, CUPTI_CB_DOMAIN_RUNTIME_API)
-                         : follow_work(s, CUPTI_CB_DOMAIN_RUNTIME_API,
-                                       CUPTI_RUNTIME_TRACE_CBID_SIZE, work_prefixes, true, &named);
+    size_t named, followed;
+    CUptiResult rc =
+        all ? s->cuptiEnableDomain(1, s->sub, CUPTI_CB_DOMAIN_RUNTIME_API)
+            : follow_work(s, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE,
+                          work_prefixes, true, &named, &followed);
     if (rc != CUPTI_SUCCESS)
         return rc;
     follow_work(s, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, driver_work_prefixes,
-                false, &named);
-    if (named > 0)
+                false, &named, &followed);
+    if (followed > 0)
         return CUPTI_SUCCESS;
     /* An older libcupti may lack some of these: the others are followed. */
     for (size_t i = 0; i < sizeof driver_launches / sizeof *driver_launches; i++)

@@ -685,11 +685,13 @@ static void on_sim(void *ctx, const gpu_msg_t *msg)
 
 /* ---- device metrics ------------------------------------------------------ */
 
+/* What the hello says of a card: a reading that flickers (a memory query
+ * that fails now and then) does not send it again. */
 static bool same_cards(const gpu_metrics_t *a, const gpu_metrics_t *b, size_t n)
 {
     for (size_t i = 0; i < n; i++)
         if (a[i].card != b[i].card || a[i].vendor != b[i].vendor ||
-            strcmp(a[i].name, b[i].name) != 0 || a[i].vram_total != b[i].vram_total)
+            strcmp(a[i].name, b[i].name) != 0)
             return false;
     return true;
 }

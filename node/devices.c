@@ -101,7 +101,8 @@ static size_t read_all(struct node_devices *self, struct reader *r, gpu_metrics_
 static void *devices_main(void *arg)
 {
     struct node_devices *self = arg;
-    struct reader r = {.amd_ok = true, .nvml_ok = true};
+    /* No drm directory at all is the rule in containers: not said at start. */
+    struct reader r = {.amd_ok = false, .nvml_ok = true};
     if (self->nvml_library[0] != '\0') {
         char err[BASE_ERRLEN];
         r.nvml = gpu_nvml_new(self->nvml_library, err);
@@ -163,6 +164,12 @@ node_devices_t *node_devices_new(const struct node_devices_cfg *cfg, char *err)
     /* Signals are the loop's: one taken here would cut a driver call short. */
     sigset_t all, old;
     sigfillset(&all);
+    /* A fault in the reader is still the process's to report. */
+    sigdelset(&all, SIGSEGV);
+    sigdelset(&all, SIGBUS);
+    sigdelset(&all, SIGFPE);
+    sigdelset(&all, SIGILL);
+    sigdelset(&all, SIGABRT);
     pthread_sigmask(SIG_SETMASK, &all, &old);
     int rc = pthread_create(&self->thread, NULL, devices_main, self);
     pthread_sigmask(SIG_SETMASK, &old, NULL);

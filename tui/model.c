@@ -595,7 +595,7 @@ static void node_probe_stats(tui_model_t *self, uint16_t id)
     n->pub.loss_pct = sent > 0 ? 100.0 * (double)lost / (double)sent : NAN;
 }
 
-static enum base_dec on_win(tui_model_t *self, json_object *h, char *err)
+static enum base_dec on_win(tui_model_t *self, json_object *h, int64_t arrival_ns, char *err)
 {
     int64_t window;
     uint16_t src, dst;
@@ -625,6 +625,8 @@ static enum base_dec on_win(tui_model_t *self, json_object *h, char *err)
         to = 0;
     struct tui_edge *e = find_edge(self, src, dst, true);
     struct tui_win *w = e ? edge_window(e, window) : NULL;
+    if (e && arrival_ns > e->last_ns)
+        e->last_ns = arrival_ns;
     if (w == NULL)
         return BASE_DEC_OK;
     w->have_stats = true;
@@ -650,7 +652,7 @@ static enum base_dec on_win(tui_model_t *self, json_object *h, char *err)
     return BASE_DEC_OK;
 }
 
-static enum base_dec on_edge_fit(tui_model_t *self, json_object *h, char *err)
+static enum base_dec on_edge_fit(tui_model_t *self, json_object *h, int64_t arrival_ns, char *err)
 {
     clock_record_t r;
     TRY(clock_json_decode(h, &r, err));
@@ -665,6 +667,8 @@ static enum base_dec on_edge_fit(tui_model_t *self, json_object *h, char *err)
     }
     struct tui_edge *e = find_edge(self, (uint16_t)f->src, (uint16_t)f->dst, true);
     struct tui_win *w = e ? edge_window(e, f->window) : NULL;
+    if (e && arrival_ns > e->last_ns)
+        e->last_ns = arrival_ns;
     if (w == NULL)
         return BASE_DEC_OK;
     w->have_fit = true;
@@ -1029,9 +1033,9 @@ static enum base_dec dispatch(tui_model_t *self, const bus_msg_t *msg, json_obje
     case BUS_K_STATUS:
         return on_status(self, msg, h, err);
     case BUS_K_WIN:
-        return on_win(self, h, err);
+        return on_win(self, h, arrival_ns, err);
     case BUS_K_EDGE_FIT:
-        return on_edge_fit(self, h, err);
+        return on_edge_fit(self, h, arrival_ns, err);
     case BUS_K_NODE_FIT:
         return on_node_fit(self, h, err);
     case BUS_K_SOLVE:

@@ -520,22 +520,29 @@ static bool nodes_mouse(struct tui_app *app, struct tui_pane *p, int y, int x, m
 
 /*
  * An edge no longer probed (the plan changed, a node went down) keeps its
- * last windows: they go after the probed ones, dimmed.  Stale: its newest
- * window is two or more behind the newest of any edge (agents close their
- * windows a little apart).  Fills order[]; returns how many are stale.
+ * last windows: they go after the probed ones, dimmed.  Stale: nothing
+ * came for it for two and a half window lengths while other edges were
+ * heard from.  Told by arrival, not by window number: each agent numbers
+ * windows by its own clock, and one far ahead would make every other edge
+ * look old.  Fills order[]; returns how many are stale.
  */
 static size_t windows_order(const tui_model_t *m, size_t *order, bool *stale)
 {
     size_t ne = tui_model_nedges(m), k = 0, nstale = 0;
-    int64_t newest = INT64_MIN;
+    int64_t newest = 0;
+    double span = 0;
     for (size_t i = 0; i < ne; i++) {
         const struct tui_edge *e = tui_model_edge(m, i);
-        if (e->nwin > 0 && e->win[0].window > newest)
-            newest = e->win[0].window;
+        if (e->last_ns > newest)
+            newest = e->last_ns;
+        if (e->nwin > 0 && e->win[0].to_ns > e->win[0].from_ns)
+            span = fmax(span, (double)(e->win[0].to_ns - e->win[0].from_ns));
     }
+    if (!(span > 0))
+        span = 2e9;
     for (size_t i = 0; i < ne; i++) {
         const struct tui_edge *e = tui_model_edge(m, i);
-        stale[i] = e->nwin > 0 && e->win[0].window < newest - 1;
+        stale[i] = e->last_ns > 0 && (double)(newest - e->last_ns) > 2.5 * span;
         nstale += stale[i];
     }
     for (int pass = 0; pass < 2; pass++)

@@ -220,6 +220,7 @@ struct tui_win {
 };
 struct tui_edge {
     uint16_t src, dst;
+    int64_t last_ns; /* arrival of its newest window statistics or fit (0: none) */
     size_t nwin;
     struct tui_win win[TUI_WIN_HIST]; /* newest first */
 };

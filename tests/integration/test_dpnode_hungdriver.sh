@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# timeout: 90
+# timeout: 120
 # A device driver call that does not return (NVML while a board resets)
 # must not stop the agent: the fake NVML blocks while a file exists.
 # Meanwhile the agent's status keeps coming at its period, a traced
@@ -57,7 +57,18 @@ fi
 it_wait 15 grep -q "device metrics: no reading for" "$IT_TMP/master.log" ||
     it_fail "the agent did not say its device metrics stopped coming"
 it_wait 5 no_cards || it_fail "stale cards still in the status"
-sleep 2 # the status keeps coming, without cards
+stale_at=$(date +%s.%N)
+# The hello goes again every 10 s: one sent while the reading is stale
+# keeps the cards of the last fresh one.
+hello_since() {
+    "$IT_PY" - "$REC" "$stale_at" <<'PY'
+import json, sys
+hs = [r for r in map(json.loads, open(sys.argv[1]))
+      if r["h"].get("type") == "hello" and r["t"] > float(sys.argv[2])]
+sys.exit(0 if hs else 1)
+PY
+}
+it_wait 15 hello_since || it_fail "no hello while the reading was stale"
 rm -f "$HANG"
 it_wait 10 grep -q "fake nvml: answering again" "$IT_TMP/master.log" || it_fail "the fake NVML never answered again"
 it_wait 10 grep -q "device metrics: readings come again" "$IT_TMP/master.log" ||
@@ -90,9 +101,9 @@ PY
 
 # A driver that hangs from the first reading: the agent starts without
 # cards after its 2 s wait, and stopped while the call hangs it exits at once.
-touch "$HANG"
+touch "$HANG.2"
 port=$(it_ports 3) || it_fail "no free ports"
-FAKENVML_HANG_FILE=$HANG it_spawn stuck "$B/dpnode" --master --listen "tcp://127.0.0.1:$port" \
+FAKENVML_HANG_FILE=$HANG.2 it_spawn stuck "$B/dpnode" --master --listen "tcp://127.0.0.1:$port" \
     --status-period-ms 300 --sysfs-root "$IT_TMP/sys" --nvml-library "$NVML"
 STUCK=$IT_PID
 it_wait 20 grep -q "going on without them" "$IT_TMP/stuck.log" ||
@@ -104,5 +115,5 @@ wait "$STUCK"
 rc=$?
 [ "$rc" -eq 0 ] || it_fail "the agent exited $rc while a driver call hangs"
 grep -q "a driver call still has not returned" "$IT_TMP/stuck.log" || it_fail "the exit did not say a call hangs"
-rm -f "$HANG"
+rm -f "$HANG.2"
 it_pass "a hung NVML call: status kept coming, stale cards left out and back, hello kept them, $app_ok during it; a first reading that hangs, an exit not held"
