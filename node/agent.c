@@ -1348,8 +1348,10 @@ static void on_welcome(node_agent_t *self, bus_msg_t *msg)
     self->window_ns = wns;
     self->snapshot_ns = snap * 1000000;
     self->hb_ns = hb * 1000000;
-    if (st >= 50)
+    if (st >= 50) {
         self->status_ns = st * 1000000;
+        node_devices_set_period(self->devices, self->status_ns);
+    }
     char err[BASE_ERRLEN];
     if (retime &&
         node_prober_set_timing(self->prober, self->cadence_ns, self->spacing_ns, err) != BASE_OK)
@@ -1776,10 +1778,14 @@ int node_agent_run(node_agent_t *self, volatile sig_atomic_t *stop, char *err)
         close_windows(self);
         now = base_monotonic_ns();
         bool ok = welcomed(self);
+        /* Subscriptions arrive one kind at a time: a sim_truth sent before
+         * its own has come is lost until the next announcement, 10 s on
+         * (a master's, under load: every fit looked 3 ms off its truth). */
         if (ok &&
             (self->announce_due || self->hello_due ||
              now - self->last_announce >= ANNOUNCE_EVERY) &&
-            bus_pub_subscribed(self->pub, BUS_K_HELLO))
+            bus_pub_subscribed(self->pub, BUS_K_HELLO) &&
+            (!self->has_sim || bus_pub_subscribed(self->pub, BUS_K_SIM_TRUTH)))
             announce(self);
         if (now >= self->next_snap) {
             if (ok)

@@ -125,13 +125,14 @@ static void *devices_main(void *arg)
         self->read_at_ns = at;
         self->have = true;
         pthread_cond_broadcast(&self->cond);
-        struct timespec until;
-        clock_gettime(CLOCK_MONOTONIC, &until);
-        int64_t ns = until.tv_nsec + self->period_ns;
-        until.tv_sec += (time_t)(ns / 1000000000LL);
-        until.tv_nsec = (long)(ns % 1000000000LL);
-        while (!self->stop && pthread_cond_timedwait(&self->cond, &self->lock, &until) != ETIMEDOUT)
-            ;
+        /* Until the next reading is due; a new period counts at once. */
+        while (!self->stop) {
+            int64_t due = at + self->period_ns;
+            if (now_ns() >= due)
+                break;
+            struct timespec until = {(time_t)(due / 1000000000LL), (long)(due % 1000000000LL)};
+            pthread_cond_timedwait(&self->cond, &self->lock, &until);
+        }
     }
     /* Left behind at exit, the process's destructors run beside this
      * thread: NVML is not shut down nor unloaded under them. */
@@ -143,6 +144,22 @@ static void *devices_main(void *arg)
     return NULL;
 }
 
+/* Three periods and at least 3 s: one slow read is not a hang. */
+static void set_period(struct node_devices *self, int64_t period_ns)
+{
+    self->period_ns = period_ns > 0 ? period_ns : 1000000000LL;
+    self->stale_ns = 3 * self->period_ns > 3000000000LL ? 3 * self->period_ns : 3000000000LL;
+}
+
+void node_devices_set_period(node_devices_t *self, int64_t period_ns)
+{
+    assert(self);
+    pthread_mutex_lock(&self->lock);
+    set_period(self, period_ns);
+    pthread_cond_broadcast(&self->cond);
+    pthread_mutex_unlock(&self->lock);
+}
+
 node_devices_t *node_devices_new(const struct node_devices_cfg *cfg, char *err)
 {
     assert(cfg);
@@ -151,9 +168,7 @@ node_devices_t *node_devices_new(const struct node_devices_cfg *cfg, char *err)
              cfg->sysfs_root ? cfg->sysfs_root : GPU_METRICS_ROOT);
     snprintf(self->nvml_library, sizeof self->nvml_library, "%s",
              cfg->nvml_library ? cfg->nvml_library : "");
-    self->period_ns = cfg->period_ns > 0 ? cfg->period_ns : 1000000000LL;
-    /* Three periods and at least 3 s: one slow read is not a hang. */
-    self->stale_ns = 3 * self->period_ns > 3000000000LL ? 3 * self->period_ns : 3000000000LL;
+    set_period(self, cfg->period_ns);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);

@@ -360,6 +360,8 @@ typedef struct node_devices node_devices_t;
 
 node_devices_t *node_devices_new(const struct node_devices_cfg *cfg, char *err);
 void node_devices_destroy(node_devices_t **self);
+/* A new period between readings (the master's status period), from the next one. */
+void node_devices_set_period(node_devices_t *self, int64_t period_ns);
 /* The latest reading, at most max cards, and the decoders' counts so far;
  * none while the reading is stale (older than 3 periods and 3 s) or none
  * came yet: *fresh (when not NULL) says which. */

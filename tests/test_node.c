@@ -1278,7 +1278,7 @@ static void test_devices_reader(void **state)
     snprintf(path, sizeof path, "%s/card0/device/gpu_busy_percent", root);
     write_text(path, "37\n");
     char err[BASE_ERRLEN];
-    struct node_devices_cfg cfg = {.sysfs_root = root, .period_ns = 20000000};
+    struct node_devices_cfg cfg = {.sysfs_root = root, .period_ns = 60000000000LL};
     node_devices_t *d = node_devices_new(&cfg, err);
     assert_non_null(d);
     gpu_metrics_t m[4];
@@ -1288,6 +1288,8 @@ static void test_devices_reader(void **state)
     assert_true(fresh);
     assert_int_equal(m[0].busy_pct, 37);
     assert_true(m[0].valid & GPU_MET_BUSY);
+    /* A minute apart, then the master's 10 ms: the next reading comes at once. */
+    node_devices_set_period(d, 10000000);
     write_text(path, "81\n");
     bool seen = false;
     for (int i = 0; i < 200 && !seen; i++) {

@@ -63,7 +63,10 @@ check(len(events) + dropped == produced,
       "%d received + %d dropped != %d produced" % (len(events), dropped, produced))
 check(last["dropped_total"] <= dropped, "dropped_total in the last batch header")
 tids = collections.Counter(e["tid"] for e in events)
-check(len(tids) >= threads, "events from %d threads" % len(tids))
+# Every thread's events arrive unless the link dropped (a loaded machine can
+# drop nearly all: 4158 of 4613 once, all but one batch); then the count
+# above still has to add up.
+check(len(tids) >= threads or dropped > 0, "events from %d threads, none dropped" % len(tids))
 
 pairs = [p for m in msgs if m["msg"] == "scope" for p in m["pairs"]]
 children = [p[0] for p in pairs]
