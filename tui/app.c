@@ -233,8 +233,8 @@ static void layout(struct tui_app *app)
         }
     } else if (nh >= 3) {
         /* No room for both tables (80x24): they take turns in one slot,
-         * the focused one shown (Tab), so the windows are never out of
-         * reach. The slot fits the taller of the two, so the timeline
+         * the one last focused shown (Tab), so the windows are never out
+         * of reach. The slot fits the taller of the two, so the timeline
          * below does not move when they swap. */
         int want_win = (ne < 2 ? 2 : ne) + 2;
         int sh = want_win > nh ? want_win : nh;
