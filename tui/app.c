@@ -976,7 +976,7 @@ int tui_console_live(const base_config_t *cfg, const char *hub_override,
         tui_app_status(app, TUI_MSG_WARN, "no state from the hub yet (%s); showing the live stream",
                        err);
     else
-        tui_app_status(app, TUI_MSG_INFO, "connected to %s — press ? for help", hub);
+        tui_app_status(app, TUI_MSG_INFO, "connected to %s", hub); /* the hint says "? help" */
     int64_t t_start = base_monotonic_ns();
     int rc = run_loop(app, stop);
     uint64_t frames = app->frames;
