@@ -739,6 +739,12 @@ static bool send_snaps(void)
     return true;
 }
 
+/* No receiver is connected now: a refused send was not its queue being full. */
+static bool receiver_gone(void)
+{
+    return dpt.link == NULL || !gpu_link_up(dpt.link);
+}
+
 /* Everything a receiver needs goes again: a new one came, or none is there. */
 static void state_reset(void)
 {
@@ -825,7 +831,7 @@ static void bg_flush(bool force)
     /* Names and pairs that a receiver's full queue refused go again next
      * time, as they are; with no receiver, the whole state goes to the
      * next one (the recent tree holds the pairs). */
-    if (!ok && (dpt.link == NULL || !gpu_link_up(dpt.link))) {
+    if (!ok && receiver_gone()) {
         state_reset();
         dpt.npairs = 0;
     }
@@ -848,7 +854,7 @@ static void bg_flush(bool force)
          * A receiver that is there but slow (its queue full) has the state:
          * sending it again before every batch would only crowd the queue.
          */
-        if (dpt.link == NULL || !gpu_link_up(dpt.link))
+        if (receiver_gone())
             state_reset();
     }
     dpt.nout = 0;
@@ -914,7 +920,7 @@ static void backend_msg(void *ctx, const gpu_msg_t *msg)
         bool ok = send_msg(&m);
         if (last != NULL)
             last->sent = ok;
-        if (!ok && (dpt.link == NULL || !gpu_link_up(dpt.link)))
+        if (!ok && receiver_gone())
             state_reset();
         else if (!ok)
             dpt.state_dirty = true;

@@ -47,11 +47,10 @@ struct node_devices {
     bool stale_said;
 };
 
-static int64_t now_ns(void)
+/* An absolute CLOCK_MONOTONIC time for the condition variable (set to that clock). */
+static struct timespec mono_at(int64_t ns)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+    return (struct timespec){(time_t)(ns / 1000000000LL), (long)(ns % 1000000000LL)};
 }
 
 static void release(struct node_devices *self)
@@ -117,7 +116,7 @@ static void *devices_main(void *arg)
     while (!self->stop) {
         pthread_mutex_unlock(&self->lock);
         size_t n = read_all(self, &r, cards);
-        int64_t at = now_ns();
+        int64_t at = base_monotonic_ns();
         pthread_mutex_lock(&self->lock);
         memcpy(self->cards, cards, n * sizeof *cards);
         self->ncards = n;
@@ -128,9 +127,9 @@ static void *devices_main(void *arg)
         /* Until the next reading is due; a new period counts at once. */
         while (!self->stop) {
             int64_t due = at + self->period_ns;
-            if (now_ns() >= due)
+            if (base_monotonic_ns() >= due)
                 break;
-            struct timespec until = {(time_t)(due / 1000000000LL), (long)(due % 1000000000LL)};
+            struct timespec until = mono_at(due);
             pthread_cond_timedwait(&self->cond, &self->lock, &until);
         }
     }
@@ -197,11 +196,7 @@ node_devices_t *node_devices_new(const struct node_devices_cfg *cfg, char *err)
     /* The first reading, for the hello's card count; a driver that does
      * not answer in time is not waited for (the cards come when it does). */
     int64_t wait = cfg->first_wait_ns > 0 ? cfg->first_wait_ns : 2000000000LL;
-    struct timespec until;
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    int64_t ns = until.tv_nsec + wait;
-    until.tv_sec += (time_t)(ns / 1000000000LL);
-    until.tv_nsec = (long)(ns % 1000000000LL);
+    struct timespec until = mono_at(base_monotonic_ns() + wait);
     pthread_mutex_lock(&self->lock);
     while (!self->have && pthread_cond_timedwait(&self->cond, &self->lock, &until) != ETIMEDOUT)
         ;
@@ -246,7 +241,7 @@ size_t node_devices_get(node_devices_t *self, gpu_metrics_t *out, size_t max, ba
 {
     assert(self && out);
     pthread_mutex_lock(&self->lock);
-    int64_t age = self->have ? now_ns() - self->read_at_ns : INT64_MAX;
+    int64_t age = self->have ? base_monotonic_ns() - self->read_at_ns : INT64_MAX;
     bool old = !self->have || age > self->stale_ns;
     size_t n = old ? 0 : self->ncards < max ? self->ncards : max;
     memcpy(out, self->cards, n * sizeof *out);

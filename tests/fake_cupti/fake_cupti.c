@@ -195,42 +195,42 @@ CUptiResult CUPTIAPI cuptiGetCallbackName(CUpti_CallbackDomain domain, uint32_t 
                                           const char **name)
 {
     static const struct {
+        CUpti_CallbackDomain domain;
         uint32_t id;
         const char *name;
-    } runtime[] = {
-        {CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020, "cudaGetDevice_v3020"},
-        {CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, "cudaMalloc_v3020"},
-        {CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020, "cudaMemcpyAsync_v3020"},
-        {CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020, "cudaMemsetAsync_v3020"},
-        {CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020, "cudaDeviceSynchronize_v3020"},
-        {CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, "cudaLaunchKernel_v7000"},
+    } names[] = {
+        {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020,
+         "cudaGetDevice_v3020"},
+        {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020,
+         "cudaMalloc_v3020"},
+        {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020,
+         "cudaMemcpyAsync_v3020"},
+        {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020,
+         "cudaMemsetAsync_v3020"},
+        {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020,
+         "cudaDeviceSynchronize_v3020"},
+        {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
+         "cudaLaunchKernel_v7000"},
         /* an entry point newer than these headers */
-        {CUPTI_RUNTIME_TRACE_CBID_SIZE + 5, "cudaLaunchKernelFuture_v99000"},
+        {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE + 5,
+         "cudaLaunchKernelFuture_v99000"},
+        {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, "cuLaunchKernel"},
+        {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoHAsync_v2,
+         "cuMemcpyDtoHAsync_v2"},
+        {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch, "cuGraphLaunch"},
+        {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize,
+         "cuStreamSynchronize"},
+        {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuCtxGetCurrent, "cuCtxGetCurrent"},
     };
-    static const struct {
-        uint32_t id;
-        const char *name;
-    } driver[] = {
-        {CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, "cuLaunchKernel"},
-        {CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoHAsync_v2, "cuMemcpyDtoHAsync_v2"},
-        {CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch, "cuGraphLaunch"},
-        {CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize, "cuStreamSynchronize"},
-        {CUPTI_DRIVER_TRACE_CBID_cuCtxGetCurrent, "cuCtxGetCurrent"},
-    };
-    if (domain == CUPTI_CB_DOMAIN_RUNTIME_API)
-        for (size_t i = 0; i < sizeof runtime / sizeof *runtime; i++)
-            if (runtime[i].id == cbid) {
-                *name = runtime[i].name;
-                return CUPTI_SUCCESS;
-            }
     /* FAKECUPTI_NO_DRIVER_NAMES: an older libcupti that names no driver id. */
     const char *old = getenv("FAKECUPTI_NO_DRIVER_NAMES");
-    if (domain == CUPTI_CB_DOMAIN_DRIVER_API && (old == NULL || *old == '\0'))
-        for (size_t i = 0; i < sizeof driver / sizeof *driver; i++)
-            if (driver[i].id == cbid) {
-                *name = driver[i].name;
-                return CUPTI_SUCCESS;
-            }
+    if (domain == CUPTI_CB_DOMAIN_DRIVER_API && old != NULL && *old != '\0')
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        if (names[i].domain == domain && names[i].id == cbid) {
+            *name = names[i].name;
+            return CUPTI_SUCCESS;
+        }
     return CUPTI_ERROR_INVALID_PARAMETER;
 }
 
