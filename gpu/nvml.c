@@ -21,13 +21,19 @@ struct nvml_util {
     unsigned int gpu, memory; /* % of the last sample period */
 };
 struct nvml_mem {
-    unsigned long long total, free, used; /* bytes */
+    unsigned long long total, free, used; /* bytes; used counts what the driver reserves */
+};
+struct nvml_mem_v2 {
+    unsigned int version;
+    unsigned long long total, reserved, free, used; /* bytes */
 };
 
 #define NVML_OK            0
 #define NVML_NOT_SUPPORTED 3
 #define NVML_TEMP_GPU      0
 #define NVML_NAME_LEN      96 /* NVML_DEVICE_NAME_V2_BUFFER_SIZE: a shorter buffer is refused */
+/* NVML_STRUCT_VERSION(Memory, 2): the struct's size and its version in the top byte. */
+#define NVML_MEM_V2 ((unsigned int)sizeof(struct nvml_mem_v2) | (2u << 24))
 
 /* Every entry point used: its name and its parameters (all return nvml_ret). */
 #define NVML_FNS(X)                                                                                \
@@ -46,6 +52,11 @@ struct gpu_nvml {
 #define FN_PTR(f, args) nvml_ret(*f) args;
     NVML_FNS(FN_PTR)
 #undef FN_PTR
+    /* Drivers since 510: memory in use without what the driver reserves
+     * for itself (about 0.6 GiB on an H200), as nvidia-smi shows it.
+     * Optional: older drivers lack it, and the first version's "used"
+     * counts the reserve too. */
+    nvml_ret (*mem_v2)(nvml_dev, struct nvml_mem_v2 *);
 };
 
 gpu_nvml_t *gpu_nvml_new(const char *library, char *err)
@@ -69,6 +80,7 @@ gpu_nvml_t *gpu_nvml_new(const char *library, char *err)
     }
     NVML_FNS(FN_LOAD)
 #undef FN_LOAD
+    *(void **)&self->mem_v2 = dlsym(self->lib, "nvmlDeviceGetMemoryInfo_v2");
     nvml_ret rc = self->nvmlInit_v2();
     if (rc != NVML_OK) {
         base_err(err, "nvml: nvmlInit failed (NVML error %d: no NVIDIA driver or GPU)", rc);
@@ -100,6 +112,31 @@ static bool took(base_decstats_t *st, nvml_ret rc)
     return rc == NVML_OK;
 }
 
+/* Memory in use and its size: the second version where the driver has it,
+ * else the first (a driver that has the entry point but refuses the
+ * version falls back too, uncounted). */
+static void read_memory(gpu_nvml_t *self, nvml_dev dev, gpu_metrics_t *m, base_decstats_t *st)
+{
+    unsigned long long total, used;
+    struct nvml_mem_v2 v2 = {.version = NVML_MEM_V2};
+    struct nvml_mem v1;
+    if (self->mem_v2 != NULL && self->mem_v2(dev, &v2) == NVML_OK) {
+        took(st, NVML_OK);
+        total = v2.total;
+        used = v2.used;
+    } else if (took(st, self->nvmlDeviceGetMemoryInfo(dev, &v1))) {
+        total = v1.total;
+        used = v1.used;
+    } else {
+        return;
+    }
+    if (total > 0 && used <= total) {
+        m->vram_used = used;
+        m->vram_total = total;
+        m->valid |= GPU_MET_VRAM_USED | GPU_MET_VRAM_TOTAL;
+    }
+}
+
 int gpu_nvml_read(gpu_nvml_t *self, gpu_metrics_t *out, size_t max, size_t *n, base_decstats_t *st,
                   char *err)
 {
@@ -128,13 +165,7 @@ int gpu_nvml_read(gpu_nvml_t *self, gpu_metrics_t *out, size_t max, size_t *n, b
             m->busy_pct = u.gpu;
             m->valid |= GPU_MET_BUSY;
         }
-        struct nvml_mem mem;
-        if (took(st, self->nvmlDeviceGetMemoryInfo(dev, &mem)) && mem.total > 0 &&
-            mem.used <= mem.total) {
-            m->vram_used = mem.used;
-            m->vram_total = mem.total;
-            m->valid |= GPU_MET_VRAM_USED | GPU_MET_VRAM_TOTAL;
-        }
+        read_memory(self, dev, m, st);
         unsigned int v;
         /* Milliwatts; beyond 10 kW is no GPU. */
         if (took(st, self->nvmlDeviceGetPowerUsage(dev, &v)) && v <= 10000000u) {

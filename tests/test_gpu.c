@@ -1468,6 +1468,13 @@ static void test_nvml_metrics(void **state)
     /* At most max boards. */
     assert_int_equal(gpu_nvml_read(nv, m, 1, &n, NULL, err), BASE_OK);
     assert_int_equal(n, 1);
+    /* A driver without the second memory version: the first, whose "used"
+     * counts the driver's 512 MiB reserve. */
+    setenv("FAKENVML_NO_MEMINFO_V2", "1", 1);
+    assert_int_equal(gpu_nvml_read(nv, m, 4, &n, &st, err), BASE_OK);
+    unsetenv("FAKENVML_NO_MEMINFO_V2");
+    assert_true(m[0].vram_used == (1ULL << 30) + (512ULL << 20) && m[0].vram_total == 40ULL << 30);
+    assert_true(base_decstats_errors(&st) == 0);
     gpu_nvml_destroy(&nv);
     assert_null(nv);
     assert_null(gpu_nvml_new("/nonexistent/libnvidia-ml.so.1", err));

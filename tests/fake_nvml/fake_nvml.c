@@ -6,6 +6,11 @@
  *   1  "Fake NVIDIA T4":   busy 5 %, 0 of 16 GiB used, no power reading
  *      (NVML_ERROR_NOT_SUPPORTED, as on some boards), 40 °C
  *
+ * Each board's driver reserves 512 MiB, which the first version of
+ * nvmlDeviceGetMemoryInfo counts as used, as the real driver does, and
+ * the second does not.  FAKENVML_NO_MEMINFO_V2 makes the second answer
+ * NVML_ERROR_FUNCTION_NOT_FOUND, as a driver older than 510 would have it.
+ *
  * FAKENVML_INIT=N makes nvmlInit_v2 answer N (9: NVML_ERROR_DRIVER_NOT_LOADED,
  * as on a host with the library but no driver).  While the file named by
  * FAKENVML_HANG_FILE exists, nvmlDeviceGetUtilizationRates blocks, as NVML
@@ -25,6 +30,11 @@ struct nvml_util {
 struct nvml_mem {
     unsigned long long total, free, used;
 };
+struct nvml_mem_v2 {
+    unsigned int version;
+    unsigned long long total, reserved, free, used;
+};
+#define RESERVED (512ULL << 20)
 
 static struct nvml_device {
     const char *name;
@@ -97,8 +107,22 @@ int nvmlDeviceGetMemoryInfo(nvml_dev dev, struct nvml_mem *m);
 int nvmlDeviceGetMemoryInfo(nvml_dev dev, struct nvml_mem *m)
 {
     m->total = dev->total;
+    m->used = dev->used + RESERVED;
+    m->free = dev->total - m->used;
+    return 0;
+}
+
+int nvmlDeviceGetMemoryInfo_v2(nvml_dev dev, struct nvml_mem_v2 *m);
+int nvmlDeviceGetMemoryInfo_v2(nvml_dev dev, struct nvml_mem_v2 *m)
+{
+    if (getenv("FAKENVML_NO_MEMINFO_V2"))
+        return 13; /* NVML_ERROR_FUNCTION_NOT_FOUND */
+    if (m->version != ((unsigned int)sizeof *m | (2u << 24)))
+        return 25; /* NVML_ERROR_ARGUMENT_VERSION_MISMATCH */
+    m->total = dev->total;
+    m->reserved = RESERVED;
     m->used = dev->used;
-    m->free = dev->total - dev->used;
+    m->free = dev->total - RESERVED - dev->used;
     return 0;
 }
 
