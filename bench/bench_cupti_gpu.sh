@@ -2,13 +2,17 @@
 # Host time per CUDA kernel launch call with libdptrace_cupti.so injected,
 # against the same program without it, in the same run, on a real NVIDIA
 # GPU (cuda_app --launches: an empty kernel launched 200000 times on one
-# stream, in bursts of 256 that the GPU drains between, untimed).  Three
-# runs of each, medians:
+# stream, in bursts of 256 that the GPU drains between, untimed).  Five
+# rounds (DPTOP_BENCH_ROUNDS), each mode once a round, medians:
 #   plain     no CUDA_INJECTION64_PATH (the library is linked but never starts)
+#   records   CUPTI's floor (tests/cuda/cupti_floor.c): the same activity
+#             records, buffers handed back unread
+#   cupti     CUPTI's floor: those records and the same API callbacks on
+#             launches (runtime and driver), empty
 #   traced    injected, events sent to a receiver (the dpnode ingest path)
 #   dropping  injected, no receiver: everything is counted and dropped
-# Most of what tracing adds is CUPTI's own work (activity records and the
-# runtime API callback); libdptrace's share is its callback and queue.
+# traced - cupti is libdptrace's own share (its callbacks, queue and
+# thread); cupti - plain is what CUPTI costs anyone who asks it the same.
 # Prints nothing but a note where no NVIDIA GPU answers.
 #
 # Usage: bench/bench_cupti_gpu.sh [launches]   (DPTOP_BUILD=build dir)
@@ -17,8 +21,9 @@ set -u
 N=${1:-200000}
 APP=$B/tests/cuda/cuda_app
 LIB=$B/libdptrace_cupti.so
+FLOOR=$B/tests/cuda/libcupti_floor.so
 DUMP=$B/tests/tools/gpu_ingest_dump
-for f in "$APP" "$LIB" "$DUMP"; do
+for f in "$APP" "$LIB" "$FLOOR" "$DUMP"; do
     [ -e "$f" ] || { echo "bench_cupti_gpu: skipped: $f not built (no CUDA toolkit or nvcc)"; exit 0; }
 done
 if ! nvidia-smi -L >"$IT_TMP/gpus.txt" 2>&1; then
@@ -39,6 +44,8 @@ per_launch() {
     local out
     case $1 in
     plain) out=$(env -u CUDA_INJECTION64_PATH "$APP" --launches "$N" 2>&1) ;;
+    records) out=$(CUDA_INJECTION64_PATH=$FLOOR DPTOP_FLOOR=activity "$APP" --launches "$N" 2>&1) ;;
+    cupti) out=$(CUDA_INJECTION64_PATH=$FLOOR "$APP" --launches "$N" 2>&1) ;;
     traced) out=$(CUDA_INJECTION64_PATH=$LIB DPTOP_TRACE_ENDPOINT=$EP "$APP" --launches "$N" 2>&1) ;;
     dropping) out=$(CUDA_INJECTION64_PATH=$LIB DPTOP_TRACE_ENDPOINT="ipc://$IT_TMP/nobody.sock" \
         "$APP" --launches "$N" 2>&1) ;;
@@ -46,26 +53,36 @@ per_launch() {
     echo "$out" >>"$IT_TMP/runs.log"
     echo "$out" | sed -n 's/.*launches: \([0-9.]*\) ns per launch call.*/\1/p'
 }
-declare -A med
-for mode in plain traced dropping; do
-    v=()
-    for _ in 1 2 3; do
+# Each mode once a round: a machine that drifts over the run moves every
+# mode alike.  One run takes about 1.5 s on an H200.
+ROUNDS=${DPTOP_BENCH_ROUNDS:-5}
+declare -A runs med
+MODES="plain records cupti traced dropping"
+for _ in $(seq 1 "$ROUNDS"); do
+    for mode in $MODES; do
         x=$(per_launch $mode)
         [ -n "$x" ] || { echo "bench_cupti_gpu: $mode run failed:" >&2; tail -5 "$IT_TMP/runs.log" >&2; exit 1; }
-        v+=("$x")
+        runs[$mode]+="$x "
     done
-    med[$mode]=$(printf '%s\n' "${v[@]}" | sort -g | sed -n 2p)
+done
+for mode in $MODES; do
+    med[$mode]=$(printf '%s\n' ${runs[$mode]} | sort -g | sed -n "$(((ROUNDS + 1) / 2))p")
 done
 gpu=$(head -1 "$IT_TMP/gpus.txt" | sed 's/ (UUID.*//')
-printf '%s, %d empty-kernel launches per run, median of 3 runs\n' "$gpu" "$N"
-printf '%-10s %12s %12s\n' mode "ns/launch" "added ns"
-for mode in plain traced dropping; do
-    awk -v m=$mode -v x="${med[$mode]}" -v p="${med[plain]}" \
-        'BEGIN { printf "%-10s %12.1f %12.1f\n", m, x, x - p }'
+printf '%s, %d empty-kernel launches per run, median of %d runs\n' "$gpu" "$N" "$ROUNDS"
+printf '%-10s %12s %12s   %s\n' mode "ns/launch" "added ns" "runs"
+for mode in $MODES; do
+    awk -v m=$mode -v x="${med[$mode]}" -v p="${med[plain]}" -v r="${runs[$mode]}" \
+        'BEGIN { printf "%-10s %12.1f %12.1f   %s\n", m, x, x - p, r }'
 done
+grep -h "cupti_floor:" "$IT_TMP/runs.log" | sort -u
 grep -h "dptrace:" "$IT_TMP/runs.log" | tail -2
-awk -v p="${med[plain]}" -v t="${med[traced]}" -v d="${med[dropping]}" 'BEGIN {
+awk -v p="${med[plain]}" -v t="${med[traced]}" -v d="${med[dropping]}" \
+    -v r="${med[records]}" -v c="${med[cupti]}" 'BEGIN {
     printf "BENCH cupti_launch_plain_ns %.1f ns\n", p
+    printf "BENCH cupti_launch_records_added_ns %.1f ns\n", r - p
+    printf "BENCH cupti_launch_cupti_added_ns %.1f ns\n", c - p
+    printf "BENCH cupti_launch_dptrace_share_ns %.1f ns\n", t - c
     printf "BENCH cupti_launch_traced_ns %.1f ns\n", t
     printf "BENCH cupti_launch_added_ns %.1f ns\n", t - p
     printf "BENCH cupti_launch_dropping_added_ns %.1f ns\n", d - p
