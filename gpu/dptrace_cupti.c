@@ -13,9 +13,13 @@
  *     event and remember its correlation id's scope (the thread's
  *     innermost range) so that the GPU work it launched carries the same
  *     scope id;
- *   - CUPTI timestamps are mapped onto the trace clock with snapshot pairs
- *     (cuptiGetTimestamp read between two CLOCK_MONOTONIC readings), also
- *     published as "cupti"/"trace" snap messages.
+ *   - CUPTI is given the trace clock for its timestamps
+ *     (cuptiActivityRegisterTimestampCallback): it converts the GPU's
+ *     times to that clock itself.  A libcupti without it stamps with
+ *     CLOCK_REALTIME, which NTP may step, so its timestamps are mapped onto
+ *     the trace clock with snapshot pairs (cuptiGetTimestamp read between
+ *     two CLOCK_MONOTONIC readings).  Either way the pairs are published
+ *     as "cupti"/"trace" snap messages (with the trace clock, exact ones).
  *
  * libcupti is opened with dlopen, so the library loads (and annotations
  * work) where it is missing.  The build machines have no GPU: the record
@@ -52,6 +56,13 @@
 #define CORR_SLOTS  65536
 #define SNAP_PAIRS  64
 #define SNAP_PERIOD 100000000LL
+/* How often records are asked for (cuptiActivityFlushAll) rather than
+ * waited for until a buffer fills: each flush blocks while CUPTI walks
+ * every context's buffers.  Asked at every 2 ms cycle, it may have been
+ * part of what tracing added to PyTorch and JAX steps beyond CUPTI's own
+ * cost (docs/GPU.md; not yet measured apart).  20 ms: the default longest
+ * wait of a batch. */
+#define FLUSH_PERIOD 20000000LL
 
 struct corr_slot {
     uint32_t corr;
@@ -65,6 +76,7 @@ struct cupti_src {
     CUPTI_FNS(FN_PTR)
 #undef FN_PTR
     CUpti_SubscriberHandle sub;
+    bool trace_clock; /* CUPTI stamps with the trace clock */
     /* The driver is inside cuInit when it loads this library: the device
      * count is asked later, from the background thread, until it answers. */
     __typeof__(&cuDeviceGetCount) device_count;
@@ -72,7 +84,7 @@ struct cupti_src {
     struct gpu_source_opts o;
     gpu_names_t *own_names;
     gpu_clockmap_t *map;
-    int64_t last_snap;
+    int64_t last_snap, last_flush;
     struct gpu_snap_pair snaps[SNAP_PAIRS];
     size_t nsnaps;
     pthread_mutex_t mu; /* bufs and corr */
@@ -256,9 +268,39 @@ static int cupti_probe(char *err)
 
 static void cupti_close(void *state);
 
+static uint64_t CUPTIAPI trace_clock_now(void)
+{
+    return (uint64_t)base_monotonic_ns();
+}
+
+/* Hands CUPTI the trace clock, before any activity kind is on (records
+ * made before would carry its own).  Trusted only once cuptiGetTimestamp,
+ * which follows the records' clock, reads it. */
+static bool use_trace_clock(struct cupti_src *s)
+{
+    /* Declared here: CUPTI's headers before CUDA 12 lack the type. */
+    CUptiResult (*reg)(uint64_t(CUPTIAPI *)(void));
+    *(void **)&reg = dlsym(s->lib, "cuptiActivityRegisterTimestampCallback");
+    if (reg == NULL || reg(trace_clock_now) != CUPTI_SUCCESS)
+        return false;
+    uint64_t ts;
+    int64_t a = base_monotonic_ns();
+    if (s->cuptiGetTimestamp(&ts) != CUPTI_SUCCESS)
+        return false;
+    int64_t b = base_monotonic_ns();
+    return (int64_t)ts >= a && (int64_t)ts <= b;
+}
+
 static void snapshot(struct cupti_src *s)
 {
     uint64_t ts;
+    if (s->trace_clock) {
+        int64_t t = base_monotonic_ns();
+        if (gpu_clockmap_add(s->map, t, t, NULL) == BASE_OK && s->nsnaps < SNAP_PAIRS)
+            s->snaps[s->nsnaps++] = (struct gpu_snap_pair){t, t};
+        s->last_snap = t;
+        return;
+    }
     int64_t a = base_monotonic_ns();
     if (s->cuptiGetTimestamp(&ts) != CUPTI_SUCCESS)
         return;
@@ -353,6 +395,7 @@ static void *cupti_open(const struct gpu_source_opts *opts, char *err)
     CUPTI_FNS(FN_LOAD)
 #undef FN_LOAD
     *dpt_cupti_slot() = s;
+    s->trace_clock = use_trace_clock(s);
     CUptiResult rc;
     if ((rc = s->cuptiActivityRegisterCallbacks(buf_requested, buf_completed)) != CUPTI_SUCCESS ||
         (rc = s->cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)) != CUPTI_SUCCESS ||
@@ -379,7 +422,10 @@ static int cupti_poll(void *state, int64_t now_ns, gpu_msg_fn fn, void *ctx, cha
     gpu_msg_t m;
     if (now_ns - s->last_snap >= SNAP_PERIOD)
         snapshot(s);
-    s->cuptiActivityFlushAll(0);
+    if (now_ns - s->last_flush >= FLUSH_PERIOD) {
+        s->cuptiActivityFlushAll(0);
+        s->last_flush = now_ns;
+    }
     /* The pairs go out before the events mapped with them. */
     if (s->nsnaps > 0) {
         memset(&m, 0, sizeof m);

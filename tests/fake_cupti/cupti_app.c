@@ -14,8 +14,8 @@
  *      cuGraphLaunch, cuStreamSynchronize, and cuCtxGetCurrent (a query);
  *
  * then, outside the range, cudaDeviceSynchronize; then 300 activity buffers
- * handed over back to back, with 7 records CUPTI says it lost.  Prints one
- * line per call
+ * handed over back to back, with 7 records CUPTI says it lost; then it runs
+ * on for 0.3 s.  Prints one line per call
  * ("call NAME CORR") for the test to check against.
  *
  * Usage: cupti_app LIBRARY   (libcupti.so and libcuda.so.1: the fakes, found
@@ -24,6 +24,7 @@
 #include <cupti.h>
 #include <dlfcn.h>
 #include <stdio.h>
+#include <time.h>
 
 typedef uint32_t (*call_fn)(int domain, uint32_t cbid, const char *fn, int work, const char *kernel,
                             int nested);
@@ -100,5 +101,8 @@ int main(int argc, char **argv)
     flood(300, 7, "flood_kernel");
     printf("flood 300 7\n");
     fflush(stdout);
+    /* Running on for 0.3 s: meanwhile the library asks for records on its
+     * own (the fake counts how often). */
+    nanosleep(&(struct timespec){0, 300000000}, NULL);
     return 0;
 }

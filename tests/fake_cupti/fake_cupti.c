@@ -7,14 +7,19 @@
  *   - subscriptions and the callbacks enabled (per domain, per id) are
  *     kept; cuptiGetCallbackName names a few runtime ids as CUPTI does
  *     ("cudaLaunchKernel_v7000") and a few driver ids, the others have none;
- *   - cuptiGetTimestamp is CLOCK_MONOTONIC plus FAKECUPTI_OFFSET_NS (a
- *     clock of its own, as the GPU's is);
+ *   - cuptiGetTimestamp and the records' times are CLOCK_MONOTONIC plus
+ *     FAKECUPTI_OFFSET_NS (a clock of its own, as CUPTI's CLOCK_REALTIME
+ *     is), or the clock cuptiActivityRegisterTimestampCallback was given;
+ *     FAKECUPTI_NO_TS_CALLBACK makes that refuse (CUPTI_ERROR_NOT_SUPPORTED,
+ *     for an older libcupti), FAKECUPTI_TS_CALLBACK_IGNORED makes it
+ *     accept and keep its own clock;
  *   - the test drives it through fakecupti_call(): an API call whose
  *     callbacks are issued (when enabled) around the work it records, and
  *     fakecupti_exit_only(): a call whose entry was before the
  *     subscription.  Activity records (kernel, memcpy, memset) are queued
  *     and handed out in a buffer of the library's asking at
- *     cuptiActivityFlushAll.
+ *     cuptiActivityFlushAll; at exit it says how many unforced flushes
+ *     came over how long.
  *
  * Its state is one static struct, as in the libraries it stands for.
  */
@@ -23,6 +28,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -56,11 +62,28 @@ static struct {
     size_t dropped; /* what cuptiActivityGetNumDroppedRecords says next */
 } fc = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
+static uint64_t(CUPTIAPI *ts_callback)(void);
+
 static uint64_t now_ns(void)
 {
+    if (ts_callback != NULL)
+        return ts_callback();
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec + FAKECUPTI_OFFSET_NS;
+}
+
+CUptiResult CUPTIAPI cuptiActivityRegisterTimestampCallback(uint64_t(CUPTIAPI *fn)(void))
+{
+    if (fn == NULL)
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    const char *refuse = getenv("FAKECUPTI_NO_TS_CALLBACK");
+    const char *ignore = getenv("FAKECUPTI_TS_CALLBACK_IGNORED");
+    if (refuse != NULL && *refuse != '\0')
+        return CUPTI_ERROR_NOT_SUPPORTED;
+    if (ignore == NULL || *ignore == '\0')
+        ts_callback = fn;
+    return CUPTI_SUCCESS;
 }
 
 CUptiResult CUPTIAPI cuptiGetTimestamp(uint64_t *timestamp)
@@ -119,9 +142,28 @@ CUptiResult CUPTIAPI cuptiActivityGetNextRecord(uint8_t *buffer, size_t valid,
     return record_size(*record) ? CUPTI_SUCCESS : CUPTI_ERROR_INVALID_KIND;
 }
 
+/* Unforced flushes and their first and last time: said at exit. */
+static struct {
+    unsigned n;
+    struct timespec first, last;
+} flushes;
+
+__attribute__((destructor)) static void say_flushes(void)
+{
+    double span = (double)(flushes.last.tv_sec - flushes.first.tv_sec) +
+                  (double)(flushes.last.tv_nsec - flushes.first.tv_nsec) / 1e9;
+    fprintf(stderr, "fakecupti: %u unforced flushes over %.3f s\n", flushes.n, span);
+}
+
 CUptiResult CUPTIAPI cuptiActivityFlushAll(uint32_t flag)
 {
-    (void)flag;
+    if (flag == 0) {
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (flushes.n++ == 0)
+            flushes.first = now;
+        flushes.last = now;
+    }
     pthread_mutex_lock(&fc.mu);
     size_t n = fc.npending;
     uint8_t *buf = NULL;

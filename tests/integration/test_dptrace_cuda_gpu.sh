@@ -71,8 +71,12 @@ check(evmsgs[-1]["dropped_total"] == 0, "dropped_total in the batch header")
 snaps = [m for m in msgs if m["msg"] == "snap" and m["domains"] == ["cupti", "trace"]]
 check(snaps, "no cupti/trace snapshot pairs")
 pr = [p for m in snaps for p in m["pairs"]]
-if len(pr) >= 2 and pr[-1][1] > pr[0][1]:
-    print("GPU clock against the trace clock over %.1f s: %+.2f ppm" % (
+# CUPTI converts the GPU's times to its host clock itself: the trace clock
+# where libcupti takes it (pairs of one reading), else CLOCK_REALTIME.
+if all(p[0] == p[1] for p in pr):
+    print("CUPTI stamps with the trace clock (%d exact snapshot pairs)" % len(pr))
+elif len(pr) >= 2 and pr[-1][1] > pr[0][1]:
+    print("CUPTI's clock against the trace clock over %.1f s: %+.2f ppm" % (
         (pr[-1][1] - pr[0][1]) / 1e9,
         ((pr[-1][0] - pr[0][0]) / (pr[-1][1] - pr[0][1]) - 1) * 1e6))
 

@@ -10,8 +10,11 @@
 # with a libcupti that names no driver id the launches by id alone;
 # the exit of a call that began before CUPTI was on not reported; a runtime
 # entry point newer than the headers followed; every GPU operation with its
-# call's correlation id and range, on the trace clock within its call; C++
-# kernel names demangled; NCCL's kernel marked a collective; the device
+# call's correlation id and range, on the trace clock within its call (the
+# clock CUPTI is given: exactly; an older libcupti's own, through the
+# snapshot pairs, and one that accepts the clock but keeps its own too); C++
+# kernel names demangled; NCCL's kernel marked a collective; records asked
+# for at most every 20 ms; the device
 # count, which the (fake) driver gives only from its second call, in the
 # last hello.
 . "$(dirname "$0")/lib.sh"
@@ -29,10 +32,11 @@ run() {
     it_spawn "dump_$mode" "$DUMP" "$ep" --ready "$IT_TMP/ready-$mode"
     local dump=$IT_PID
     it_wait 10 test -f "$IT_TMP/ready-$mode" || it_fail "the dump tool did not bind $ep"
-    local api=work old=
+    local api=work old= ignored=
     [ "$mode" = all ] && api=all
     [ "$mode" = oldcupti ] && old=1
-    FAKECUPTI_NO_DRIVER_NAMES=$old \
+    [ "$mode" = ownclock ] && ignored=1
+    FAKECUPTI_NO_DRIVER_NAMES=$old FAKECUPTI_NO_TS_CALLBACK=$old FAKECUPTI_TS_CALLBACK_IGNORED=$ignored \
         LD_LIBRARY_PATH="$B/tests/fake_cupti" DPTOP_TRACE_ENDPOINT=$ep DPTOP_TRACE_CUDA_API=$api \
         timeout 60 "$APP" "$LIB" >"$IT_TMP/app-$mode.log" 2>&1 || it_fail "cupti_app failed ($mode)"
     grep -q "InitializeInjection: 1" "$IT_TMP/app-$mode.log" ||
@@ -76,6 +80,14 @@ check(by_name["cudaDeviceSynchronize"]["ev"] == "sync" and
       (not driver_named or by_name["cuStreamSynchronize"]["ev"] == "sync"),
       "a synchronisation is a sync event")
 
+# The clock of CUPTI's records: the trace clock where libcupti takes it
+# (snapshot pairs of one reading), else its own, 1e18 ns away.
+pairs = [p for m in msgs if m["msg"] == "snap" for p in m["pairs"]]
+trace_clock = mode not in ("oldcupti", "ownclock")
+check(pairs and all((p[0] == p[1]) == trace_clock for p in pairs) and
+      all(abs(p[0] - p[1]) < 10**17 for p in pairs) == trace_clock,
+      "%s: snapshot pairs %s" % (mode, pairs[:2]))
+
 fwd = [e for e in events if e["ev"] == "range" and e["name"] == "forward"]
 check(len(fwd) == 1, "the range")
 scope = fwd[0]["scope"]
@@ -94,9 +106,11 @@ for op_name, call in launched.items():
     check(op["corr"] == a["corr"], "%s carries %s's corr" % (op_name, call))
     check(op["scope"] == scope and a["scope"] == scope, "%s in the range" % op_name)
     check(op["flags"] & 1, "%s: device times" % op_name)
-    # The fake records the work inside the call, on its own clock: mapped
-    # back through the snapshot pairs it lies within the call (± 20 µs).
-    check(a["start"] - 20000 <= op["start"] <= a["end"] + 20000,
+    # The fake records the work inside the call: on the trace clock it was
+    # given, exactly there; on its own clock, mapped back through the
+    # snapshot pairs, within the call ± 20 µs.
+    slack = 0 if trace_clock else 20000
+    check(a["start"] - slack <= op["start"] <= a["end"] + slack,
           "%s at %d, its call %d..%d" % (op_name, op["start"], a["start"], a["end"]))
     check(bool(op["flags"] & 8) == op_name.startswith("nccl"), "%s: collective flag" % op_name)
 check(ops["memcpy_h2d"]["bytes"] == 4096 and ops["memset"]["bytes"] == 512 and
@@ -107,6 +121,12 @@ flood = sum(1 for e in events if e["name"] == "flood_kernel")
 dropped = [m for m in msgs if m["msg"] == "ev"][-1]["dropped_total"]
 print("%s: flood of 300 buffers: %d delivered, %d counted dropped" % (mode, flood, dropped))
 check(dropped >= 7 and flood + dropped == 307, "flood: %d + %d != 307" % (flood, dropped))
+# Records are asked for at most every 20 ms (each flush blocks CUPTI).
+fl = [l.split() for l in open(sys.argv[2]) if l.startswith("fakecupti: ")]
+check(fl, "the fake said nothing of its flushes")
+n, span = int(fl[-1][1]), float(fl[-1][5])
+print("%s: %d unforced flushes over %.3f s" % (mode, n, span))
+check(n <= span / 0.015 + 2, "%d flushes in %.3f s" % (n, span))
 with_call = sum(1 for c in launched.values() if c in by_name)
 print("%s: %d calls, %d GPU operations, %d with their calls" % (mode, len(apis), len(ops), with_call))
 PY
@@ -115,4 +135,5 @@ PY
 run work
 run all
 run oldcupti
-it_pass "CUPTI backend through a fake libcupti: calls followed, driver-API work, names, collectives"
+run ownclock
+it_pass "CUPTI backend through a fake libcupti: calls followed, driver-API work, names, collectives, CUPTI on the trace clock or mapped onto it"
