@@ -7,8 +7,8 @@
 #   plain     no CUDA_INJECTION64_PATH (the library is linked but never starts)
 #   records   CUPTI's floor (tests/cuda/cupti_floor.c): the same activity
 #             records, buffers handed back unread
-#   cupti     CUPTI's floor: those records and the same API callbacks on
-#             launches (runtime and driver), empty
+#   cupti     CUPTI's floor: those records and the same API callbacks
+#             (runtime and driver), empty
 #   traced    injected, events sent to a receiver (the dpnode ingest path)
 #   dropping  injected, no receiver: everything is counted and dropped
 # traced - cupti is libdptrace's own share (its callbacks, queue and

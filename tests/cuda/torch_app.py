@@ -21,6 +21,8 @@ if not torch.cuda.is_available():
 path = os.environ.get("CUDA_INJECTION64_PATH")
 # The same file the driver loads: one instance of the library.
 lib = ctypes.CDLL(path) if path else None
+if lib and not hasattr(lib, "dpt_range_push"):
+    lib = None  # another injection library (bench/bench_cupti_steps.sh's floor)
 if lib:
     lib.dpt_range_push.argtypes = [ctypes.c_char_p]
     lib.dpt_step_begin.argtypes = [ctypes.c_uint64]

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Training step time under libdptrace_cupti.so on a real NVIDIA GPU, for
+# the PyTorch and JAX loops of the GPU tests (tests/cuda/torch_app.py,
+# jax_app.py: each prints its median step after the first 3), against the
+# same program without it and under CUPTI's floor (tests/cuda/cupti_floor.c:
+# the same activity records and launch callbacks, nothing done with them).
+# Rounds (DPTOP_BENCH_ROUNDS, default 3), each mode once a round, medians:
+#   plain   no CUDA_INJECTION64_PATH
+#   cupti   CUPTI's floor
+#   traced  injected, events sent to a receiver (the dpnode ingest path)
+# Prints nothing but a note where no NVIDIA GPU answers; a framework that
+# is not installed is left out.
+#
+# Usage: bench/bench_cupti_steps.sh [steps]   (DPTOP_BUILD=build dir)
+set -u
+. "$(dirname "$0")/../tests/integration/lib.sh"
+STEPS=${1:-50}
+ROUNDS=${DPTOP_BENCH_ROUNDS:-3}
+LIB=$B/libdptrace_cupti.so
+FLOOR=$B/tests/cuda/libcupti_floor.so
+DUMP=$B/tests/tools/gpu_ingest_dump
+for f in "$LIB" "$FLOOR" "$DUMP"; do
+    [ -e "$f" ] || { echo "bench_cupti_steps: skipped: $f not built (no CUDA toolkit)"; exit 0; }
+done
+if ! nvidia-smi -L >"$IT_TMP/gpus.txt" 2>&1; then
+    echo "bench_cupti_steps: skipped: no NVIDIA GPU answers here (nvidia-smi -L)"
+    exit 0
+fi
+for d in /usr/local/cuda/lib64 /usr/local/cuda/extras/CUPTI/lib64 ${DPTOP_CUPTI_LIBDIR:-}; do
+    [ -d "$d" ] && export LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+done
+PY=${DPTOP_TORCH_PY:-$(command -v python3)}
+EP="ipc://$IT_TMP/trace.sock"
+"$DUMP" "$EP" --ready "$IT_TMP/ready" >/dev/null 2>&1 &
+IT_PIDS+=($!)
+it_wait 10 test -f "$IT_TMP/ready" || { echo "bench_cupti_steps: the receiver did not start" >&2; exit 1; }
+
+# step_us APP MODE: one run's median step in µs.
+step_us() {
+    local out app=$IT_ROOT/tests/cuda/$1_app.py
+    case $2 in
+    plain) out=$(env -u CUDA_INJECTION64_PATH timeout 150 "$PY" "$app" "$STEPS" 2>&1) ;;
+    cupti) out=$(CUDA_INJECTION64_PATH=$FLOOR timeout 150 "$PY" "$app" "$STEPS" 2>&1) ;;
+    traced) out=$(CUDA_INJECTION64_PATH=$LIB DPTOP_TRACE_ENDPOINT=$EP timeout 150 "$PY" "$app" "$STEPS" 2>&1) ;;
+    esac
+    echo "$out" >>"$IT_TMP/runs.log"
+    echo "$out" | sed -n 's/.*median step \([0-9.]*\) us.*/\1/p'
+}
+gpu=$(head -1 "$IT_TMP/gpus.txt" | sed 's/ (UUID.*//')
+MODES="plain cupti traced"
+for app in torch jax; do
+    "$PY" -c "import $app" 2>/dev/null || { echo "bench_cupti_steps: $app: not installed, left out"; continue; }
+    declare -A runs=() med=()
+    for _ in $(seq 1 "$ROUNDS"); do
+        for mode in $MODES; do
+            x=$(step_us $app $mode)
+            [ -n "$x" ] || { echo "bench_cupti_steps: $app $mode failed:" >&2; tail -5 "$IT_TMP/runs.log" >&2; exit 1; }
+            runs[$mode]+="$x "
+        done
+    done
+    for mode in $MODES; do
+        med[$mode]=$(printf '%s\n' ${runs[$mode]} | sort -g | sed -n "$(((ROUNDS + 1) / 2))p")
+    done
+    printf '%s, %s, %d steps per run, median of %d runs\n' "$gpu" "$app" "$STEPS" "$ROUNDS"
+    printf '%-8s %10s %8s   %s\n' mode "step µs" added runs
+    for mode in $MODES; do
+        awk -v m=$mode -v x="${med[$mode]}" -v p="${med[plain]}" -v r="${runs[$mode]}" \
+            'BEGIN { printf "%-8s %10.1f %+7.1f%%   %s\n", m, x, (x / p - 1) * 100, r }'
+    done
+    awk -v a=$app -v p="${med[plain]}" -v c="${med[cupti]}" -v t="${med[traced]}" 'BEGIN {
+        printf "BENCH cupti_step_%s_plain_us %.1f us\n", a, p
+        printf "BENCH cupti_step_%s_cupti_added_pct %.1f %%\n", a, (c / p - 1) * 100
+        printf "BENCH cupti_step_%s_traced_added_pct %.1f %%\n", a, (t / p - 1) * 100
+    }'
+done
