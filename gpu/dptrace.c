@@ -259,6 +259,7 @@ static enum cfg_result load_config(char *err)
         dpt.ring_size = (size_t)base_config_int(cfg, "trace_ring");
         dpt.hwm = (int)base_config_int(cfg, "trace_hwm");
         dpt.flush_ns = base_config_int(cfg, "trace_flush_ms") * 1000000;
+        dpt.env.flush_ns = dpt.flush_ns;
         dpt.quiet = base_config_bool(cfg, "trace_quiet");
         dpt.tsc = base_config_bool(cfg, "trace_tsc");
         dpt.env.snapshot_ns = base_config_int(cfg, "trace_snapshot_ms") * 1000000;

@@ -15,8 +15,9 @@
  *     scope id;
  *   - CUPTI is given the trace clock for its timestamps
  *     (cuptiActivityRegisterTimestampCallback): it converts the GPU's
- *     times to that clock itself.  A libcupti without it stamps with
- *     CLOCK_REALTIME, which NTP may step, so its timestamps are mapped onto
+ *     times to that clock itself.  A libcupti without it stamps with a
+ *     clock of its own (CLOCK_REALTIME by its documentation, which NTP may
+ *     step), so its timestamps are mapped onto
  *     the trace clock with snapshot pairs (cuptiGetTimestamp read between
  *     two CLOCK_MONOTONIC readings).  Either way the pairs are published
  *     as "cupti"/"trace" snap messages (with the trace clock, exact ones).
@@ -24,9 +25,11 @@
  * libcupti is opened with dlopen, so the library loads (and annotations
  * work) where it is missing.  The build machines have no GPU: the record
  * translation is unit-tested (tests/test_gpu.c), and where an NVIDIA GPU
- * answers, test_dptrace_cuda_gpu.sh and test_dptrace_torch_gpu.sh run real
- * programs under the library (docs/GPU.md, "On a real GPU").
+ * answers, test_dptrace_cuda_gpu.sh, test_dptrace_torch_gpu.sh and
+ * test_dptrace_jax_gpu.sh run real programs under the library (docs/GPU.md,
+ * "On a real GPU").
  */
+#include "gpu/cupti_work.h"
 #include "gpu/dptrace_int.h"
 
 #include <dlfcn.h>
@@ -51,18 +54,10 @@
     X(cuptiEnableCallback)                                                                         \
     X(cuptiGetCallbackName)
 
-#define BUF_SIZE    (1u << 20)
-#define MAX_BUFS    64 /* completed buffers waiting for poll */
-#define CORR_SLOTS  65536
-#define SNAP_PAIRS  64
-#define SNAP_PERIOD 100000000LL
-/* How often records are asked for (cuptiActivityFlushAll) rather than
- * waited for until a buffer fills: each flush blocks while CUPTI walks
- * every context's buffers.  Asked at every 2 ms cycle, it may have been
- * part of what tracing added to PyTorch and JAX steps beyond CUPTI's own
- * cost (docs/GPU.md; not yet measured apart).  20 ms: the default longest
- * wait of a batch. */
-#define FLUSH_PERIOD 20000000LL
+#define BUF_SIZE   (1u << 20)
+#define MAX_BUFS   64 /* completed buffers waiting for poll */
+#define CORR_SLOTS 65536
+#define SNAP_PAIRS 64
 
 struct corr_slot {
     uint32_t corr;
@@ -84,6 +79,12 @@ struct cupti_src {
     struct gpu_source_opts o;
     gpu_names_t *own_names;
     gpu_clockmap_t *map;
+    /* Records are asked for (cuptiActivityFlushAll) every flush_ns rather
+     * than at each poll, and otherwise come when a buffer fills: a flush
+     * blocks while CUPTI walks every context's buffers.  Asked at every
+     * 2 ms cycle, it may have been part of what tracing added to PyTorch
+     * and JAX steps beyond CUPTI's own cost (docs/GPU.md). */
+    int64_t snap_ns, flush_ns;
     int64_t last_snap, last_flush;
     struct gpu_snap_pair snaps[SNAP_PAIRS];
     size_t nsnaps;
@@ -97,36 +98,6 @@ struct cupti_src {
     struct corr_slot *corr;
 };
 
-/*
- * The runtime calls followed by default ("api=work"): those that put work
- * on the GPU or wait for it, and allocations (they may synchronise): much
- * what libdptrace intercepts in HIP, with allocations and event waits.  A
- * framework's queries (PyTorch calls cudaGetDevice ~250 times a training
- * step) would be most of the events and of CUPTI's callback cost.
- * "api=all" follows every runtime call.
- * Matched on the name without its ABI version, so new versions of an
- * entry point are followed too.
- */
-static const char *const work_prefixes[] = {
-    "cudaLaunch", "cudaGraphLaunch", "cudaMemcpy",      "cudaMemset",          "cudaMalloc",
-    "cudaFree",   "cudaHostAlloc",   "cudaEventRecord", "cudaStreamWaitEvent", NULL,
-};
-
-/*
- * Work put on the GPU through the driver API outside any runtime call
- * carries the driver call's correlation id, so those calls are followed
- * too, the same kinds by name: cuBLAS, Triton and PyTorch's compiled
- * kernels launch this way, and XLA (JAX) makes all its launches, copies,
- * graph launches and waits through the driver.  A driver call made inside
- * a runtime call is the runtime's own work: its GPU records carry the
- * runtime call's id, and it is not reported.  The driver's queries
- * (cuCtxGetCurrent, cuGetProcAddress) are not followed in either mode.
- */
-static const char *const driver_work_prefixes[] = {
-    "cuLaunch",  "cuGraphLaunch",  "cuMemcpy",      "cuMemset",          "cuMemAlloc",
-    "cuMemFree", "cuMemHostAlloc", "cuEventRecord", "cuStreamWaitEvent", NULL,
-};
-
 /* Where a libcupti names no driver entry point, or follows none of those
  * it names: the launches by id. */
 static const CUpti_CallbackId driver_launches[] = {
@@ -137,16 +108,6 @@ static const CUpti_CallbackId driver_launches[] = {
     CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
     CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
 };
-
-static bool call_is_work(const char *name, const char *const *prefixes)
-{
-    if (strstr(name, "Synchronize") != NULL)
-        return true;
-    for (size_t i = 0; prefixes[i] != NULL; i++)
-        if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0)
-            return true;
-    return false;
-}
 
 /* Runtime calls the thread is inside (driver callbacks nest in them).
  * Only followed runtime calls count: with api=work, a driver call of the
@@ -278,7 +239,7 @@ static uint64_t CUPTIAPI trace_clock_now(void)
  * which follows the records' clock, reads it. */
 static bool use_trace_clock(struct cupti_src *s)
 {
-    /* Declared here: CUPTI's headers before CUDA 12 lack the type. */
+    /* Declared here: CUPTI's headers before CUDA 11.6 lack the type. */
     CUptiResult (*reg)(uint64_t(CUPTIAPI *)(void));
     *(void **)&reg = dlsym(s->lib, "cuptiActivityRegisterTimestampCallback");
     if (reg == NULL || reg(trace_clock_now) != CUPTI_SUCCESS)
@@ -327,7 +288,7 @@ static CUptiResult follow_work(struct cupti_src *s, CUpti_CallbackDomain domain,
         if (s->cuptiGetCallbackName(domain, id, &name) != CUPTI_SUCCESS || name == NULL)
             continue;
         ++*named;
-        if (!call_is_work(name, prefixes))
+        if (!gpu_cupti_is_work(name, prefixes))
             continue;
         CUptiResult rc = s->cuptiEnableCallback(1, s->sub, domain, id);
         if (rc != CUPTI_SUCCESS && strict)
@@ -343,10 +304,10 @@ static CUptiResult follow_calls(struct cupti_src *s, bool all)
     CUptiResult rc =
         all ? s->cuptiEnableDomain(1, s->sub, CUPTI_CB_DOMAIN_RUNTIME_API)
             : follow_work(s, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE,
-                          work_prefixes, true, &named, &followed);
+                          gpu_cupti_runtime_work, true, &named, &followed);
     if (rc != CUPTI_SUCCESS)
         return rc;
-    follow_work(s, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, driver_work_prefixes,
+    follow_work(s, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, gpu_cupti_driver_work,
                 false, &named, &followed);
     if (followed > 0)
         return CUPTI_SUCCESS;
@@ -358,7 +319,7 @@ static CUptiResult follow_calls(struct cupti_src *s, bool all)
 
 static void *cupti_open(const struct gpu_source_opts *opts, char *err)
 {
-    static const char *const known[] = {"api", NULL};
+    static const char *const known[] = {"api", "snapshot_ms", "flush_ms", NULL};
     char api[16] = "work";
     if (instance() != NULL) {
         base_err(err, "cupti: the source is already open in this process");
@@ -372,7 +333,13 @@ static void *cupti_open(const struct gpu_source_opts *opts, char *err)
         return NULL;
     }
     bool api_all = strcmp(api, "all") == 0;
+    int64_t snap_ms = 100, flush_ms = 20;
+    if (gpu_opts_int(opts->options, "cupti", "snapshot_ms", 1, 60000, &snap_ms, err) != BASE_OK ||
+        gpu_opts_int(opts->options, "cupti", "flush_ms", 1, 10000, &flush_ms, err) != BASE_OK)
+        return NULL;
     struct cupti_src *s = xcalloc(1, sizeof *s);
+    s->snap_ns = snap_ms * 1000000;
+    s->flush_ns = flush_ms * 1000000;
     s->o = *opts;
     pthread_mutex_init(&s->mu, NULL);
     s->corr = xcalloc(CORR_SLOTS, sizeof *s->corr);
@@ -396,6 +363,9 @@ static void *cupti_open(const struct gpu_source_opts *opts, char *err)
 #undef FN_LOAD
     *dpt_cupti_slot() = s;
     s->trace_clock = use_trace_clock(s);
+    if (!s->trace_clock)
+        base_log(BASE_LOG_INFO, "dptrace",
+                 "CUPTI keeps its own clock: its times are mapped by snapshot pairs");
     CUptiResult rc;
     if ((rc = s->cuptiActivityRegisterCallbacks(buf_requested, buf_completed)) != CUPTI_SUCCESS ||
         (rc = s->cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)) != CUPTI_SUCCESS ||
@@ -420,9 +390,9 @@ static int cupti_poll(void *state, int64_t now_ns, gpu_msg_fn fn, void *ctx, cha
 {
     struct cupti_src *s = state;
     gpu_msg_t m;
-    if (now_ns - s->last_snap >= SNAP_PERIOD)
+    if (now_ns - s->last_snap >= s->snap_ns)
         snapshot(s);
-    if (now_ns - s->last_flush >= FLUSH_PERIOD) {
+    if (now_ns - s->last_flush >= s->flush_ns) {
         s->cuptiActivityFlushAll(0);
         s->last_flush = now_ns;
     }
@@ -527,13 +497,24 @@ const struct gpu_source gpu_source_cupti = {
 
 static void *cb_open(const struct dpt_env *env, char *err)
 {
+    /* Periods only where set: the source's own defaults apply otherwise. */
+    char opts[96];
+    int n = snprintf(opts, sizeof opts, "api=%s", env->cuda_api_all ? "all" : "work");
+    if (env->snapshot_ns > 0)
+        n += snprintf(opts + n, sizeof opts - (size_t)n, ",snapshot_ms=%lld",
+                      (long long)((env->snapshot_ns + 999999) / 1000000));
+    if (env->flush_ns > 0)
+        snprintf(opts + n, sizeof opts - (size_t)n, ",flush_ms=%lld",
+                 (long long)((env->flush_ns + 999999) / 1000000));
     struct gpu_source_opts o = {
         .pid = env->pid,
-        .options = env->cuda_api_all ? "api=all" : NULL,
+        .options = opts,
         .names = env->names,
         .scope_now = dpt_scope_now,
         .host_event = dpt_host_event,
     };
+    /* open copies what it keeps; the state it returns holds no pointer to o. */
+    // cppcheck-suppress returnDanglingLifetime
     return gpu_source_find("cupti")->open(&o, err);
 }
 

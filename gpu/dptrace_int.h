@@ -156,6 +156,7 @@ struct dpt_env {
     gpu_names_t *names; /* background thread only */
     const char *hip_library;
     int64_t snapshot_ns;
+    int64_t flush_ns; /* longest wait of a batch: CUPTI's records are asked for as often */
     size_t max_pending;
     size_t events_per_dev;
     bool cuda_api_all; /* CUPTI: every runtime call, not only the work */

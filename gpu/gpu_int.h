@@ -151,5 +151,9 @@ bool gpu_u64map_del(struct gpu_u64map *m, uint64_t key);
  */
 int gpu_opts_check(const char *opts, const char *const *known, char *err);
 bool gpu_opts_get(const char *opts, const char *key, char *val, size_t len);
+/* An integer option in [lo, hi] into *out, left as it was when absent;
+ * an error names the source (src). */
+int gpu_opts_int(const char *opts, const char *src, const char *key, int64_t lo, int64_t hi,
+                 int64_t *out, char *err);
 
 #endif /* DP_GPU_INT_H */

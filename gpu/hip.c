@@ -650,29 +650,16 @@ static void *hip_open(const struct gpu_source_opts *opts, char *err)
         return NULL;
     if (gpu_opts_get(opts->options, "library", lib, sizeof lib))
         ho.library = lib;
-    char v[32];
-    if (gpu_opts_get(opts->options, "snapshot_ms", v, sizeof v)) {
-        char *end;
-        long ms = strtol(v, &end, 10);
-        if (*end != '\0' || ms < 1 || ms > 60000) {
-            base_err(err, "hip: snapshot_ms '%s' is not in [1, 60000]", v);
-            return NULL;
-        }
-        ho.snapshot_ns = ms * 1000000LL;
-    }
-    static const char *const sizes[] = {"max_pending", "events_per_dev"};
-    size_t *dst[] = {&ho.max_pending, &ho.events_per_dev};
-    for (int i = 0; i < 2; i++) {
-        if (!gpu_opts_get(opts->options, sizes[i], v, sizeof v))
-            continue;
-        char *end;
-        long long n = strtoll(v, &end, 10);
-        if (*end != '\0' || n < 1 || n > 10000000) {
-            base_err(err, "hip: %s '%s' is not in [1, 10000000]", sizes[i], v);
-            return NULL;
-        }
-        *dst[i] = (size_t)n;
-    }
+    int64_t snap_ms = 0, max_pending = 0, events_per_dev = 0;
+    if (gpu_opts_int(opts->options, "hip", "snapshot_ms", 1, 60000, &snap_ms, err) != BASE_OK ||
+        gpu_opts_int(opts->options, "hip", "max_pending", 1, 10000000, &max_pending, err) !=
+            BASE_OK ||
+        gpu_opts_int(opts->options, "hip", "events_per_dev", 1, 10000000, &events_per_dev, err) !=
+            BASE_OK)
+        return NULL;
+    ho.snapshot_ns = snap_ms * 1000000;
+    ho.max_pending = (size_t)max_pending;
+    ho.events_per_dev = (size_t)events_per_dev;
     return gpu_hip_new(&ho, err);
 }
 

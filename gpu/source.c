@@ -73,10 +73,8 @@ bool gpu_opts_get(const char *opts, const char *key, char *val, size_t len)
     return found;
 }
 
-/* ---- the "sim" source ---- */
-
-static int opt_i64(const char *opts, const char *key, int64_t lo, int64_t hi, int64_t *out,
-                   char *err)
+int gpu_opts_int(const char *opts, const char *src, const char *key, int64_t lo, int64_t hi,
+                 int64_t *out, char *err)
 {
     char v[32];
     if (!gpu_opts_get(opts, key, v, sizeof v))
@@ -84,11 +82,13 @@ static int opt_i64(const char *opts, const char *key, int64_t lo, int64_t hi, in
     char *end;
     long long x = strtoll(v, &end, 10);
     if (end == v || *end != '\0' || x < lo || x > hi)
-        return base_err(err, "sim: option %s '%s' is not an integer in [%" PRId64 ", %" PRId64 "]",
-                        key, v, lo, hi);
+        return base_err(err, "%s: option %s '%s' is not an integer in [%" PRId64 ", %" PRId64 "]",
+                        src, key, v, lo, hi);
     *out = x;
     return BASE_OK;
 }
+
+/* ---- the "sim" source ---- */
 
 static int sim_probe(char *err)
 {
@@ -106,13 +106,13 @@ static void *sim_open(const struct gpu_source_opts *o, char *err)
     int64_t step_ms = cfg.step_period_ns / 1000000, step_us = 0, layers = cfg.layers,
             straggler = -1, late_us = 0, seed = 1, device = 0;
     if (gpu_opts_check(o->options, known, err) != BASE_OK ||
-        opt_i64(o->options, "step_ms", 1, 60000, &step_ms, err) != BASE_OK ||
-        opt_i64(o->options, "step_us", 0, 60000000, &step_us, err) != BASE_OK ||
-        opt_i64(o->options, "layers", 1, 64, &layers, err) != BASE_OK ||
-        opt_i64(o->options, "straggler", -1, 65535, &straggler, err) != BASE_OK ||
-        opt_i64(o->options, "late_us", 0, 6000000, &late_us, err) != BASE_OK ||
-        opt_i64(o->options, "seed", 0, INT64_MAX, &seed, err) != BASE_OK ||
-        opt_i64(o->options, "device", 0, 65535, &device, err) != BASE_OK)
+        gpu_opts_int(o->options, "sim", "step_ms", 1, 60000, &step_ms, err) != BASE_OK ||
+        gpu_opts_int(o->options, "sim", "step_us", 0, 60000000, &step_us, err) != BASE_OK ||
+        gpu_opts_int(o->options, "sim", "layers", 1, 64, &layers, err) != BASE_OK ||
+        gpu_opts_int(o->options, "sim", "straggler", -1, 65535, &straggler, err) != BASE_OK ||
+        gpu_opts_int(o->options, "sim", "late_us", 0, 6000000, &late_us, err) != BASE_OK ||
+        gpu_opts_int(o->options, "sim", "seed", 0, INT64_MAX, &seed, err) != BASE_OK ||
+        gpu_opts_int(o->options, "sim", "device", 0, 65535, &device, err) != BASE_OK)
         return NULL;
     cfg.step_period_ns = step_us > 0 ? step_us * 1000 : step_ms * 1000000;
     cfg.layers = (uint32_t)layers;
