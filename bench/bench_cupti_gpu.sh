@@ -3,7 +3,8 @@
 # against the same program without it, in the same run, on a real NVIDIA
 # GPU (cuda_app --launches: an empty kernel launched 200000 times on one
 # stream, in bursts of 256 that the GPU drains between, untimed).  Five
-# rounds (DPTOP_BENCH_ROUNDS), each mode once a round, medians:
+# rounds (DPTOP_BENCH_ROUNDS), each mode once a round (the order turned by
+# one each round), medians:
 #   plain     no CUDA_INJECTION64_PATH (the library is linked but never starts)
 #   records   CUPTI's floor (tests/cuda/cupti_floor.c): the same activity
 #             records, buffers handed back unread
@@ -30,9 +31,7 @@ if ! nvidia-smi -L >"$IT_TMP/gpus.txt" 2>&1; then
     echo "bench_cupti_gpu: skipped: no NVIDIA GPU answers here (nvidia-smi -L)"
     exit 0
 fi
-for d in /usr/local/cuda/lib64 /usr/local/cuda/extras/CUPTI/lib64 ${DPTOP_CUPTI_LIBDIR:-}; do
-    [ -d "$d" ] && export LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-done
+it_cuda_libpath
 EP="ipc://$IT_TMP/trace.sock"
 # The receiver prints every event: to /dev/null.
 "$DUMP" "$EP" --ready "$IT_TMP/ready" >/dev/null 2>&1 &
@@ -53,17 +52,21 @@ per_launch() {
     echo "$out" >>"$IT_TMP/runs.log"
     echo "$out" | sed -n 's/.*launches: \([0-9.]*\) ns per launch call.*/\1/p'
 }
-# Each mode once a round: a machine that drifts over the run moves every
+# Each mode once a round, the order turned by one each round: a machine
+# that drifts over the run, or a run that follows another, moves every
 # mode alike.  One run takes about 1.5 s on an H200.
 ROUNDS=${DPTOP_BENCH_ROUNDS:-5}
+[ "$ROUNDS" -ge 1 ] 2>/dev/null || { echo "bench_cupti_gpu: DPTOP_BENCH_ROUNDS must be 1 or more" >&2; exit 2; }
 declare -A runs med
 MODES="plain records cupti traced dropping"
+order=($MODES)
 for _ in $(seq 1 "$ROUNDS"); do
-    for mode in $MODES; do
+    for mode in "${order[@]}"; do
         x=$(per_launch $mode)
         [ -n "$x" ] || { echo "bench_cupti_gpu: $mode run failed:" >&2; tail -5 "$IT_TMP/runs.log" >&2; exit 1; }
         runs[$mode]+="$x "
     done
+    order=("${order[@]:1}" "${order[0]}")
 done
 for mode in $MODES; do
     med[$mode]=$(printf '%s\n' ${runs[$mode]} | sort -g | sed -n "$(((ROUNDS + 1) / 2))p")

@@ -4,18 +4,21 @@
 # jax_app.py: each prints its median step after the first 3), against the
 # same program without it and under CUPTI's floor (tests/cuda/cupti_floor.c:
 # the same activity records and launch callbacks, nothing done with them).
-# Rounds (DPTOP_BENCH_ROUNDS, default 3), each mode once a round, medians:
+# Rounds (DPTOP_BENCH_ROUNDS, default 3), each mode once a round, the
+# order turned by one each round, medians:
 #   plain   no CUDA_INJECTION64_PATH
 #   cupti   CUPTI's floor
 #   traced  injected, events sent to a receiver (the dpnode ingest path)
 # Prints nothing but a note where no NVIDIA GPU answers; a framework that
-# is not installed is left out.
+# is not installed, or cannot use the GPU, is left out.  Python:
+# DPTOP_TORCH_PY, DPTOP_JAX_PY (as the GPU tests), else python3.
 #
 # Usage: bench/bench_cupti_steps.sh [steps]   (DPTOP_BUILD=build dir)
 set -u
 . "$(dirname "$0")/../tests/integration/lib.sh"
 STEPS=${1:-50}
 ROUNDS=${DPTOP_BENCH_ROUNDS:-3}
+[ "$ROUNDS" -ge 1 ] 2>/dev/null || { echo "bench_cupti_steps: DPTOP_BENCH_ROUNDS must be 1 or more" >&2; exit 2; }
 LIB=$B/libdptrace_cupti.so
 FLOOR=$B/tests/cuda/libcupti_floor.so
 DUMP=$B/tests/tools/gpu_ingest_dump
@@ -26,37 +29,41 @@ if ! nvidia-smi -L >"$IT_TMP/gpus.txt" 2>&1; then
     echo "bench_cupti_steps: skipped: no NVIDIA GPU answers here (nvidia-smi -L)"
     exit 0
 fi
-for d in /usr/local/cuda/lib64 /usr/local/cuda/extras/CUPTI/lib64 ${DPTOP_CUPTI_LIBDIR:-}; do
-    [ -d "$d" ] && export LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-done
-PY=${DPTOP_TORCH_PY:-$(command -v python3)}
+it_cuda_libpath
 EP="ipc://$IT_TMP/trace.sock"
 "$DUMP" "$EP" --ready "$IT_TMP/ready" >/dev/null 2>&1 &
 IT_PIDS+=($!)
 it_wait 10 test -f "$IT_TMP/ready" || { echo "bench_cupti_steps: the receiver did not start" >&2; exit 1; }
 
-# step_us APP MODE: one run's median step in µs.
+# step_us APP MODE: one run's median step in µs (nothing when it failed;
+# "nogpu" when the framework cannot use the GPU: exit status 3).
 step_us() {
-    local out app=$IT_ROOT/tests/cuda/$1_app.py
+    local out rc=0 app=$IT_ROOT/tests/cuda/$1_app.py
     case $2 in
     plain) out=$(env -u CUDA_INJECTION64_PATH timeout 150 "$PY" "$app" "$STEPS" 2>&1) ;;
     cupti) out=$(CUDA_INJECTION64_PATH=$FLOOR timeout 150 "$PY" "$app" "$STEPS" 2>&1) ;;
     traced) out=$(CUDA_INJECTION64_PATH=$LIB DPTOP_TRACE_ENDPOINT=$EP timeout 150 "$PY" "$app" "$STEPS" 2>&1) ;;
     esac
+    rc=$?
     echo "$out" >>"$IT_TMP/runs.log"
+    [ $rc -eq 3 ] && { echo nogpu; return; }
     echo "$out" | sed -n 's/.*median step \([0-9.]*\) us.*/\1/p'
 }
 gpu=$(head -1 "$IT_TMP/gpus.txt" | sed 's/ (UUID.*//')
 MODES="plain cupti traced"
 for app in torch jax; do
+    if [ $app = torch ]; then PY=${DPTOP_TORCH_PY:-$(command -v python3)}; else PY=${DPTOP_JAX_PY:-$(command -v python3)}; fi
     "$PY" -c "import $app" 2>/dev/null || { echo "bench_cupti_steps: $app: not installed, left out"; continue; }
     declare -A runs=() med=()
+    order=($MODES)
     for _ in $(seq 1 "$ROUNDS"); do
-        for mode in $MODES; do
+        for mode in "${order[@]}"; do
             x=$(step_us $app $mode)
+            [ "$x" = nogpu ] && { echo "bench_cupti_steps: $app cannot use the GPU, left out"; continue 3; }
             [ -n "$x" ] || { echo "bench_cupti_steps: $app $mode failed:" >&2; tail -5 "$IT_TMP/runs.log" >&2; exit 1; }
             runs[$mode]+="$x "
         done
+        order=("${order[@]:1}" "${order[0]}")
     done
     for mode in $MODES; do
         med[$mode]=$(printf '%s\n' ${runs[$mode]} | sort -g | sed -n "$(((ROUNDS + 1) / 2))p")

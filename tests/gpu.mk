@@ -74,7 +74,7 @@ CUPTI_FLOOR := tests/cuda/libcupti_floor.so
 TOOLS += $(CUPTI_FLOOR)
 $(CUPTI_FLOOR)_SRCS := tests/cuda/cupti_floor.c
 $(CUPTI_FLOOR)_LDFLAGS := -shared -Wl,-soname,libcupti_floor.so
-$(CUPTI_FLOOR)_LDLIBS := -ldl
+$(CUPTI_FLOOR)_LDLIBS := -ldl -lpthread
 cupti_floor_CFLAGS := $(CUPTI_CFLAGS)
 endif
 

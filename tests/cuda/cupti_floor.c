@@ -3,10 +3,11 @@
  * bench/bench_cupti_gpu.sh: an injection library (CUDA_INJECTION64_PATH)
  * that asks CUPTI for what libdptrace_cupti.so asks on a kernel launch and
  * does nothing with it.  The same clock (CLOCK_MONOTONIC, where libcupti
- * takes one), the same activity records (kernels, copies, memsets:
- * buffers handed back unread) and, unless DPTOP_FLOOR=activity, the same
- * API callbacks (the runtime's and the driver's calls that do, wait for or
- * allocate work), empty.  What a program's calls take beyond this floor is
+ * takes one), the same activity records (kernels, copies, memsets; 1 MiB
+ * buffers asked for every 20 ms and handed back unread) and, unless
+ * DPTOP_FLOOR=activity, the same API callbacks (gpu/cupti_work.h: the
+ * runtime's and the driver's calls that do, wait for or allocate work),
+ * empty.  What a program's calls take beyond this floor is
  * libdptrace's own.
  *
  * libcupti is opened with dlopen, like libdptrace_cupti.so does, so that
@@ -14,13 +15,16 @@
  */
 #include <cupti.h>
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#define BUF_SIZE (8u << 20)
+#include "gpu/cupti_work.h"
+
+#define BUF_SIZE (1u << 20) /* libdptrace_cupti.so's */
 
 static void CUPTIAPI buf_requested(uint8_t **buf, size_t *size, size_t *max_records)
 {
@@ -43,49 +47,29 @@ static uint64_t CUPTIAPI trace_clock_now(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* Records asked for every 20 ms, as libdptrace_cupti.so does by default
+ * (a live consumer must ask: a buffer may take long to fill). */
+static CUptiResult (*flush_all)(uint32_t);
+
+static void *flusher(void *arg)
+{
+    (void)arg;
+    for (;;) {
+        nanosleep(&(struct timespec){0, 20000000}, NULL);
+        flush_all(0);
+    }
+    return NULL;
+}
+
 static void CUPTIAPI on_call(void *ud, CUpti_CallbackDomain domain, CUpti_CallbackId id,
                              const void *data)
 {
     (void)ud, (void)domain, (void)id, (void)data;
 }
 
-/* The calls libdptrace_cupti.so follows by default (gpu/dptrace_cupti.c,
- * api=work): work, waits and allocations, runtime and driver. */
-static const char *const work_prefixes[] = {
-    "cudaLaunch",
-    "cudaGraphLaunch",
-    "cudaMemcpy",
-    "cudaMemset",
-    "cudaMalloc",
-    "cudaFree",
-    "cudaHostAlloc",
-    "cudaEventRecord",
-    "cudaStreamWaitEvent",
-    "cuLaunch",
-    "cuGraphLaunch",
-    "cuMemcpy",
-    "cuMemset",
-    "cuMemAlloc",
-    "cuMemFree",
-    "cuMemHostAlloc",
-    "cuEventRecord",
-    "cuStreamWaitEvent",
-    NULL,
-};
-
-static bool is_work(const char *name)
-{
-    if (strstr(name, "Synchronize") != NULL)
-        return true;
-    for (size_t i = 0; work_prefixes[i] != NULL; i++)
-        if (strncmp(name, work_prefixes[i], strlen(work_prefixes[i])) == 0)
-            return true;
-    return false;
-}
-
-/* Every id of the domain that names such a call. */
+/* Every id of the domain that names one of those calls. */
 static int follow(void *lib, CUpti_SubscriberHandle sub, CUpti_CallbackDomain domain,
-                  CUpti_CallbackId size)
+                  CUpti_CallbackId size, const char *const *work)
 {
     CUptiResult (*name_of)(CUpti_CallbackDomain, uint32_t, const char **);
     CUptiResult (*enable)(uint32_t, CUpti_SubscriberHandle, CUpti_CallbackDomain, CUpti_CallbackId);
@@ -96,7 +80,8 @@ static int follow(void *lib, CUpti_SubscriberHandle sub, CUpti_CallbackDomain do
     int n = 0;
     for (CUpti_CallbackId id = 1; id < size + 1024; id++) {
         const char *name = NULL;
-        if (name_of(domain, id, &name) == CUPTI_SUCCESS && name != NULL && is_work(name))
+        if (name_of(domain, id, &name) == CUPTI_SUCCESS && name != NULL &&
+            gpu_cupti_is_work(name, work))
             n += enable(1, sub, domain, id) == CUPTI_SUCCESS;
     }
     return n;
@@ -128,6 +113,10 @@ int InitializeInjection(void)
         fprintf(stderr, "cupti_floor: activity records refused\n");
         return 0;
     }
+    pthread_t t;
+    if ((*(void **)&flush_all = dlsym(lib, "cuptiActivityFlushAll")) != NULL &&
+        pthread_create(&t, NULL, flusher, NULL) == 0)
+        pthread_detach(t);
     const char *mode = getenv("DPTOP_FLOOR");
     if (mode != NULL && strcmp(mode, "activity") == 0) {
         fprintf(stderr, "cupti_floor: activity records\n");
@@ -136,8 +125,10 @@ int InitializeInjection(void)
     CUpti_SubscriberHandle sub;
     int rt = -1, drv = -1;
     if (subscribe(&sub, on_call, NULL) == CUPTI_SUCCESS) {
-        rt = follow(lib, sub, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE);
-        drv = follow(lib, sub, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE);
+        rt = follow(lib, sub, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE,
+                    gpu_cupti_runtime_work);
+        drv = follow(lib, sub, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE,
+                     gpu_cupti_driver_work);
     }
     fprintf(stderr,
             "cupti_floor: activity records and empty callbacks on %d runtime, %d driver ids\n", rt,

@@ -1,7 +1,7 @@
 """jax_app: a small JAX training loop for libdptrace_cupti on a real GPU
-(tests/integration/test_dptrace_jax_gpu.sh).  XLA makes all its GPU work
-through the driver API (cuLaunchKernel, cuMemcpy*Async, cuGraphLaunch),
-never the runtime's.  A 3-layer MLP, SGD, one step per
+(tests/integration/test_dptrace_jax_gpu.sh).  XLA makes its own GPU work
+through the driver API (cuLaunchKernel, cuMemcpy*Async, cuGraphLaunch);
+the libraries it calls also use the runtime.  A 3-layer MLP, SGD, one step per
 dpt_step_begin/end with ranges "input" (a batch copied to the GPU),
 "train" (the jitted step) and "output" (the loss copied back), through
 the library's C API (ctypes) when CUDA_INJECTION64_PATH names it.

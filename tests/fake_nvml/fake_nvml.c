@@ -115,9 +115,11 @@ int nvmlDeviceGetMemoryInfo(nvml_dev dev, struct nvml_mem *m)
 int nvmlDeviceGetMemoryInfo_v2(nvml_dev dev, struct nvml_mem_v2 *m);
 int nvmlDeviceGetMemoryInfo_v2(nvml_dev dev, struct nvml_mem_v2 *m)
 {
-    if (getenv("FAKENVML_NO_MEMINFO_V2"))
+    const char *old = getenv("FAKENVML_NO_MEMINFO_V2");
+    if (old != NULL && *old != '\0')
         return 13; /* NVML_ERROR_FUNCTION_NOT_FOUND */
-    if (m->version != ((unsigned int)sizeof *m | (2u << 24)))
+    /* nvml.h's nvmlMemory_v2: 40 bytes, version 2 in the top byte. */
+    if (m->version != 0x02000028u)
         return 25; /* NVML_ERROR_ARGUMENT_VERSION_MISMATCH */
     m->total = dev->total;
     m->reserved = RESERVED;

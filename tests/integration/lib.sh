@@ -9,6 +9,8 @@
 #                          python3-zmq, sets CHECK (dpnode_check.py), REC (the
 #                          bus recording) and H (a free loopback hub) and starts
 #                          dpnode_watch.py recording KINDs (all when none)
+#   it_cuda_libpath        put CUDA's libraries (libcupti) on LD_LIBRARY_PATH: the
+#                          toolkit's, and DPTOP_CUPTI_LIBDIR where set
 #   it_fail MSG / it_skip MSG / it_pass MSG
 #   IT_PY                  Debian's python3 (it has python3-zmq), else the first on PATH;
 #                          PYTHONPATH holds this directory (gpu_dump.py and the others)
@@ -76,6 +78,13 @@ it_pass() {
 
 it_port_free() {
     ! ss -Htan "sport = :$1" 2>/dev/null | grep -q . && ! ss -Huan "sport = :$1" 2>/dev/null | grep -q .
+}
+
+it_cuda_libpath() {
+    local d
+    for d in /usr/local/cuda/lib64 /usr/local/cuda/extras/CUPTI/lib64 ${DPTOP_CUPTI_LIBDIR:-}; do
+        [ -d "$d" ] && export LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    done
 }
 
 it_ports() {

@@ -36,14 +36,17 @@ Q=index,name,memory.total,memory.used,utilization.gpu,power.draw,temperature.gpu
     nvidia-smi --query-gpu=$Q --format=csv,noheader,nounits | sed "s/^/$(date +%s%N), /"
     sleep 0.3
 done) >"$IT_TMP/smi.csv" 2>&1 &
-IT_PIDS+=($!)
+SMI_PID=$!
+IT_PIDS+=($SMI_PID)
 sleep 1
 START=$(date +%s%N)
-CUDA_VISIBLE_DEVICES=0 timeout 60 "$APP" --steps 15 --spin-us 100000 >"$IT_TMP/app.log" 2>&1 ||
-    it_fail "cuda_app failed: $(tail -3 "$IT_TMP/app.log")"
+# NVML numbers boards in PCI bus order; CUDA only when told to.
+CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=0 timeout 60 "$APP" --steps 15 --spin-us 100000 \
+    >"$IT_TMP/app.log" 2>&1 || it_fail "cuda_app failed: $(tail -3 "$IT_TMP/app.log")"
 END=$(date +%s%N)
 sleep 1
 it_stop "$TAIL_PID"
+it_stop "$SMI_PID"
 
 "$IT_PY" - "$IT_TMP/tail.log" "$IT_TMP/smi.csv" "$START" "$END" <<'PY' || it_fail "metrics check failed"
 import json, statistics, sys
@@ -103,11 +106,8 @@ for idx, rows in sorted(smi.items()):
             "%8.1f %8.1f %8.1f" % (min(b), statistics.median(b), max(b)) if b else "none")
               if a else "  %-16s not in the status; nvidia-smi %s" % (key, b[:3] or "none"))
         check(bool(a) == bool(b), "%s: the agent has %d readings, nvidia-smi %d" % (key, len(a), len(b)))
-    for _, g in mine:
-        check(0 <= g.get("busy_pct", 0) <= 100, "busy %s" % g)
-        check(g.get("vram_used_bytes", 0) <= g.get("vram_total_bytes", 1 << 62), "used > total %s" % g)
     # The medians of what both read agree: temperature within 5 C, power
-    # within 25 % (both are sampled, at different instants).
+    # within 25 % and 10 W (both are sampled, at different instants).
     for key, smikey, tol in (("temp_c", "temp", lambda x: 5), ("power_w", "power", lambda x: 0.25 * x + 10)):
         a = [g[key] for _, g in mine if key in g]
         b = [r[smikey] for r in rows if r[smikey] is not None]

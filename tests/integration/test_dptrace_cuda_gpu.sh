@@ -22,9 +22,7 @@ if ! nvidia-smi -L >"$IT_TMP/gpus.txt" 2>&1; then
     it_skip "no NVIDIA GPU answers here (nvidia-smi -L)"
 fi
 # libcupti: the toolkit's, else DPTOP_CUPTI_LIBDIR.
-for d in /usr/local/cuda/lib64 /usr/local/cuda/extras/CUPTI/lib64 ${DPTOP_CUPTI_LIBDIR:-}; do
-    [ -d "$d" ] && export LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-done
+it_cuda_libpath
 cat "$IT_TMP/gpus.txt"
 STEPS=6 SPIN_US=500
 

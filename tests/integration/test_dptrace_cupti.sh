@@ -18,9 +18,7 @@ EP="ipc://$IT_TMP/trace.sock"
 it_spawn dump "$DUMP" "$EP" --ready "$IT_TMP/ready"
 DUMP_PID=$IT_PID
 it_wait 10 test -f "$IT_TMP/ready" || it_fail "the dump tool did not bind $EP"
-for d in /usr/local/cuda/lib64 /usr/local/cuda/extras/CUPTI/lib64; do
-    [ -d "$d" ] && export LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-done
+it_cuda_libpath
 DPTOP_TRACE_ENDPOINT=$EP timeout 60 "$INJ" "$LIB" >"$IT_TMP/inj.log" 2>&1 ||
     it_fail "the injection library could not be loaded and initialised"
 cat "$IT_TMP/inj.log"

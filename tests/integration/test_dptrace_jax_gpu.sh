@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# timeout: 300
+# timeout: 360
 # libdptrace_cupti.so under JAX on a real NVIDIA GPU: a small training loop
 # (tests/cuda/jax_app.py) with its steps and ranges annotated through the
-# library's C API, into an ingest endpoint.  XLA makes all its GPU work
-# through the driver API (kernel and graph launches, asynchronous copies),
-# so this is where the driver's work calls must be followed: every GPU
+# library's C API, into an ingest endpoint.  XLA makes its own GPU work
+# through the driver API (kernel and graph launches, asynchronous copies;
+# the libraries it calls also use the runtime), so this is where the driver's work calls must be followed: every GPU
 # operation must come with the call that launched it, the batch copies of
 # each step must reach the GPU as copies, and the work of a call made
 # during a step must lie inside the step on the trace clock; nothing
@@ -22,9 +22,7 @@ if ! nvidia-smi -L >"$IT_TMP/gpus.txt" 2>&1; then
 fi
 JPY=${DPTOP_JAX_PY:-$(command -v python3)}
 "$JPY" -c 'import jax' 2>/dev/null || it_skip "no JAX for $JPY"
-for d in /usr/local/cuda/lib64 /usr/local/cuda/extras/CUPTI/lib64 ${DPTOP_CUPTI_LIBDIR:-}; do
-    [ -d "$d" ] && export LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-done
+it_cuda_libpath
 APP=$IT_ROOT/tests/cuda/jax_app.py
 STEPS=20
 

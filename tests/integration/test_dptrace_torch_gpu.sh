@@ -21,9 +21,7 @@ if ! nvidia-smi -L >"$IT_TMP/gpus.txt" 2>&1; then
 fi
 TPY=${DPTOP_TORCH_PY:-$(command -v python3)}
 "$TPY" -c 'import torch' 2>/dev/null || it_skip "no PyTorch for $TPY"
-for d in /usr/local/cuda/lib64 /usr/local/cuda/extras/CUPTI/lib64 ${DPTOP_CUPTI_LIBDIR:-}; do
-    [ -d "$d" ] && export LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-done
+it_cuda_libpath
 APP=$IT_ROOT/tests/cuda/torch_app.py
 STEPS=20
 
