@@ -35,6 +35,7 @@
 #include <dlfcn.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -59,10 +60,15 @@
 #define CORR_SLOTS 65536
 #define SNAP_PAIRS 64
 
+/* A call's scope and thread by correlation id, written at the call's
+ * entry on its own thread and read by the background thread: without a
+ * lock, the id itself says whether the slot is whole (written last with
+ * release, read before and after the fields).  Two calls in flight whose
+ * ids are CORR_SLOTS apart would share a slot; the later one wins. */
 struct corr_slot {
-    uint32_t corr;
-    uint32_t tid;
-    uint64_t scope;
+    _Atomic uint32_t corr;
+    _Atomic uint32_t tid;
+    _Atomic uint64_t scope;
 };
 
 struct cupti_src {
@@ -88,7 +94,7 @@ struct cupti_src {
     int64_t last_snap, last_flush;
     struct gpu_snap_pair snaps[SNAP_PAIRS];
     size_t nsnaps;
-    pthread_mutex_t mu; /* bufs and corr */
+    pthread_mutex_t mu; /* bufs */
     struct {
         uint8_t *buf;
         size_t valid;
@@ -183,9 +189,12 @@ static void CUPTIAPI api_callback(void *userdata, CUpti_CallbackDomain domain,
         uint32_t tid = 0;
         uint64_t scope = s->o.scope_now ? s->o.scope_now(s->o.app, &tid) : 0;
         *cb->correlationData = (uint64_t)base_monotonic_ns();
-        pthread_mutex_lock(&s->mu);
-        s->corr[cb->correlationId % CORR_SLOTS] = (struct corr_slot){cb->correlationId, tid, scope};
-        pthread_mutex_unlock(&s->mu);
+        struct corr_slot *c = &s->corr[cb->correlationId % CORR_SLOTS];
+        atomic_store_explicit(&c->corr, 0, memory_order_relaxed);
+        atomic_thread_fence(memory_order_release);
+        atomic_store_explicit(&c->tid, tid, memory_order_relaxed);
+        atomic_store_explicit(&c->scope, scope, memory_order_relaxed);
+        atomic_store_explicit(&c->corr, cb->correlationId, memory_order_release);
         return;
     }
     if (s->o.host_event == NULL)
@@ -205,14 +214,15 @@ static void CUPTIAPI api_callback(void *userdata, CUpti_CallbackDomain domain,
 static uint64_t scope_of(void *ctx, uint32_t corr, uint32_t *tid)
 {
     struct cupti_src *s = ctx;
-    uint64_t scope = 0;
-    pthread_mutex_lock(&s->mu);
-    const struct corr_slot *c = &s->corr[corr % CORR_SLOTS];
-    if (c->corr == corr) {
-        scope = c->scope;
-        *tid = c->tid;
-    }
-    pthread_mutex_unlock(&s->mu);
+    struct corr_slot *c = &s->corr[corr % CORR_SLOTS];
+    if (atomic_load_explicit(&c->corr, memory_order_acquire) != corr)
+        return 0;
+    uint32_t t = atomic_load_explicit(&c->tid, memory_order_relaxed);
+    uint64_t scope = atomic_load_explicit(&c->scope, memory_order_relaxed);
+    atomic_thread_fence(memory_order_acquire);
+    if (atomic_load_explicit(&c->corr, memory_order_relaxed) != corr)
+        return 0; /* rewritten meanwhile */
+    *tid = t;
     return scope;
 }
 

@@ -18,12 +18,27 @@
  * on for 0.3 s.  Prints one line per call
  * ("call NAME CORR") for the test to check against.
  *
- * Usage: cupti_app LIBRARY   (libcupti.so and libcuda.so.1: the fakes, found
- * first; the driver's device count answers from its second call)
+ * With --bench N T it only times, on T threads at once, N calls each of a
+ * runtime call the library does not follow (cudaGetDevice) and of one it
+ * does (cudaLaunchKernel, with no GPU work): the difference is what the
+ * library's callbacks cost a call, CUPTI left out (bench/bench_cupti_fake.sh).
+ *
+ * With --threads T, T threads at once each open a range "thread-I" and
+ * make 100 kernel launches in it (cudaLaunchKernel), then the main thread
+ * calls cudaDeviceSynchronize: every kernel must carry its own thread's
+ * range.
+ *
+ * Usage: cupti_app LIBRARY [--bench N T | --threads T]   (libcupti.so and libcuda.so.1:
+ * the fakes, found first; the driver's device count answers from its second
+ * call)
  */
 #include <cupti.h>
 #include <dlfcn.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 typedef uint32_t (*call_fn)(int domain, uint32_t cbid, const char *fn, int work, const char *kernel,
@@ -33,10 +48,112 @@ typedef void (*flood_fn)(int n, size_t lost, const char *kernel);
 
 enum { NONE, KERNEL, MEMCPY, MEMSET, MEMCPY_D2H };
 
+static struct {
+    call_fn call;
+    long n;
+    pthread_barrier_t start;
+} bench;
+
+static double now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+/* One thread's ns per call: [0] not followed, [1] followed. */
+static void *bench_thread(void *arg)
+{
+    double *out = arg;
+    static const struct {
+        uint32_t cbid;
+        const char *fn;
+    } calls[2] = {{CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020, "cudaGetDevice"},
+                  {CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, "cudaLaunchKernel"}};
+    pthread_barrier_wait(&bench.start);
+    for (int k = 0; k < 2; k++) {
+        double t0 = now_ns();
+        for (long i = 0; i < bench.n; i++)
+            bench.call(CUPTI_CB_DOMAIN_RUNTIME_API, calls[k].cbid, calls[k].fn, NONE, NULL, 0);
+        out[k] = (now_ns() - t0) / (double)bench.n;
+    }
+    return NULL;
+}
+
+static struct {
+    call_fn call;
+    void (*push)(const char *);
+    void (*pop)(void);
+    pthread_barrier_t start;
+} ranged;
+
+static void *ranged_thread(void *arg)
+{
+    char name[32];
+    snprintf(name, sizeof name, "thread-%d", (int)(intptr_t)arg);
+    pthread_barrier_wait(&ranged.start);
+    ranged.push(name);
+    for (int i = 0; i < 100; i++)
+        ranged.call(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
+                    "cudaLaunchKernel", KERNEL, "_Z12scale_kernelIfEvPT_S0_i", 0);
+    ranged.pop();
+    return NULL;
+}
+
+static int run_ranged(call_fn call, void (*push)(const char *), void (*pop)(void), int nthreads)
+{
+    ranged.call = call;
+    ranged.push = push;
+    ranged.pop = pop;
+    pthread_barrier_init(&ranged.start, NULL, (unsigned)nthreads);
+    pthread_t th[64];
+    for (int i = 0; i < nthreads; i++)
+        pthread_create(&th[i], NULL, ranged_thread, (void *)(intptr_t)i);
+    for (int i = 0; i < nthreads; i++)
+        pthread_join(th[i], NULL);
+    call(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020,
+         "cudaDeviceSynchronize", NONE, NULL, 0);
+    printf("threads %d 100\n", nthreads);
+    fflush(stdout);
+    nanosleep(&(struct timespec){0, 100000000}, NULL);
+    return 0;
+}
+
+static int run_bench(call_fn call, long n, int nthreads)
+{
+    bench.call = call;
+    bench.n = n;
+    pthread_barrier_init(&bench.start, NULL, (unsigned)nthreads);
+    pthread_t th[64];
+    double per[64][2];
+    for (int i = 1; i < nthreads; i++)
+        pthread_create(&th[i], NULL, bench_thread, per[i]);
+    bench_thread(per[0]);
+    double sum[2] = {0, 0};
+    for (int i = 0; i < nthreads; i++) {
+        if (i > 0)
+            pthread_join(th[i], NULL);
+        sum[0] += per[i][0];
+        sum[1] += per[i][1];
+    }
+    printf("bench: %d threads, %ld calls each: not followed %.1f ns, followed %.1f ns per call\n",
+           nthreads, n, sum[0] / nthreads, sum[1] / nthreads);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: cupti_app LIBRARY\n");
+    long bench_n = 0;
+    int nthreads = 1, ranged_threads = 0;
+    if (argc == 5 && strcmp(argv[2], "--bench") == 0) {
+        bench_n = atol(argv[3]);
+        nthreads = atoi(argv[4]);
+    } else if (argc == 4 && strcmp(argv[2], "--threads") == 0) {
+        ranged_threads = nthreads = atoi(argv[3]);
+    }
+    if ((argc != 2 && bench_n == 0 && ranged_threads == 0) || bench_n < 0 || nthreads < 1 ||
+        nthreads > 64) {
+        fprintf(stderr, "usage: cupti_app LIBRARY [--bench N THREADS | --threads THREADS]\n");
         return 2;
     }
     /* The fakes first, global: the library's dlopen("libcupti.so") gets
@@ -66,6 +183,10 @@ int main(int argc, char **argv)
         return 1;
     }
     printf("InitializeInjection: %d\n", init());
+    if (bench_n > 0)
+        return run_bench(call, bench_n, nthreads);
+    if (ranged_threads > 0)
+        return run_ranged(call, push, pop, ranged_threads);
     const int rt = CUPTI_CB_DOMAIN_RUNTIME_API, drv = CUPTI_CB_DOMAIN_DRIVER_API;
     push("forward");
     exit_only(rt, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, "cudaMalloc");

@@ -139,4 +139,39 @@ run work
 run all
 run oldcupti
 run ownclock
+
+# Eight threads launching at once, each in its own range: every kernel
+# carries its own thread's range through the correlation table, written
+# by all of them at once.
+EP="ipc://$IT_TMP/trace-threads.sock"
+it_spawn dump_threads "$DUMP" "$EP" --ready "$IT_TMP/ready-threads"
+dump=$IT_PID
+it_wait 10 test -f "$IT_TMP/ready-threads" || it_fail "the dump tool did not bind $EP"
+LD_LIBRARY_PATH="$B/tests/fake_cupti" DPTOP_TRACE_ENDPOINT=$EP \
+    timeout 60 "$APP" "$LIB" --threads 8 >"$IT_TMP/app-threads.log" 2>&1 || it_fail "cupti_app --threads failed"
+it_wait 20 grep -q '"name":"cudaDeviceSynchronize"' "$IT_TMP/dump_threads.log" ||
+    it_fail "the threads' last call did not arrive"
+sleep 1
+it_stop "$dump"
+it_wait 10 grep -q '"msg":"stats"' "$IT_TMP/dump_threads.log" || it_fail "no stats (threads)"
+"$IT_PY" - "$IT_TMP/dump_threads.log" <<'PY' || it_fail "the threads' kernels are not in their ranges"
+import collections, sys
+from gpu_dump import check, load
+
+msgs, events = load(sys.argv[1])
+check([m for m in msgs if m["msg"] == "ev"][-1]["dropped_total"] == 0, "dropped")
+ranges = {e["scope"]: e for e in events if e["ev"] == "range"}
+kernels = [e for e in events if e["ev"] == "kernel"]
+apis = {e["corr"]: e for e in events if e["ev"] == "api"}
+check(len(ranges) == 8 and len(kernels) == 800, "%d ranges, %d kernels" % (len(ranges), len(kernels)))
+per = collections.Counter()
+for k in kernels:
+    r, a = ranges.get(k["scope"]), apis.get(k["corr"])
+    check(r is not None and a is not None, "kernel corr %d: scope %d" % (k["corr"], k["scope"]))
+    check(k["tid"] == r["tid"] == a["tid"] and a["scope"] == k["scope"],
+          "kernel corr %d of thread %d in %s of thread %d" % (k["corr"], k["tid"], r["name"], r["tid"]))
+    per[r["name"]] += 1
+check(sorted(per.values()) == [100] * 8, "kernels per range %s" % dict(per))
+print("threads: 800 kernels, each in its own thread's range")
+PY
 it_pass "CUPTI backend through a fake libcupti: calls followed, driver-API work, names, collectives, CUPTI on the trace clock or mapped onto it"
