@@ -19,10 +19,8 @@ DUMP=$B/tests/tools/gpu_ingest_dump
 for f in "$LIB" "$APP" "$DUMP"; do
     [ -e "$f" ] || { echo "bench_cupti_fake: skipped: $f not built (no CUPTI headers)"; exit 0; }
 done
-EP="ipc://$IT_TMP/trace.sock"
-"$DUMP" "$EP" --ready "$IT_TMP/ready" >/dev/null 2>&1 &
-IT_PIDS+=($!)
-it_wait 10 test -f "$IT_TMP/ready" || { echo "bench_cupti_fake: the receiver did not start" >&2; exit 1; }
+# The receiver prints every event: to /dev/null.
+it_receiver /dev/null || { echo "bench_cupti_fake: the receiver did not start" >&2; exit 1; }
 
 printf '%-8s %14s %14s %10s\n' threads "not followed" followed added
 bench=()

@@ -32,11 +32,8 @@ if ! nvidia-smi -L >"$IT_TMP/gpus.txt" 2>&1; then
     exit 0
 fi
 it_cuda_libpath
-EP="ipc://$IT_TMP/trace.sock"
 # The receiver prints every event: to /dev/null.
-"$DUMP" "$EP" --ready "$IT_TMP/ready" >/dev/null 2>&1 &
-IT_PIDS+=($!)
-it_wait 10 test -f "$IT_TMP/ready" || { echo "bench_cupti_gpu: the receiver did not start" >&2; exit 1; }
+it_receiver /dev/null || { echo "bench_cupti_gpu: the receiver did not start" >&2; exit 1; }
 
 # per_launch MODE: one run's ns per launch call.
 per_launch() {

@@ -30,10 +30,8 @@ if ! nvidia-smi -L >"$IT_TMP/gpus.txt" 2>&1; then
     exit 0
 fi
 it_cuda_libpath
-EP="ipc://$IT_TMP/trace.sock"
-"$DUMP" "$EP" --ready "$IT_TMP/ready" >/dev/null 2>&1 &
-IT_PIDS+=($!)
-it_wait 10 test -f "$IT_TMP/ready" || { echo "bench_cupti_steps: the receiver did not start" >&2; exit 1; }
+# The receiver prints every event: to /dev/null.
+it_receiver /dev/null || { echo "bench_cupti_steps: the receiver did not start" >&2; exit 1; }
 
 # step_us APP MODE: one run's median step in µs (nothing when it failed;
 # "nogpu" when the framework cannot use the GPU: exit status 3).

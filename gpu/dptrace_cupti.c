@@ -246,7 +246,10 @@ static uint64_t CUPTIAPI trace_clock_now(void)
 
 /* Hands CUPTI the trace clock, before any activity kind is on (records
  * made before would carry its own).  Trusted only once cuptiGetTimestamp,
- * which follows the records' clock, reads it. */
+ * which follows the records' clock, reads it.  A libcupti without the
+ * entry point, or one that refuses it, keeps its own clock quietly (the
+ * snapshot pairs then map it); one that accepts it but does not use it is
+ * said once. */
 static bool use_trace_clock(struct cupti_src *s)
 {
     /* Declared here: CUPTI's headers before CUDA 11.6 lack the type. */
@@ -259,7 +262,12 @@ static bool use_trace_clock(struct cupti_src *s)
     if (s->cuptiGetTimestamp(&ts) != CUPTI_SUCCESS)
         return false;
     int64_t b = base_monotonic_ns();
-    return (int64_t)ts >= a && (int64_t)ts <= b;
+    if ((int64_t)ts >= a && (int64_t)ts <= b)
+        return true;
+    base_log(BASE_LOG_INFO, "dptrace",
+             "CUPTI took the trace clock but keeps its own: its times are mapped by snapshot "
+             "pairs");
+    return false;
 }
 
 static void snapshot(struct cupti_src *s)
@@ -373,9 +381,6 @@ static void *cupti_open(const struct gpu_source_opts *opts, char *err)
 #undef FN_LOAD
     *dpt_cupti_slot() = s;
     s->trace_clock = use_trace_clock(s);
-    if (!s->trace_clock)
-        base_log(BASE_LOG_INFO, "dptrace",
-                 "CUPTI keeps its own clock: its times are mapped by snapshot pairs");
     CUptiResult rc;
     if ((rc = s->cuptiActivityRegisterCallbacks(buf_requested, buf_completed)) != CUPTI_SUCCESS ||
         (rc = s->cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)) != CUPTI_SUCCESS ||

@@ -9,7 +9,6 @@ the library's C API (ctypes) when CUDA_INJECTION64_PATH names it.
 Usage: python3 jax_app.py [STEPS]
 Prints the median step time; exit status 3 when JAX has no GPU.
 """
-import ctypes
 import os
 import statistics
 import sys
@@ -19,6 +18,7 @@ os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
+from dpt_ctypes import Annotations  # noqa: E402
 
 steps = int(sys.argv[1]) if len(sys.argv) > 1 else 20
 try:
@@ -26,24 +26,7 @@ try:
 except RuntimeError as e:
     print("jax_app: no GPU: %s" % e)
     sys.exit(3)
-path = os.environ.get("CUDA_INJECTION64_PATH")
-# The same file the driver loads: one instance of the library.
-lib = ctypes.CDLL(path) if path else None
-if lib and not hasattr(lib, "dpt_range_push"):
-    lib = None  # another injection library (bench/bench_cupti_steps.sh's floor)
-if lib:
-    lib.dpt_range_push.argtypes = [ctypes.c_char_p]
-    lib.dpt_step_begin.argtypes = [ctypes.c_uint64]
-
-
-def push(name):
-    if lib:
-        lib.dpt_range_push(name)
-
-
-def pop():
-    if lib:
-        lib.dpt_range_pop()
+dpt = Annotations()
 
 
 def init(key, sizes):
@@ -77,23 +60,21 @@ train_step(params, jax.device_put(xs, gpu), jax.device_put(ys, gpu))[1].block_un
 times = []
 for step in range(steps):
     t0 = time.perf_counter()
-    if lib:
-        lib.dpt_step_begin(step)
-    push(b"input")
+    dpt.step_begin(step)
+    dpt.push(b"input")
     x = jax.device_put(xs, gpu)
     y = jax.device_put(ys, gpu)
     x.block_until_ready()
     y.block_until_ready()
-    pop()
-    push(b"train")
+    dpt.pop()
+    dpt.push(b"train")
     params, loss = train_step(params, x, y)
     loss.block_until_ready()
-    pop()
-    push(b"output")
+    dpt.pop()
+    dpt.push(b"output")
     value = float(jax.device_get(loss))
-    pop()
-    if lib:
-        lib.dpt_step_end()
+    dpt.pop()
+    dpt.step_end()
     times.append(time.perf_counter() - t0)
 print("jax_app: ok, %d steps on %s, loss %.4f, median step %.1f us (after the first 3)" %
       (steps, gpu.device_kind, value, statistics.median(times[3:]) * 1e6))

@@ -9,6 +9,9 @@
 #                          python3-zmq, sets CHECK (dpnode_check.py), REC (the
 #                          bus recording) and H (a free loopback hub) and starts
 #                          dpnode_watch.py recording KINDs (all when none)
+#   it_receiver [LOG]      gpu_ingest_dump bound to EP=ipc://$IT_TMP/trace.sock, what
+#                          it prints into LOG (default $IT_TMP/dump.log); its pid in
+#                          DUMP_PID; non-zero when it did not bind in 10 s
 #   it_cuda_libpath        put CUDA's libraries (libcupti) on LD_LIBRARY_PATH: the
 #                          toolkit's, and DPTOP_CUPTI_LIBDIR where set
 #   it_fail MSG / it_skip MSG / it_pass MSG
@@ -78,6 +81,14 @@ it_pass() {
 
 it_port_free() {
     ! ss -Htan "sport = :$1" 2>/dev/null | grep -q . && ! ss -Huan "sport = :$1" 2>/dev/null | grep -q .
+}
+
+it_receiver() {
+    EP="ipc://$IT_TMP/trace.sock"
+    "$B/tests/tools/gpu_ingest_dump" "$EP" --ready "$IT_TMP/ready" >"${1:-$IT_TMP/dump.log}" 2>&1 &
+    DUMP_PID=$!
+    IT_PIDS+=("$DUMP_PID")
+    it_wait 10 test -f "$IT_TMP/ready"
 }
 
 it_cuda_libpath() {

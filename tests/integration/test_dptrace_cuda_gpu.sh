@@ -27,10 +27,7 @@ cat "$IT_TMP/gpus.txt"
 STEPS=6 SPIN_US=500
 
 # 1. Into an ingest endpoint, every event checked.
-EP="ipc://$IT_TMP/trace.sock"
-it_spawn dump "$DUMP" "$EP" --ready "$IT_TMP/ready"
-DUMP_PID=$IT_PID
-it_wait 10 test -f "$IT_TMP/ready" || it_fail "the dump tool did not bind $EP"
+it_receiver || it_fail "the dump tool did not bind $EP"
 rc=0
 CUDA_INJECTION64_PATH=$LIB DPTOP_TRACE_ENDPOINT=$EP timeout 120 \
     "$APP" --steps $STEPS --spin-us $SPIN_US >"$IT_TMP/app.log" 2>&1 || rc=$?

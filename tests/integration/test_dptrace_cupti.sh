@@ -14,10 +14,7 @@ DUMP=$B/tests/tools/gpu_ingest_dump
 for f in "$INJ" "$DUMP"; do
     [ -e "$f" ] || it_skip "$f not built (make tests-build)"
 done
-EP="ipc://$IT_TMP/trace.sock"
-it_spawn dump "$DUMP" "$EP" --ready "$IT_TMP/ready"
-DUMP_PID=$IT_PID
-it_wait 10 test -f "$IT_TMP/ready" || it_fail "the dump tool did not bind $EP"
+it_receiver || it_fail "the dump tool did not bind $EP"
 it_cuda_libpath
 DPTOP_TRACE_ENDPOINT=$EP timeout 60 "$INJ" "$LIB" >"$IT_TMP/inj.log" 2>&1 ||
     it_fail "the injection library could not be loaded and initialised"

@@ -30,10 +30,7 @@ timeout 120 "$TPY" "$APP" $STEPS >"$IT_TMP/plain.log" 2>&1 || rc=$?
 [ $rc -eq 3 ] && it_skip "PyTorch cannot use CUDA here"
 [ $rc -eq 0 ] || it_fail "torch_app failed without the library: $(tail -5 "$IT_TMP/plain.log")"
 
-EP="ipc://$IT_TMP/trace.sock"
-it_spawn dump "$DUMP" "$EP" --ready "$IT_TMP/ready"
-DUMP_PID=$IT_PID
-it_wait 10 test -f "$IT_TMP/ready" || it_fail "the dump tool did not bind $EP"
+it_receiver || it_fail "the dump tool did not bind $EP"
 CUDA_INJECTION64_PATH=$LIB DPTOP_TRACE_ENDPOINT=$EP timeout 120 \
     "$TPY" "$APP" $STEPS >"$IT_TMP/app.log" 2>&1 || it_fail "torch_app failed under libdptrace_cupti"
 grep -q "CUDA activity will not be traced" "$IT_TMP/app.log" && it_fail "CUPTI refused"
