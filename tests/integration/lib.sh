@@ -12,6 +12,12 @@
 #   it_receiver [LOG]      gpu_ingest_dump bound to EP=ipc://$IT_TMP/trace.sock, what
 #                          it prints into LOG (default $IT_TMP/dump.log); its pid in
 #                          DUMP_PID; non-zero when it did not bind in 10 s
+#   it_trace_py_app FW PY STEPS  the GPU tests' Python loops (tests/cuda/FW_app.py,
+#                          FW torch or jax) with PY: skips without an NVIDIA GPU,
+#                          the library or FW; runs it plain, then traced into
+#                          it_receiver until its last step arrived; prints both
+#                          step times; the events in $IT_TMP/dump.log (copied to
+#                          DPTOP_KEEP_DUMP where set)
 #   it_cuda_libpath        put CUDA's libraries (libcupti) on LD_LIBRARY_PATH: the
 #                          toolkit's, and DPTOP_CUPTI_LIBDIR where set
 #   it_fail MSG / it_skip MSG / it_pass MSG
@@ -89,6 +95,33 @@ it_receiver() {
     DUMP_PID=$!
     IT_PIDS+=("$DUMP_PID")
     it_wait 10 test -f "$IT_TMP/ready"
+}
+
+it_trace_py_app() {
+    local fw=$1 py=$2 steps=$3 rc=0 f
+    local app=$IT_ROOT/tests/cuda/${fw}_app.py lib=$B/libdptrace_cupti.so
+    for f in "$lib" "$B/tests/tools/gpu_ingest_dump"; do
+        [ -e "$f" ] || it_skip "$f not built (no CUDA toolkit)"
+    done
+    nvidia-smi -L >"$IT_TMP/gpus.txt" 2>&1 || it_skip "no NVIDIA GPU answers here (nvidia-smi -L)"
+    "$py" -c "import $fw" 2>/dev/null || it_skip "no $fw for $py"
+    it_cuda_libpath
+    timeout 150 "$py" "$app" "$steps" >"$IT_TMP/plain.log" 2>&1 || rc=$?
+    [ $rc -eq 3 ] && it_skip "$fw cannot use the GPU here"
+    [ $rc -eq 0 ] || it_fail "${fw}_app failed without the library: $(tail -5 "$IT_TMP/plain.log")"
+    it_receiver || it_fail "the dump tool did not bind $EP"
+    CUDA_INJECTION64_PATH=$lib DPTOP_TRACE_ENDPOINT=$EP timeout 150 "$py" "$app" "$steps" \
+        >"$IT_TMP/app.log" 2>&1 || it_fail "${fw}_app failed under libdptrace_cupti: $(tail -5 "$IT_TMP/app.log")"
+    grep -q "CUDA activity will not be traced" "$IT_TMP/app.log" && it_fail "CUPTI refused"
+    echo "without: $(grep "${fw}_app:" "$IT_TMP/plain.log")"
+    echo "with:    $(grep "${fw}_app:" "$IT_TMP/app.log")"
+    grep "dptrace:" "$IT_TMP/app.log"
+    it_wait 20 grep -q '"ev":"step".*"step":'$((steps - 1)), "$IT_TMP/dump.log" ||
+        it_fail "the last step did not arrive"
+    sleep 1 # the last batches
+    it_stop "$DUMP_PID"
+    it_wait 10 grep -q '"msg":"stats"' "$IT_TMP/dump.log" || it_fail "no stats from the dump tool"
+    [ -z "${DPTOP_KEEP_DUMP:-}" ] || cp "$IT_TMP/dump.log" "$DPTOP_KEEP_DUMP"
 }
 
 it_cuda_libpath() {

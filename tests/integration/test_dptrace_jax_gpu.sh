@@ -12,38 +12,8 @@
 # without an NVIDIA GPU or JAX.
 . "$(dirname "$0")/lib.sh"
 
-LIB=$B/libdptrace_cupti.so
-DUMP=$B/tests/tools/gpu_ingest_dump
-for f in "$LIB" "$DUMP"; do
-    [ -e "$f" ] || it_skip "$f not built (no CUDA toolkit)"
-done
-if ! nvidia-smi -L >"$IT_TMP/gpus.txt" 2>&1; then
-    it_skip "no NVIDIA GPU answers here (nvidia-smi -L)"
-fi
-JPY=${DPTOP_JAX_PY:-$(command -v python3)}
-"$JPY" -c 'import jax' 2>/dev/null || it_skip "no JAX for $JPY"
-it_cuda_libpath
-APP=$IT_ROOT/tests/cuda/jax_app.py
 STEPS=20
-
-rc=0
-timeout 150 "$JPY" "$APP" $STEPS >"$IT_TMP/plain.log" 2>&1 || rc=$?
-[ $rc -eq 3 ] && it_skip "JAX cannot use a GPU here"
-[ $rc -eq 0 ] || it_fail "jax_app failed without the library: $(tail -5 "$IT_TMP/plain.log")"
-
-it_receiver || it_fail "the dump tool did not bind $EP"
-CUDA_INJECTION64_PATH=$LIB DPTOP_TRACE_ENDPOINT=$EP timeout 150 \
-    "$JPY" "$APP" $STEPS >"$IT_TMP/app.log" 2>&1 || it_fail "jax_app failed under libdptrace_cupti: $(tail -5 "$IT_TMP/app.log")"
-grep -q "CUDA activity will not be traced" "$IT_TMP/app.log" && it_fail "CUPTI refused"
-echo "without: $(grep jax_app: "$IT_TMP/plain.log")"
-echo "with:    $(grep jax_app: "$IT_TMP/app.log")"
-grep "dptrace:" "$IT_TMP/app.log"
-it_wait 20 grep -q '"ev":"step".*"step":'$((STEPS - 1)), "$IT_TMP/dump.log" ||
-    it_fail "the last step did not arrive"
-sleep 1
-it_stop "$DUMP_PID"
-it_wait 10 grep -q '"msg":"stats"' "$IT_TMP/dump.log" || it_fail "no stats from the dump tool"
-[ -n "${DPTOP_KEEP_DUMP:-}" ] && cp "$IT_TMP/dump.log" "$DPTOP_KEEP_DUMP"
+it_trace_py_app jax "${DPTOP_JAX_PY:-$(command -v python3)}" $STEPS
 
 "$IT_PY" - "$IT_TMP/dump.log" "$STEPS" <<'PY' || it_fail "trace check failed"
 import collections, re, sys
