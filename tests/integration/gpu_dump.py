@@ -3,6 +3,8 @@
   msgs, events = load(path)   its messages ({"msg": ...}) and events
                               ({"ev": ...}), one JSON object a line
   check(cond, what)           fail the test (exit 1) with a message
+  check_all(cond, what)       say a failure and go on; fails_exit() at the
+                              end exits 1 if any was said
 """
 import json
 import sys
@@ -22,3 +24,16 @@ def check(cond, what):
     if not cond:
         print("FAIL:", what)
         sys.exit(1)
+
+
+_fails = []
+
+
+def check_all(cond, what):
+    if not cond:
+        print("FAIL:", what)
+        _fails.append(what)
+
+
+def fails_exit():
+    sys.exit(1 if _fails else 0)

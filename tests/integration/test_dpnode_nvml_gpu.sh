@@ -50,12 +50,8 @@ it_stop "$SMI_PID"
 
 "$IT_PY" - "$IT_TMP/tail.log" "$IT_TMP/smi.csv" "$START" "$END" <<'PY' || it_fail "metrics check failed"
 import json, statistics, sys
+from gpu_dump import check_all as check, fails_exit
 
-fails = []
-def check(cond, what):
-    if not cond:
-        print("FAIL:", what)
-        fails.append(what)
 
 def num(s):
     try:
@@ -128,6 +124,6 @@ for idx, rows in sorted(smi.items()):
         smibusy = [r["busy"] for r in rows if start + 1e9 <= r["t"] <= end and r["busy"] is not None]
         print("  while spinning: agent busy %s, nvidia-smi %s" % (busy, smibusy))
         check(busy and max(busy) >= 50, "GPU 0 busy while cuda_app spun: %s" % busy)
-sys.exit(1 if fails else 0)
+fails_exit()
 PY
 it_pass "NVML metrics of $(wc -l <"$IT_TMP/gpus.txt") GPU(s) agree with nvidia-smi"

@@ -17,16 +17,11 @@ it_trace_py_app jax "${DPTOP_JAX_PY:-$(command -v python3)}" $STEPS
 
 "$IT_PY" - "$IT_TMP/dump.log" "$STEPS" <<'PY' || it_fail "trace check failed"
 import collections, re, sys
-from gpu_dump import load
+from gpu_dump import check_all as check, fails_exit, load
 
 path, steps = sys.argv[1], int(sys.argv[2])
 msgs, events = load(path)
 
-fails = []
-def check(cond, what):
-    if not cond:
-        print("FAIL:", what)
-        fails.append(what)
 
 def base(name):  # CUPTI may name an entry point with its ABI version
     return re.sub(r"_v[0-9]+$", "", name)
@@ -85,6 +80,6 @@ check(checked >= 0.9 * in_steps, "calls made in steps: %d of %d" % (checked, in_
 check(worst_before <= 2000 and worst_after <= 2000, "GPU work outside its step")
 check(len(h2d) == steps and min(h2d.values()) >= 2 * 512 * 1024 * 4,
       "the batches' copies: %d steps, %s bytes" % (len(h2d), sorted(set(h2d.values()))))
-sys.exit(1 if fails else 0)
+fails_exit()
 PY
 it_pass "JAX traced through CUPTI: its driver API work with its calls, inside its step"

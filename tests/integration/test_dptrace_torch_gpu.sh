@@ -16,16 +16,11 @@ it_trace_py_app torch "${DPTOP_TORCH_PY:-$(command -v python3)}" $STEPS
 
 "$IT_PY" - "$IT_TMP/dump.log" "$STEPS" <<'PY' || it_fail "trace check failed"
 import collections, json, sys
-from gpu_dump import load
+from gpu_dump import check_all as check, fails_exit, load
 
 path, steps = sys.argv[1], int(sys.argv[2])
 msgs, events = load(path)
 
-fails = []
-def check(cond, what):
-    if not cond:
-        print("FAIL:", what)
-        fails.append(what)
 
 stats = [m for m in msgs if m["msg"] == "stats"][-1]
 check(stats["rejected"] == 0 and stats["unknown_names"] == 0, "receiver: %s" % stats)
@@ -87,6 +82,6 @@ print("GPU work of %d calls made in a step: up to %d ns before the step, %d ns a
       (checked, worst_before, worst_after))
 check(checked >= 0.9 * len(gpu), "calls made in steps: %d of %d" % (checked, len(gpu)))
 check(worst_before <= 2000 and worst_after <= 2000, "GPU work outside its step")
-sys.exit(1 if fails else 0)
+fails_exit()
 PY
 it_pass "PyTorch traced through CUPTI: every GPU operation with its call, inside its step"
