@@ -34,6 +34,8 @@ for t in 1 2 8; do
         echo "$out" >>"$IT_TMP/runs.log"
         line=$(echo "$out" | sed -n 's/.*not followed \([0-9.]*\) ns, followed \([0-9.]*\) ns.*/\1 \2/p')
         [ -n "$line" ] || { echo "bench_cupti_fake: run failed: $out" >&2; exit 1; }
+        drops=$(echo "$out" | sed -n 's/.*dptrace: .*, \([0-9]*\) dropped.*/\1/p')
+        [ "${drops:-0}" -eq 0 ] || echo "bench_cupti_fake: warning: $t threads: $drops events dropped (a drop costs less than a kept event)"
         runs+=("$line")
     done
     # The run with the median followed figure.

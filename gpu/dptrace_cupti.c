@@ -63,8 +63,11 @@
 /* A call's scope and thread by correlation id, written at the call's
  * entry on its own thread and read by the background thread: without a
  * lock, the id itself says whether the slot is whole (written last with
- * release, read before and after the fields).  Two calls in flight whose
- * ids are CORR_SLOTS apart would share a slot; the later one wins. */
+ * release, read before and after the fields).  A writer first claims the
+ * slot (CORR_BUSY): of two calls CORR_SLOTS apart that enter at the same
+ * moment, the second finds it claimed and its work goes without a scope,
+ * rather than the two mixing. */
+#define CORR_BUSY UINT32_MAX
 struct corr_slot {
     _Atomic uint32_t corr;
     _Atomic uint32_t tid;
@@ -190,7 +193,11 @@ static void CUPTIAPI api_callback(void *userdata, CUpti_CallbackDomain domain,
         uint64_t scope = s->o.scope_now ? s->o.scope_now(s->o.app, &tid) : 0;
         *cb->correlationData = (uint64_t)base_monotonic_ns();
         struct corr_slot *c = &s->corr[cb->correlationId % CORR_SLOTS];
-        atomic_store_explicit(&c->corr, 0, memory_order_relaxed);
+        uint32_t old = atomic_load_explicit(&c->corr, memory_order_relaxed);
+        if (cb->correlationId == CORR_BUSY || old == CORR_BUSY ||
+            !atomic_compare_exchange_strong_explicit(&c->corr, &old, CORR_BUSY,
+                                                     memory_order_relaxed, memory_order_relaxed))
+            return;
         atomic_thread_fence(memory_order_release);
         atomic_store_explicit(&c->tid, tid, memory_order_relaxed);
         atomic_store_explicit(&c->scope, scope, memory_order_relaxed);
@@ -215,7 +222,8 @@ static uint64_t scope_of(void *ctx, uint32_t corr, uint32_t *tid)
 {
     struct cupti_src *s = ctx;
     struct corr_slot *c = &s->corr[corr % CORR_SLOTS];
-    if (atomic_load_explicit(&c->corr, memory_order_acquire) != corr)
+    if (corr == 0 || corr == CORR_BUSY ||
+        atomic_load_explicit(&c->corr, memory_order_acquire) != corr)
         return 0;
     uint32_t t = atomic_load_explicit(&c->tid, memory_order_relaxed);
     uint64_t scope = atomic_load_explicit(&c->scope, memory_order_relaxed);
@@ -257,12 +265,11 @@ static bool use_trace_clock(struct cupti_src *s)
     *(void **)&reg = dlsym(s->lib, "cuptiActivityRegisterTimestampCallback");
     if (reg == NULL || reg(trace_clock_now) != CUPTI_SUCCESS)
         return false;
-    uint64_t ts;
+    uint64_t ts = 0;
     int64_t a = base_monotonic_ns();
-    if (s->cuptiGetTimestamp(&ts) != CUPTI_SUCCESS)
-        return false;
+    CUptiResult rc = s->cuptiGetTimestamp(&ts);
     int64_t b = base_monotonic_ns();
-    if ((int64_t)ts >= a && (int64_t)ts <= b)
+    if (rc == CUPTI_SUCCESS && (int64_t)ts >= a && (int64_t)ts <= b)
         return true;
     base_log(BASE_LOG_INFO, "dptrace",
              "CUPTI took the trace clock but keeps its own: its times are mapped by snapshot "

@@ -91,6 +91,7 @@ it_port_free() {
 
 it_receiver() {
     EP="ipc://$IT_TMP/trace.sock"
+    rm -f "$IT_TMP/ready" # a receiver before this one's
     "$B/tests/tools/gpu_ingest_dump" "$EP" --ready "$IT_TMP/ready" >"${1:-$IT_TMP/dump.log}" 2>&1 &
     DUMP_PID=$!
     IT_PIDS+=("$DUMP_PID")

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# timeout: 300
+# timeout: 360
 # libdptrace_cupti.so under PyTorch on a real NVIDIA GPU: a small training
 # loop (tests/cuda/torch_app.py) with its steps and ranges annotated through
 # the library's C API, into an ingest endpoint.  Every GPU operation must
