@@ -17,10 +17,10 @@
  *     (cuptiActivityRegisterTimestampCallback): it converts the GPU's
  *     times to that clock itself.  A libcupti without it stamps with a
  *     clock of its own (CLOCK_REALTIME by its documentation, which NTP may
- *     step), so its timestamps are mapped onto
- *     the trace clock with snapshot pairs (cuptiGetTimestamp read between
- *     two CLOCK_MONOTONIC readings).  Either way the pairs are published
- *     as "cupti"/"trace" snap messages (with the trace clock, exact ones).
+ *     step), so its timestamps are mapped onto the trace clock with
+ *     snapshot pairs (cuptiGetTimestamp read between two CLOCK_MONOTONIC
+ *     readings).  Either way the pairs are published as "cupti"/"trace"
+ *     snap messages (with the trace clock, exact ones).
  *
  * libcupti is opened with dlopen, so the library loads (and annotations
  * work) where it is missing.  The build machines have no GPU: the record
