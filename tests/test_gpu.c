@@ -1113,6 +1113,38 @@ static void count_msgs(void *ctx, const gpu_msg_t *m)
     (*(size_t *)ctx) += m->kind == GPU_MSG_EV ? m->nev : 0;
 }
 
+/* Integer source options: absent leaves the value, a bad one is refused
+ * naming the source, the key and the range; the hip source refuses its
+ * own before it looks for a runtime. */
+static void test_opts_int(void **state)
+{
+    char err[BASE_ERRLEN];
+    int64_t v = 7;
+    assert_int_equal(gpu_opts_int(NULL, "x", "k", 1, 10, &v, err), BASE_OK);
+    assert_int_equal(gpu_opts_int("other=3", "x", "k", 1, 10, &v, err), BASE_OK);
+    assert_int_equal(v, 7);
+    assert_int_equal(gpu_opts_int("k=1,k=10", "x", "k", 1, 10, &v, err), BASE_OK);
+    assert_int_equal(v, 10); /* the last one wins */
+    static const char *const bad[] = {
+        "k=0", "k=11", "k=", "k=3x", "k=-1", "k=99999999999999999999"};
+    for (size_t i = 0; i < BASE_ARRAY_LEN(bad); i++) {
+        err[0] = '\0';
+        assert_int_equal(gpu_opts_int(bad[i], "x", "k", 1, 10, &v, err), BASE_ERR);
+        assert_non_null(strstr(err, "x: option k '"));
+        assert_non_null(strstr(err, "is not an integer in [1, 10]"));
+        assert_int_equal(v, 10);
+    }
+    const struct gpu_source *hip = gpu_source_find("hip");
+    static const char *const hip_bad[] = {"snapshot_ms=0", "max_pending=abc",
+                                          "events_per_dev=10000001"};
+    for (size_t i = 0; i < BASE_ARRAY_LEN(hip_bad); i++) {
+        struct gpu_source_opts o = {.pid = 1, .options = hip_bad[i]};
+        err[0] = '\0';
+        assert_null(hip->open(&o, err));
+        assert_non_null(strstr(err, "hip: option "));
+    }
+}
+
 static void test_sources(void **state)
 {
     char err[BASE_ERRLEN];
@@ -1697,6 +1729,7 @@ int main(void)
         cmocka_unit_test(test_default_endpoint),
         cmocka_unit_test(test_sim_workload),
         cmocka_unit_test(test_sim_config),
+        cmocka_unit_test(test_opts_int),
         cmocka_unit_test(test_sources),
         cmocka_unit_test(test_cupti_translate),
         cmocka_unit_test(test_metrics_sysfs),
