@@ -39,16 +39,22 @@ void gpu_u64map_fini(struct gpu_u64map *m)
     memset(m, 0, sizeof *m);
 }
 
+/* Where key is, else the empty slot that ends its probe chain (the map
+ * is never full: put grows it at three quarters). */
+static size_t slot_of(const struct gpu_u64map *m, uint64_t key)
+{
+    size_t mask = m->cap - 1, i = mix64(key) & mask;
+    while (m->keys[i] != 0 && m->keys[i] != key)
+        i = (i + 1) & mask;
+    return i;
+}
+
 uint64_t *gpu_u64map_get(const struct gpu_u64map *m, uint64_t key)
 {
     if (key == 0 || m->cap == 0)
         return NULL;
-    for (size_t i = mix64(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
-        if (m->keys[i] == key)
-            return &m->vals[i];
-        if (m->keys[i] == 0)
-            return NULL;
-    }
+    size_t i = slot_of(m, key);
+    return m->keys[i] == key ? &m->vals[i] : NULL;
 }
 
 static void grow(struct gpu_u64map *m)
@@ -69,9 +75,7 @@ void gpu_u64map_put(struct gpu_u64map *m, uint64_t key, uint64_t val)
         gpu_u64map_init(m, 8);
     if ((m->n + 1) * 4 > m->cap * 3)
         grow(m);
-    size_t i = mix64(key) & (m->cap - 1);
-    while (m->keys[i] != 0 && m->keys[i] != key)
-        i = (i + 1) & (m->cap - 1);
+    size_t i = slot_of(m, key);
     if (m->keys[i] == 0)
         m->n++;
     m->keys[i] = key;
@@ -82,12 +86,9 @@ bool gpu_u64map_del(struct gpu_u64map *m, uint64_t key)
 {
     if (key == 0 || m->cap == 0)
         return false;
-    size_t mask = m->cap - 1, i = mix64(key) & mask;
-    while (m->keys[i] != key) {
-        if (m->keys[i] == 0)
-            return false;
-        i = (i + 1) & mask;
-    }
+    size_t mask = m->cap - 1, i = slot_of(m, key);
+    if (m->keys[i] != key)
+        return false;
     /* Backward-shift deletion keeps probe chains unbroken without tombstones. */
     size_t j = i;
     for (;;) {
@@ -196,24 +197,45 @@ void gpu_names_destroy(gpu_names_t **self_p)
     *self_p = NULL;
 }
 
+/* The value under which an index holds string s: its keys are the hash,
+ * perturbed on a collision until a free or matching key is found, so
+ * distinct strings never share one.  0 when absent, *h then the free key
+ * to put it under. */
+static uint64_t index_find(const gpu_names_t *self, const struct gpu_u64map *index, uint64_t *h,
+                           bool (*holds)(const gpu_names_t *, uint64_t, const char *, size_t),
+                           const char *s, size_t n)
+{
+    for (;; *h = mix64(*h) | 1) {
+        const uint64_t *v = gpu_u64map_get(index, *h);
+        if (v == NULL)
+            return 0;
+        if (holds(self, *v, s, n))
+            return *v;
+    }
+}
+
+static bool name_holds(const gpu_names_t *self, uint64_t v, const char *s, size_t n)
+{
+    const char *x = self->str[v - 1];
+    return strlen(x) == n && memcmp(x, s, n) == 0;
+}
+
+static bool symbol_holds(const gpu_names_t *self, uint64_t v, const char *s, size_t n)
+{
+    (void)n;
+    return strcmp(self->syms[v - 1].sym, s) == 0;
+}
+
 uint32_t gpu_names_intern(gpu_names_t *self, const char *name)
 {
     assert(self);
     if (name == NULL)
         return 0;
     size_t n = name_len(name);
-    /* The index key is the hash, perturbed on a collision until a free or
-     * matching key is found, so distinct strings never share an id. */
     uint64_t h = hash_str(name, n);
-    for (;;) {
-        uint64_t *v = gpu_u64map_get(&self->index, h);
-        if (v == NULL)
-            break;
-        const char *s = self->str[*v - 1];
-        if (strlen(s) == n && memcmp(s, name, n) == 0)
-            return (uint32_t)*v;
-        h = mix64(h) | 1;
-    }
+    uint64_t v = index_find(self, &self->index, &h, name_holds, name, n);
+    if (v != 0)
+        return (uint32_t)v;
     if (self->count >= self->max) {
         self->full++;
         return 0;
@@ -270,14 +292,9 @@ uint32_t gpu_names_intern_symbol(gpu_names_t *self, const char *sym)
         return 0;
     size_t n = strlen(sym);
     uint64_t h = hash_str(sym, n);
-    for (;;) {
-        uint64_t *v = gpu_u64map_get(&self->sym_index, h);
-        if (v == NULL)
-            break;
-        if (strcmp(self->syms[*v - 1].sym, sym) == 0)
-            return self->syms[*v - 1].id;
-        h = mix64(h) | 1;
-    }
+    uint64_t v = index_find(self, &self->sym_index, &h, symbol_holds, sym, n);
+    if (v != 0)
+        return self->syms[v - 1].id;
     char buf[GPU_NAME_MAX + 1];
     /* Remembered even when the table is full (id 0): no demangling again. */
     uint32_t id = gpu_names_intern(self, symbol_display(self, sym, buf, sizeof buf));

@@ -214,6 +214,48 @@ static void test_kind_names(void **state)
 
 /* ------------------------------------------------------------------ names */
 
+/* The u64 map against a plain array over random puts, gets and deletes
+ * of 2000 keys: growth, probe chains and backward-shift deletion. */
+static void test_u64map(void **state)
+{
+    enum { KEYS = 2000 };
+    static uint64_t ref[KEYS + 1]; /* 0: absent */
+    memset(ref, 0, sizeof ref);
+    struct gpu_u64map m;
+    gpu_u64map_init(&m, 8);
+    uint64_t x = 88172645463325252ULL;
+    size_t n = 0;
+    for (int op = 0; op < 200000; op++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        uint64_t key = 1 + x % KEYS, val = x >> 20 | 1;
+        switch ((x >> 40) % 3) {
+        case 0:
+            n += ref[key] == 0;
+            gpu_u64map_put(&m, key, val);
+            ref[key] = val;
+            break;
+        case 1:
+            assert_int_equal(gpu_u64map_del(&m, key), ref[key] != 0);
+            n -= ref[key] != 0;
+            ref[key] = 0;
+            break;
+        default: {
+            uint64_t *v = gpu_u64map_get(&m, key);
+            assert_true(ref[key] == 0 ? v == NULL : v != NULL && *v == ref[key]);
+        }
+        }
+        assert_int_equal(m.n, n);
+    }
+    for (uint64_t k = 1; k <= KEYS; k++) {
+        uint64_t *v = gpu_u64map_get(&m, k);
+        assert_true(ref[k] == 0 ? v == NULL : v != NULL && *v == ref[k]);
+    }
+    assert_null(gpu_u64map_get(&m, 0)); /* 0 is never a key */
+    gpu_u64map_put(&m, 0, 5);
+    assert_int_equal(m.n, n);
+    gpu_u64map_fini(&m);
+}
+
 static void test_names_intern(void **state)
 {
     gpu_names_t *n = gpu_names_new(4);
@@ -1712,6 +1754,7 @@ int main(void)
         cmocka_unit_test(test_header_faults),
         cmocka_unit_test(test_bit_flips_never_crash),
         cmocka_unit_test(test_kind_names),
+        cmocka_unit_test(test_u64map),
         cmocka_unit_test(test_names_intern),
         cmocka_unit_test(test_names_symbol),
         cmocka_unit_test(test_names_collective),
