@@ -9,6 +9,8 @@
 #   plain   no CUDA_INJECTION64_PATH
 #   cupti   CUPTI's floor
 #   traced  injected, events sent to a receiver (the dpnode ingest path)
+#   flush2  the same with records asked for every 2 ms (DPTOP_TRACE_FLUSH_MS=2),
+#           as the library did before: what its flushes cost the program
 # Prints nothing but a note where no NVIDIA GPU answers; a framework that
 # is not installed, or cannot use the GPU, is left out.  Python:
 # DPTOP_TORCH_PY, DPTOP_JAX_PY (as the GPU tests), else python3.
@@ -41,6 +43,8 @@ step_us() {
     plain) out=$(env -u CUDA_INJECTION64_PATH timeout 150 "$PY" "$app" "$STEPS" 2>&1) ;;
     cupti) out=$(CUDA_INJECTION64_PATH=$FLOOR timeout 150 "$PY" "$app" "$STEPS" 2>&1) ;;
     traced) out=$(CUDA_INJECTION64_PATH=$LIB DPTOP_TRACE_ENDPOINT=$EP timeout 150 "$PY" "$app" "$STEPS" 2>&1) ;;
+    flush2) out=$(CUDA_INJECTION64_PATH=$LIB DPTOP_TRACE_ENDPOINT=$EP DPTOP_TRACE_FLUSH_MS=2 \
+        timeout 150 "$PY" "$app" "$STEPS" 2>&1) ;;
     esac
     rc=$?
     echo "$out" >>"$IT_TMP/runs.log"
@@ -48,7 +52,7 @@ step_us() {
     echo "$out" | sed -n 's/.*median step \([0-9.]*\) us.*/\1/p'
 }
 gpu=$(head -1 "$IT_TMP/gpus.txt" | sed 's/ (UUID.*//')
-MODES="plain cupti traced"
+MODES="plain cupti traced flush2"
 for app in torch jax; do
     if [ $app = torch ]; then PY=${DPTOP_TORCH_PY:-$(command -v python3)}; else PY=${DPTOP_JAX_PY:-$(command -v python3)}; fi
     "$PY" -c "import $app" 2>/dev/null || { echo "bench_cupti_steps: $app: not installed, left out"; continue; }
@@ -72,9 +76,11 @@ for app in torch jax; do
         awk -v m=$mode -v x="${med[$mode]}" -v p="${med[plain]}" -v r="${runs[$mode]}" \
             'BEGIN { printf "%-8s %10.1f %+7.1f%%   %s\n", m, x, (x / p - 1) * 100, r }'
     done
-    awk -v a=$app -v p="${med[plain]}" -v c="${med[cupti]}" -v t="${med[traced]}" 'BEGIN {
+    awk -v a=$app -v p="${med[plain]}" -v c="${med[cupti]}" -v t="${med[traced]}" \
+        -v f="${med[flush2]}" 'BEGIN {
         printf "BENCH cupti_step_%s_plain_us %.1f us\n", a, p
         printf "BENCH cupti_step_%s_cupti_added_pct %.1f %%\n", a, (c / p - 1) * 100
         printf "BENCH cupti_step_%s_traced_added_pct %.1f %%\n", a, (t / p - 1) * 100
+        printf "BENCH cupti_step_%s_flush2ms_added_pct %.1f %%\n", a, (f / p - 1) * 100
     }'
 done
