@@ -16,12 +16,7 @@ set -u
 N=${1:-100000}
 LIB=$B/libdptrace_cupti.so
 APP=$B/tests/fake_cupti/cupti_app
-DUMP=$B/tests/tools/gpu_ingest_dump
-for f in "$LIB" "$APP" "$DUMP"; do
-    [ -e "$f" ] || { echo "bench_cupti_fake: skipped: $f not built (no CUPTI headers)"; exit 0; }
-done
-# The receiver prints every event: to /dev/null.
-it_receiver /dev/null || { echo "bench_cupti_fake: the receiver did not start" >&2; exit 1; }
+it_bench_start bench_cupti_fake "$LIB" "$APP"
 
 printf '%-8s %14s %14s %10s\n' threads "not followed" followed added
 bench=()

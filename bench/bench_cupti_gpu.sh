@@ -6,7 +6,7 @@
 # rounds (DPTOP_BENCH_ROUNDS), each mode once a round (the order turned by
 # one each round), medians:
 #   plain     no CUDA_INJECTION64_PATH (the library is linked but never starts)
-#   records   CUPTI's floor (tests/cuda/cupti_floor.c): the same activity
+#   records   CUPTI's floor (bench/cupti_floor.c): the same activity
 #             records, buffers handed back unread
 #   cupti     CUPTI's floor: those records and the same API callbacks
 #             (runtime and driver), empty
@@ -22,18 +22,8 @@ set -u
 N=${1:-200000}
 APP=$B/tests/cuda/cuda_app
 LIB=$B/libdptrace_cupti.so
-FLOOR=$B/tests/cuda/libcupti_floor.so
-DUMP=$B/tests/tools/gpu_ingest_dump
-for f in "$APP" "$LIB" "$FLOOR" "$DUMP"; do
-    [ -e "$f" ] || { echo "bench_cupti_gpu: skipped: $f not built (no CUDA toolkit or nvcc)"; exit 0; }
-done
-if ! nvidia-smi -L >"$IT_TMP/gpus.txt" 2>&1; then
-    echo "bench_cupti_gpu: skipped: no NVIDIA GPU answers here (nvidia-smi -L)"
-    exit 0
-fi
-it_cuda_libpath
-# The receiver prints every event: to /dev/null.
-it_receiver /dev/null || { echo "bench_cupti_gpu: the receiver did not start" >&2; exit 1; }
+FLOOR=$B/bench/libcupti_floor.so
+it_bench_start bench_cupti_gpu --gpu "$APP" "$LIB" "$FLOOR"
 
 # per_launch MODE: one run's ns per launch call.
 per_launch() {
@@ -52,8 +42,7 @@ per_launch() {
 # Each mode once a round, the order turned by one each round: a machine
 # that drifts over the run, or a run that follows another, moves every
 # mode alike.  One run takes about 1.5 s on an H200.
-ROUNDS=${DPTOP_BENCH_ROUNDS:-5}
-[ "$ROUNDS" -ge 1 ] 2>/dev/null || { echo "bench_cupti_gpu: DPTOP_BENCH_ROUNDS must be 1 or more" >&2; exit 2; }
+it_bench_rounds 5
 declare -A runs med
 MODES="plain records cupti traced dropping"
 order=($MODES)

@@ -2,7 +2,7 @@
 # Training step time under libdptrace_cupti.so on a real NVIDIA GPU, for
 # the PyTorch and JAX loops of the GPU tests (tests/cuda/torch_app.py,
 # jax_app.py: each prints its median step after the first 3), against the
-# same program without it and under CUPTI's floor (tests/cuda/cupti_floor.c:
+# same program without it and under CUPTI's floor (bench/cupti_floor.c:
 # the same activity records and launch callbacks, nothing done with them).
 # Rounds (DPTOP_BENCH_ROUNDS, default 3), each mode once a round, the
 # order turned by one each round, medians:
@@ -19,21 +19,10 @@
 set -u
 . "$(dirname "$0")/../tests/integration/lib.sh"
 STEPS=${1:-50}
-ROUNDS=${DPTOP_BENCH_ROUNDS:-3}
-[ "$ROUNDS" -ge 1 ] 2>/dev/null || { echo "bench_cupti_steps: DPTOP_BENCH_ROUNDS must be 1 or more" >&2; exit 2; }
+it_bench_rounds 3
 LIB=$B/libdptrace_cupti.so
-FLOOR=$B/tests/cuda/libcupti_floor.so
-DUMP=$B/tests/tools/gpu_ingest_dump
-for f in "$LIB" "$FLOOR" "$DUMP"; do
-    [ -e "$f" ] || { echo "bench_cupti_steps: skipped: $f not built (no CUDA toolkit)"; exit 0; }
-done
-if ! nvidia-smi -L >"$IT_TMP/gpus.txt" 2>&1; then
-    echo "bench_cupti_steps: skipped: no NVIDIA GPU answers here (nvidia-smi -L)"
-    exit 0
-fi
-it_cuda_libpath
-# The receiver prints every event: to /dev/null.
-it_receiver /dev/null || { echo "bench_cupti_steps: the receiver did not start" >&2; exit 1; }
+FLOOR=$B/bench/libcupti_floor.so
+it_bench_start bench_cupti_steps --gpu "$LIB" "$FLOOR"
 
 # step_us APP MODE: one run's median step in µs (nothing when it failed;
 # "nogpu" when the framework cannot use the GPU: exit status 3).

@@ -1,6 +1,6 @@
 /*
  * The CUDA calls libdptrace_cupti.so follows by default, by name, shared
- * with CUPTI's floor (tests/cuda/cupti_floor.c) so that the floor asks
+ * with CUPTI's floor (bench/cupti_floor.c) so that the floor asks
  * CUPTI for the same callbacks.
  */
 #ifndef DP_GPU_CUPTI_WORK_H

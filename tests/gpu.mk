@@ -69,13 +69,6 @@ TOOLS += tests/fake_cupti/cupti_app
 tests/fake_cupti/cupti_app_SRCS := tests/fake_cupti/cupti_app.c
 tests/fake_cupti/cupti_app_LDLIBS := -ldl
 cupti_app_CFLAGS := $(CUPTI_CFLAGS)
-# What CUPTI alone costs a launch (bench/bench_cupti_gpu.sh).
-CUPTI_FLOOR := tests/cuda/libcupti_floor.so
-TOOLS += $(CUPTI_FLOOR)
-$(CUPTI_FLOOR)_SRCS := tests/cuda/cupti_floor.c
-$(CUPTI_FLOOR)_LDFLAGS := -shared -Wl,-soname,libcupti_floor.so
-$(CUPTI_FLOOR)_LDLIBS := -ldl -lpthread
-cupti_floor_CFLAGS := $(CUPTI_CFLAGS)
 endif
 
 # cuda_app: a CUDA program for libdptrace_cupti on a real GPU

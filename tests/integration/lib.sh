@@ -12,12 +12,19 @@
 #   it_receiver [LOG]      gpu_ingest_dump bound to EP=ipc://$IT_TMP/trace.sock, what
 #                          it prints into LOG (default $IT_TMP/dump.log); its pid in
 #                          DUMP_PID; non-zero when it did not bind in 10 s
+#   it_need_nvidia FILE... skip without a FILE or an NVIDIA GPU (nvidia-smi -L, its
+#                          list in $IT_TMP/gpus.txt); CUDA's libraries on the path
 #   it_trace_py_app FW PY STEPS  the GPU tests' Python loops (tests/cuda/FW_app.py,
 #                          FW torch or jax) with PY: skips without an NVIDIA GPU,
 #                          the library or FW; runs it plain, then traced into
 #                          it_receiver until its last step arrived; prints both
 #                          step times; the events in $IT_TMP/dump.log (copied to
 #                          DPTOP_KEEP_DUMP where set)
+#   it_bench_start NAME [--gpu] FILE...  a bench script's start: NAME prints
+#                          "skipped" and exits 0 without a FILE (or, with --gpu,
+#                          without an NVIDIA GPU: then CUDA's libraries go on the
+#                          path), else it_receiver into /dev/null
+#   it_bench_rounds N      ROUNDS: DPTOP_BENCH_ROUNDS, else N; exit 2 below 1
 #   it_cuda_libpath        put CUDA's libraries (libcupti) on LD_LIBRARY_PATH: the
 #                          toolkit's, and DPTOP_CUPTI_LIBDIR where set
 #   it_fail MSG / it_skip MSG / it_pass MSG
@@ -98,15 +105,20 @@ it_receiver() {
     it_wait 10 test -f "$IT_TMP/ready"
 }
 
-it_trace_py_app() {
-    local fw=$1 py=$2 steps=$3 rc=0 f
-    local app=$IT_ROOT/tests/cuda/${fw}_app.py lib=$B/libdptrace_cupti.so
-    for f in "$lib" "$B/tests/tools/gpu_ingest_dump"; do
-        [ -e "$f" ] || it_skip "$f not built (no CUDA toolkit)"
+it_need_nvidia() {
+    local f
+    for f in "$@"; do
+        [ -e "$f" ] || it_skip "$f not built (no CUDA toolkit or nvcc)"
     done
     nvidia-smi -L >"$IT_TMP/gpus.txt" 2>&1 || it_skip "no NVIDIA GPU answers here (nvidia-smi -L)"
-    "$py" -c "import $fw" 2>/dev/null || it_skip "no $fw for $py"
     it_cuda_libpath
+}
+
+it_trace_py_app() {
+    local fw=$1 py=$2 steps=$3 rc=0
+    local app=$IT_ROOT/tests/cuda/${fw}_app.py lib=$B/libdptrace_cupti.so
+    it_need_nvidia "$lib" "$B/tests/tools/gpu_ingest_dump"
+    "$py" -c "import $fw" 2>/dev/null || it_skip "no $fw for $py"
     timeout 150 "$py" "$app" "$steps" >"$IT_TMP/plain.log" 2>&1 || rc=$?
     [ $rc -eq 3 ] && it_skip "$fw cannot use the GPU here"
     [ $rc -eq 0 ] || it_fail "${fw}_app failed without the library: $(tail -5 "$IT_TMP/plain.log")"
@@ -123,6 +135,27 @@ it_trace_py_app() {
     it_stop "$DUMP_PID"
     it_wait 10 grep -q '"msg":"stats"' "$IT_TMP/dump.log" || it_fail "no stats from the dump tool"
     [ -z "${DPTOP_KEEP_DUMP:-}" ] || cp "$IT_TMP/dump.log" "$DPTOP_KEEP_DUMP"
+}
+
+it_bench_start() {
+    local name=$1 gpu=0 f
+    shift
+    [ "${1:-}" = --gpu ] && { gpu=1; shift; }
+    for f in "$@" "$B/tests/tools/gpu_ingest_dump"; do
+        [ -e "$f" ] || { echo "$name: skipped: $f not built (no CUDA toolkit, headers or nvcc)"; exit 0; }
+    done
+    if [ $gpu = 1 ]; then
+        nvidia-smi -L >"$IT_TMP/gpus.txt" 2>&1 ||
+            { echo "$name: skipped: no NVIDIA GPU answers here (nvidia-smi -L)"; exit 0; }
+        it_cuda_libpath
+    fi
+    # The receiver prints every event: to /dev/null.
+    it_receiver /dev/null || { echo "$name: the receiver did not start" >&2; exit 1; }
+}
+
+it_bench_rounds() {
+    ROUNDS=${DPTOP_BENCH_ROUNDS:-$1}
+    [ "$ROUNDS" -ge 1 ] 2>/dev/null || { echo "DPTOP_BENCH_ROUNDS must be 1 or more" >&2; exit 2; }
 }
 
 it_cuda_libpath() {

@@ -11,12 +11,7 @@
 
 TAIL=$B/tests/tools/bus_tail
 APP=$B/tests/cuda/cuda_app
-for f in "$B/dpnode" "$TAIL" "$APP"; do
-    [ -e "$f" ] || it_skip "$f not built (no CUDA toolkit or nvcc)"
-done
-if ! nvidia-smi -L >"$IT_TMP/gpus.txt" 2>&1; then
-    it_skip "no NVIDIA GPU answers here (nvidia-smi -L)"
-fi
+it_need_nvidia "$B/dpnode" "$TAIL" "$APP"
 cat "$IT_TMP/gpus.txt"
 port=$(it_ports 3) || it_fail "no free ports"
 H=tcp://127.0.0.1:$port

@@ -15,14 +15,8 @@
 APP=$B/tests/cuda/cuda_app
 LIB=$B/libdptrace_cupti.so
 DUMP=$B/tests/tools/gpu_ingest_dump
-for f in "$APP" "$LIB" "$DUMP"; do
-    [ -e "$f" ] || it_skip "$f not built (no CUDA toolkit or nvcc)"
-done
-if ! nvidia-smi -L >"$IT_TMP/gpus.txt" 2>&1; then
-    it_skip "no NVIDIA GPU answers here (nvidia-smi -L)"
-fi
 # libcupti: the toolkit's, else DPTOP_CUPTI_LIBDIR.
-it_cuda_libpath
+it_need_nvidia "$APP" "$LIB" "$DUMP"
 cat "$IT_TMP/gpus.txt"
 STEPS=6 SPIN_US=500
 
