@@ -369,9 +369,16 @@ typedef struct clock_solve_stats {
     double persist_sigma_ns;
     double delay_ns;        /* the largest node delay bound of the window (clock_node_fit_t) */
     uint32_t hosts_warming; /* hosts bounded by their least margin: no edge of theirs has a level */
+    uint64_t factor_entries; /* of the normal matrix's sparse factor (CLOCK_SOLVE_MAX_ENTRIES) */
 } clock_solve_stats_t;
 
-#define CLOCK_SOLVE_MAX_NODES 2048
+/*
+ * The solver's bounds: nodes in one window, and entries of the sparse
+ * factor (its envelope: a few tens a node for the agents' plan, up to
+ * n²/2 for a graph of random partners, whose solve then costs O(n³)).
+ */
+#define CLOCK_SOLVE_MAX_NODES   65536
+#define CLOCK_SOLVE_MAX_ENTRIES (1 << 23)
 
 void clock_solve_opts_default(clock_solve_opts_t *opts);
 

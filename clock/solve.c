@@ -81,20 +81,6 @@ static int64_t node_inverse(const clock_node_fit_t *f, int64_t y)
     return clk_add(f->anchor_ns, (clk_diff(y, f->anchor_ns) - f->offset_ns) / r);
 }
 
-/* Factor N (adding a tiny ridge when it is numerically singular). */
-static bool factor(double *N, const double *orig, size_t m)
-{
-    if (clk_chol(N, m))
-        return true;
-    double tr = 0;
-    for (size_t i = 0; i < m; i++)
-        tr += orig[i * m + i];
-    memcpy(N, orig, m * m * sizeof *N);
-    for (size_t i = 0; i < m; i++)
-        N[i * m + i] += 1e-12 * tr / (double)m + 1e-300;
-    return clk_chol(N, m);
-}
-
 typedef struct sedge {
     size_t e;   /* index into the caller's array */
     int ia, ib; /* unknown indices of src and dst, −1 for the reference */
@@ -207,27 +193,30 @@ static bool edge_usable(const clock_edge_fit_t *e)
  * Variance of the solved offset difference an edge measures (g·c_a − c_b),
  * from the solve's inverse: times the edge's weight, its leverage.
  */
-static double offset_var(const sedge_t *s, const double *inv, size_t m)
+static double offset_var(const sedge_t *s, const clk_env_t *inv)
 {
     double ga = s->g, gb = -1.0, q = 0;
     if (s->ia >= 0)
-        q += ga * ga * inv[s->ia * m + s->ia];
+        q += ga * ga * clk_env_inv(inv, (size_t)s->ia, (size_t)s->ia);
     if (s->ib >= 0)
-        q += gb * gb * inv[s->ib * m + s->ib];
+        q += gb * gb * clk_env_inv(inv, (size_t)s->ib, (size_t)s->ib);
     if (s->ia >= 0 && s->ib >= 0)
-        q += 2 * ga * gb * inv[s->ia * m + s->ib];
+        q += 2 * ga * gb * clk_env_inv(inv, (size_t)s->ia, (size_t)s->ib);
     return q;
 }
 
-/* Weighted least squares over the used edges; x receives the solution, inv the covariance. */
-static bool wls(const sedge_t *se, size_t ne, size_t m, int kind, double tau2, double *N,
-                double *N0, double *rhs, double *inv, double *col)
+/*
+ * Weighted least squares over the used edges; rhs receives the solution,
+ * and with invert the covariance is in env (clk_env_inv) until its next use.
+ */
+static bool wls(const sedge_t *se, size_t ne, size_t m, int kind, double tau2, clk_env_t *env,
+                double *rhs, bool invert)
 {
-    memset(N0, 0, m * m * sizeof *N0);
+    clk_env_zero(env);
     memset(rhs, 0, m * sizeof *rhs);
     if (kind >= WLS_MISFIT)
         for (size_t i = 0; i < m; i++)
-            N0[i * m + i] = 1.0 / (MISFIT_PRIOR_SIGMA * MISFIT_PRIOR_SIGMA);
+            clk_env_add(env, i, i, 1.0 / (MISFIT_PRIOR_SIGMA * MISFIT_PRIOR_SIGMA));
     for (size_t i = 0; i < ne; i++) {
         const sedge_t *s = &se[i];
         double ga = -1.0, gb = 1.0, c, w;
@@ -249,24 +238,21 @@ static bool wls(const sedge_t *se, size_t ne, size_t m, int kind, double tau2, d
             w = 1.0 / (s->mis_sd[j] * s->mis_sd[j]);
         }
         if (s->ia >= 0) {
-            N0[s->ia * m + s->ia] += w * ga * ga;
+            clk_env_add(env, (size_t)s->ia, (size_t)s->ia, w * ga * ga);
             rhs[s->ia] -= w * c * ga;
         }
         if (s->ib >= 0) {
-            N0[s->ib * m + s->ib] += w * gb * gb;
+            clk_env_add(env, (size_t)s->ib, (size_t)s->ib, w * gb * gb);
             rhs[s->ib] -= w * c * gb;
         }
-        if (s->ia >= 0 && s->ib >= 0) {
-            N0[s->ia * m + s->ib] += w * ga * gb;
-            N0[s->ib * m + s->ia] += w * ga * gb;
-        }
+        if (s->ia >= 0 && s->ib >= 0)
+            clk_env_add(env, (size_t)s->ia, (size_t)s->ib, w * ga * gb);
     }
-    memcpy(N, N0, m * m * sizeof *N);
-    if (!factor(N, N0, m))
+    if (!clk_env_factor(env))
         return false;
-    clk_chol_solve(N, m, rhs);
-    if (inv)
-        clk_chol_inverse(N, m, inv, col);
+    clk_env_solve(env, rhs);
+    if (invert)
+        clk_env_invert(env);
     return true;
 }
 
@@ -328,8 +314,7 @@ static double robust_size(double *v, size_t n, size_t k)
 }
 
 static uint32_t flag_suspects(sedge_t *se, size_t ne, size_t m, size_t nn, const bool *reach,
-                              double floor2, double k, double *N, double *N0, double *x,
-                              double *col)
+                              double floor2, double k, clk_env_t *env, double *x)
 {
     for (size_t i = 0; i < ne; i++)
         se[i].rw = 1.0;
@@ -340,7 +325,7 @@ static uint32_t flag_suspects(sedge_t *se, size_t ne, size_t m, size_t nn, const
     double *prev = xmalloc(m * sizeof *prev);
     size_t mid = m + dof / 2;
     double t2 = 0;
-    bool ok = wls(se, ne, m, WLS_OFFSET, floor2, N, N0, x, NULL, col);
+    bool ok = wls(se, ne, m, WLS_OFFSET, floor2, env, x, false);
     /*
      * Small link asymmetries are in every residual.  The first round, with
      * the edges' own σ, learns their typical size t; the second widens every
@@ -354,7 +339,7 @@ static uint32_t flag_suspects(sedge_t *se, size_t ne, size_t m, size_t nn, const
                 se[i].rw = 1.0 / fmax(fabs(resid(&se[i], x, false)) / sd, 1e-3);
             }
             memcpy(prev, x, m * sizeof *x);
-            ok = wls(se, ne, m, WLS_OFFSET, floor2 + t2, N, N0, x, NULL, col);
+            ok = wls(se, ne, m, WLS_OFFSET, floor2 + t2, env, x, false);
             /* Settled when no offset moves by a picosecond (big networks). */
             double moved = 0;
             for (size_t j = 0; ok && j < m; j++)
@@ -560,7 +545,7 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
     nn = u;
     if (nn > CLOCK_SOLVE_MAX_NODES) {
         free(ids);
-        return base_err(err, "%zu nodes in one window; the dense solver takes at most %d", nn,
+        return base_err(err, "%zu nodes in one window; the solver takes at most %d", nn,
                         CLOCK_SOLVE_MAX_NODES);
     }
     size_t iref = node_index(ids, nn, opts->ref);
@@ -692,8 +677,15 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
             se[i].sigd = fmax(se[i].sigd, floor_d);
     }
 
-    double *rho = NULL, *delta = NULL, *inv_r = NULL, *inv_o = NULL;
-    double *mis[3] = {NULL, NULL, NULL}, *inv_m[3] = {NULL, NULL, NULL};
+    /*
+     * One sparse system for every solve of the window (envelope.c): the
+     * rates', each misfit reading's and the offsets' normal matrices share
+     * the graph's pattern.  Only the diagonal of the first four inverses
+     * is kept (var_r, var_m); the offsets' stays in env to the end.
+     */
+    clk_env_t *env = NULL;
+    double *rho = NULL, *delta = NULL, *var_r = NULL, *col = NULL;
+    double *mis[3] = {NULL, NULL, NULL}, *var_m[3] = {NULL, NULL, NULL};
     double floor2 = opts->extra_var_ns2 > 0 ? opts->extra_var_ns2 : 0.0;
     if (opts->history)
         floor2 = fmax(floor2, clock_history_extra_var(opts->history));
@@ -701,26 +693,43 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
     double *vo_stat = NULL, *vo_pers = NULL, *dbound = NULL, *dwarm = NULL;
     bool *dknown = NULL; /* dbound[k] rests on at least one edge with a known margin level */
     if (m > 0) {
-        double *N = xmalloc(m * m * sizeof *N), *N0 = xmalloc(m * m * sizeof *N0);
-        double *col = xmalloc(m * sizeof *col);
+        int *pa = xmalloc(ne * sizeof *pa), *pb = xmalloc(ne * sizeof *pb);
+        for (size_t i = 0; i < ne; i++) {
+            pa[i] = se[i].ia;
+            pb[i] = se[i].ib;
+        }
+        env = clk_env_new(m, pa, pb, ne);
+        free(pa);
+        free(pb);
+        st->factor_entries = clk_env_entries(env);
+        if (clk_env_entries(env) > CLOCK_SOLVE_MAX_ENTRIES) {
+            base_err(err,
+                     "the probe graph of %zu nodes is too dense to solve: its envelope holds "
+                     "%zu entries, at most %d",
+                     nn, clk_env_entries(env), CLOCK_SOLVE_MAX_ENTRIES);
+            goto out;
+        }
+        col = xmalloc(m * sizeof *col);
         rho = xmalloc(m * sizeof *rho);
         delta = xmalloc(m * sizeof *delta);
-        inv_r = xmalloc(m * m * sizeof *inv_r);
-        inv_o = xmalloc(m * m * sizeof *inv_o);
-        bool ok = wls(se, ne, m, WLS_RATE, 0, N, N0, rho, inv_r, col);
+        var_r = xmalloc(m * sizeof *var_r);
+        bool ok = wls(se, ne, m, WLS_RATE, 0, env, rho, true);
+        for (size_t k = 0; ok && k < m; k++)
+            var_r[k] = clk_env_inv(env, k, k);
         for (int j = 0; j < 3 && ok; j++) {
             mis[j] = xmalloc(m * sizeof *mis[j]);
-            inv_m[j] = xmalloc(m * m * sizeof *inv_m[j]);
-            ok = wls(se, ne, m, WLS_MISFIT + j, 0, N, N0, mis[j], inv_m[j], col);
+            var_m[j] = xmalloc(m * sizeof *var_m[j]);
+            ok = wls(se, ne, m, WLS_MISFIT + j, 0, env, mis[j], true);
+            for (size_t k = 0; ok && k < m; k++)
+                var_m[j][k] = clk_env_inv(env, k, k);
         }
         st->edges_suspect =
-            ok ? flag_suspects(se, ne, m, nn, reach, floor2, opts->suspect_k, N, N0, delta, col)
-               : 0;
+            ok ? flag_suspects(se, ne, m, nn, reach, floor2, opts->suspect_k, env, delta) : 0;
         size_t ne_off = ne - st->edges_suspect;
         st->dof = ne_off > m ? (uint32_t)(ne_off - m) : 0;
         /* Offsets; then τ² by Paule–Mandel steps until Q(τ²) = dof. */
         for (int it = 0; ok && it < 8; it++) {
-            ok = wls(se, ne, m, WLS_OFFSET, tau2, N, N0, delta, inv_o, col);
+            ok = wls(se, ne, m, WLS_OFFSET, tau2, env, delta, true);
             tau2_used = tau2;
             if (!ok || st->dof == 0)
                 break;
@@ -732,7 +741,7 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
                 double w = 1.0 / (s->sig * s->sig + tau2);
                 double r = resid(s, delta, false);
                 Q += w * r * r;
-                c += w * (1.0 - w * offset_var(s, inv_o, m));
+                c += w * (1.0 - w * offset_var(s, env));
             }
             double next = tau2 + (Q - (double)st->dof) / fmax(c, 1e-300);
             if (it == 0) {
@@ -747,9 +756,6 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
                 break;
             tau2 = next;
         }
-        free(N);
-        free(N0);
-        free(col);
         if (!ok) {
             base_err(err, "network solve is singular (%zu unknowns, %zu edges)", m, ne);
             goto out;
@@ -769,7 +775,7 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
         if (e->suspect || m == 0)
             continue;
         double w = s->rw / (s->sig * s->sig + tau2_used);
-        e->loop_share = fmax(0.0, 1.0 - w * offset_var(s, inv_o, m));
+        e->loop_share = fmax(0.0, 1.0 - w * offset_var(s, env));
     }
     /*
      * Hosts slow to stamp.  A host that stamps what it receives late (or
@@ -836,28 +842,40 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
     if (m > 0) {
         vo_stat = xcalloc(m, sizeof *vo_stat);
         vo_pers = xcalloc(m, sizeof *vo_pers);
+        double *w = xmalloc(ne * sizeof *w), *w2s2 = xmalloc(ne * sizeof *w2s2);
+        double *w2p2 = xmalloc(ne * sizeof *w2p2);
         for (size_t i = 0; i < ne; i++) {
             const sedge_t *s = &se[i];
-            double w = s->rw / (s->sig * s->sig + tau2_used), w2s2 = w * w * s->sig * s->sig;
+            w[i] = s->rw / (s->sig * s->sig + tau2_used);
+            w2s2[i] = w[i] * w[i] * s->sig * s->sig;
             double p2 = tau2_used;
             if (isfinite(tp2)) {
                 double own = edge_p2[s->e];
                 p2 = fmin(tau2_used, isfinite(own) ? fmax(tp2, own) : tau2_used);
             }
-            for (size_t k = 0; k < m; k++) {
+            w2p2[i] = w[i] * w[i] * p2;
+        }
+        /* Node k's weights on the edges: row k of the inverse (one solve) through each edge. */
+        for (size_t k = 0; k < m; k++) {
+            clk_env_column(env, k, col);
+            for (size_t i = 0; i < ne; i++) {
+                const sedge_t *s = &se[i];
                 double c = 0;
                 if (s->ia >= 0)
-                    c += s->g * inv_o[k * m + (size_t)s->ia];
+                    c += s->g * col[s->ia];
                 if (s->ib >= 0)
-                    c -= inv_o[k * m + (size_t)s->ib];
-                vo_stat[k] += c * c * w2s2;
-                vo_pers[k] += c * c * w * w * p2;
-                if (xs && isfinite(xs[i]) && c * w != 0) {
-                    dbound[k] += fabs(c * w) * xs[i];
+                    c -= col[s->ib];
+                vo_stat[k] += c * c * w2s2[i];
+                vo_pers[k] += c * c * w2p2[i];
+                if (xs && isfinite(xs[i]) && c * w[i] != 0) {
+                    dbound[k] += fabs(c * w[i]) * xs[i];
                     dknown[k] = true;
                 }
             }
         }
+        free(w);
+        free(w2s2);
+        free(w2p2);
     }
     /* A host's shift: its own map's, and every map's for the reference's host. */
     if (host) {
@@ -899,7 +917,7 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
         f->anchor_ns = c0[i];
         f->offset_ns = clk_diff(T, c0[i]) - delta[k];
         f->drift_ppb = expm1(-rho[k]) * 1e9;
-        double vo = inv_o[k * m + k], vr = inv_r[k * m + k];
+        double vo = clk_env_inv(env, (size_t)k, (size_t)k), vr = var_r[k];
         /*
          * How far this node's offset curve bends away from its line, against the
          * reference: the part of each reading that stands clear of its noise.
@@ -907,7 +925,7 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
         f->model_ns = 0;
         f->misfit_ms_ns2 = 0;
         for (int j = 0; j < 3; j++) {
-            double v = mis[j][k], var = inv_m[j][k * m + k];
+            double v = mis[j][k], var = var_m[j][k];
             /* A reading counts only where it stands clear of its noise. */
             if (v * v > 4 * var)
                 f->model_ns = fmax(f->model_ns, sqrt(v * v - var));
@@ -1015,11 +1033,12 @@ out:
     free(vo_pers);
     free(rho);
     free(delta);
-    free(inv_r);
-    free(inv_o);
+    free(var_r);
+    free(col);
+    clk_env_destroy(&env);
     for (int j = 0; j < 3; j++) {
         free(mis[j]);
-        free(inv_m[j]);
+        free(var_m[j]);
     }
     free(se);
     free(unk);

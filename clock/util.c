@@ -107,10 +107,9 @@ bool clk_chol(double *A, size_t m)
         /*
          * Four rows at a time: four independent sums instead of one chain
          * of dependent adds (each still summed in the same order, so the
-         * factor is bit for bit the same), about twice as fast from a few
-         * hundred nodes on.  The master refactors its normal matrix up to
-         * 80 times a window (the detour search's reweighting): a solve of
-         * a few hundred nodes spends most of its time here.
+         * factor is bit for bit the same).  The network solve used this
+         * dense factor until its sparse one (envelope.c), which the unit
+         * tests hold to it.
          */
         const double *aj = &A[j * m];
         size_t i = j + 1;
@@ -139,28 +138,10 @@ bool clk_chol(double *A, size_t m)
     return true;
 }
 
-void clk_chol_solve(const double *L, size_t m, double *b)
-{
-    for (size_t i = 0; i < m; i++) {
-        double s = b[i];
-        for (size_t k = 0; k < i; k++)
-            s -= L[i * m + k] * b[k];
-        b[i] = s / L[i * m + i];
-    }
-    for (size_t ii = m; ii-- > 0;) {
-        double s = b[ii];
-        for (size_t k = ii + 1; k < m; k++)
-            s -= L[k * m + ii] * b[k];
-        b[ii] = s / L[ii * m + ii];
-    }
-}
-
 /*
  * inv = L⁻ᵀ L⁻¹ as W = L⁻¹ (into inv's lower triangle), then WᵀW summed row
  * by row of W into the upper triangle (the diagonal in col): m³/3
- * multiply-adds with every inner loop along a row.  Solving for the m unit
- * vectors took 2m³, half of them down columns, a cache miss each: the
- * master's solve of a few hundred nodes spent most of its time there.
+ * multiply-adds with every inner loop along a row.
  */
 void clk_chol_inverse(const double *L, size_t m, double *inv, double *col)
 {

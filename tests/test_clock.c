@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "clock/clock.h"
+#include "clock/clock_int.h"
 
 #define T0 1790000000000000000LL /* a CLOCK_REALTIME-sized instant */
 
@@ -745,6 +746,192 @@ static void test_step_small_window(void **state)
     }
 }
 
+/* ---- the sparse factor (envelope.c) against the dense one ---- */
+
+/* Pairs of a graph of m nodes: kind 0 the agents' plan, 1 random partners, 2 two paths and a lone
+ * node. */
+static size_t test_graph(int kind, size_t m, uint64_t *seed, int *ia, int *ib)
+{
+    size_t n = 0;
+    if (kind == 0) {
+        static const size_t off[] = {1, 2, 4, 8};
+        for (size_t i = 0; i < m; i++)
+            for (int j = 0; j < 4; j++)
+                if (off[j] < m && 2 * off[j] != m) {
+                    ia[n] = (int)i;
+                    ib[n++] = (int)((i + off[j]) % m);
+                }
+    } else if (kind == 1) {
+        for (size_t i = 0; i < m; i++) {
+            ia[n] = (int)i;
+            ib[n++] = (int)((i + 1) % m);
+            for (int c = 0; c < 3; c++) {
+                size_t k = (size_t)(urand(seed) * (double)m) % m;
+                if (k != i) {
+                    ia[n] = (int)k; /* either end first; a pair may come twice */
+                    ib[n++] = (int)i;
+                }
+            }
+        }
+    } else {
+        /* 0 … h−1 and h … m−2 in a shuffled order; node m − 1 only on the diagonal. */
+        size_t h = m / 2;
+        for (size_t i = 0; i + 1 < m - 1; i++)
+            if (i + 1 != h) {
+                ia[n] = (int)(((i * 7) % (m - 1)));
+                ib[n++] = (int)((((i + 1) * 7) % (m - 1)));
+            }
+        ia[n] = -1; /* an edge to the reference: adds to the diagonal only */
+        ib[n++] = 0;
+    }
+    return n;
+}
+
+static void test_envelope_against_dense(void **state)
+{
+    (void)state;
+    uint64_t seed = 99;
+    for (int kind = 0; kind < 3; kind++) {
+        for (size_t m = 5; m <= 160; m = m * 2 + 1) {
+            if (kind == 2 && m % 7 == 1)
+                continue; /* 7 and m − 1 must be coprime for the shuffle */
+            int *ia = malloc(4 * m * sizeof *ia), *ib = malloc(4 * m * sizeof *ib);
+            size_t n = test_graph(kind, m, &seed, ia, ib);
+            clk_env_t *env = clk_env_new(m, ia, ib, n);
+            double *A = calloc(m * m, sizeof *A), *L = malloc(m * m * sizeof *L);
+            double *inv = malloc(m * m * sizeof *inv), *col = malloc(m * sizeof *col);
+            double *x = malloc(m * sizeof *x), *y = malloc(m * sizeof *y);
+            for (int rep = 0; rep < 2; rep++) {
+                clk_env_zero(env);
+                memset(A, 0, m * m * sizeof *A);
+                /* A weighted Laplacian (as the solve's) plus a small diagonal. */
+                for (size_t i = 0; i < n; i++) {
+                    double w = 0.1 + 10 * urand(&seed), g = 1 + 1e-4 * (urand(&seed) - 0.5);
+                    if (ia[i] >= 0) {
+                        clk_env_add(env, (size_t)ia[i], (size_t)ia[i], w * g * g);
+                        A[ia[i] * (int)m + ia[i]] += w * g * g;
+                    }
+                    clk_env_add(env, (size_t)ib[i], (size_t)ib[i], w);
+                    A[ib[i] * (int)m + ib[i]] += w;
+                    if (ia[i] >= 0) {
+                        clk_env_add(env, (size_t)ia[i], (size_t)ib[i], -w * g);
+                        A[ia[i] * (int)m + ib[i]] -= w * g;
+                        A[ib[i] * (int)m + ia[i]] -= w * g;
+                    }
+                }
+                for (size_t i = 0; i < m; i++) {
+                    double d = 0.05 + urand(&seed);
+                    clk_env_add(env, i, i, d);
+                    A[i * m + i] += d;
+                }
+                memcpy(L, A, m * m * sizeof *L);
+                assert_true(clk_chol(L, m));
+                assert_true(clk_env_factor(env));
+                clk_chol_inverse(L, m, inv, col);
+                for (size_t i = 0; i < m; i++)
+                    y[i] = urand(&seed) - 0.5;
+                for (size_t i = 0; i < m; i++) { /* the dense solution: A⁻¹ y */
+                    x[i] = 0;
+                    for (size_t k = 0; k < m; k++)
+                        x[i] += inv[i * m + k] * y[k];
+                }
+                clk_env_solve(env, y);
+                for (size_t i = 0; i < m; i++)
+                    if (fabs(x[i] - y[i]) > 1e-9 * (1 + fabs(x[i])))
+                        fail_msg("kind %d m %zu: solve[%zu] %.12g, dense %.12g", kind, m, i, y[i],
+                                 x[i]);
+                clk_env_invert(env);
+                for (size_t i = 0; i < m; i++) {
+                    double z = clk_env_inv(env, i, i), d = inv[i * m + i];
+                    if (fabs(z - d) > 1e-9 * fabs(d))
+                        fail_msg("kind %d m %zu: inverse[%zu][%zu] %.12g, dense %.12g", kind, m, i,
+                                 i, z, d);
+                }
+                for (size_t i = 0; i < n; i++) {
+                    if (ia[i] < 0)
+                        continue;
+                    double z = clk_env_inv(env, (size_t)ia[i], (size_t)ib[i]);
+                    double d = inv[ia[i] * (int)m + ib[i]],
+                           scale = sqrt(inv[ia[i] * (int)m + ia[i]] * inv[ib[i] * (int)m + ib[i]]);
+                    assert_true(z == clk_env_inv(env, (size_t)ib[i], (size_t)ia[i]));
+                    if (fabs(z - d) > 1e-9 * scale)
+                        fail_msg("kind %d m %zu: inverse on pair %zu %.12g, dense %.12g", kind, m,
+                                 i, z, d);
+                }
+                size_t j = (size_t)(urand(&seed) * (double)m) % m;
+                clk_env_column(env, j, col);
+                for (size_t i = 0; i < m; i++)
+                    if (fabs(col[i] - inv[i * m + j]) >
+                        1e-9 * sqrt(inv[i * m + i] * inv[j * m + j]))
+                        fail_msg("kind %d m %zu: column %zu row %zu %.12g, dense %.12g", kind, m, j,
+                                 i, col[i], inv[i * m + j]);
+            }
+            free(A);
+            free(L);
+            free(inv);
+            free(col);
+            free(x);
+            free(y);
+            free(ia);
+            free(ib);
+            clk_env_destroy(&env);
+            assert_null(env);
+        }
+    }
+}
+
+/*
+ * The ordering is what makes the factor sparse: the agents' plan of 2000
+ * nodes (offsets 1, 2, 4, 8 around the ring), its nodes numbered at random
+ * (ids need not follow the ring; in their given order the envelope holds
+ * about m/2 entries a node), fits in a few tens of entries a node.
+ */
+static void test_envelope_plan_is_narrow(void **state)
+{
+    (void)state;
+    size_t m = 2000;
+    uint64_t seed = 5;
+    int *ia = malloc(4 * m * sizeof *ia), *ib = malloc(4 * m * sizeof *ib);
+    int *label = malloc(m * sizeof *label);
+    size_t n = test_graph(0, m, &seed, ia, ib);
+    for (size_t i = 0; i < m; i++)
+        label[i] = (int)i;
+    for (size_t i = m - 1; i > 0; i--) {
+        size_t j = (size_t)(urand(&seed) * (double)(i + 1)) % (i + 1);
+        int t = label[i];
+        label[i] = label[j];
+        label[j] = t;
+    }
+    for (size_t i = 0; i < n; i++) {
+        ia[i] = label[ia[i]];
+        ib[i] = label[ib[i]];
+    }
+    int label_lone = label[m / 2];
+    free(label);
+    clk_env_t *env = clk_env_new(m, ia, ib, n);
+    size_t per_node = clk_env_entries(env) / m;
+    if (per_node > 40)
+        fail_msg("plan of %zu nodes: %zu entries a node", m, per_node);
+    /* Singular (a lone node, nothing on its diagonal): a tiny ridge; indefinite: refused. */
+    clk_env_zero(env);
+    for (size_t i = 0; i < n; i++) {
+        if (ia[i] == label_lone || ib[i] == label_lone)
+            continue;
+        clk_env_add(env, (size_t)ia[i], (size_t)ia[i], 1);
+        clk_env_add(env, (size_t)ib[i], (size_t)ib[i], 1);
+        clk_env_add(env, (size_t)ia[i], (size_t)ib[i], -1);
+    }
+    for (size_t i = 0; i < m; i++)
+        if ((int)i != label_lone)
+            clk_env_add(env, i, i, 0.5);
+    assert_true(clk_env_factor(env));
+    clk_env_add(env, 7, 7, -10);
+    assert_false(clk_env_factor(env));
+    clk_env_destroy(&env);
+    free(ia);
+    free(ib);
+}
+
 /* ---- the network solver ---- */
 
 /* Node n's clock: c_n(t) = t + off[n] + rate[n]·(t − T0), t the reference's reading. */
@@ -825,6 +1012,63 @@ static clock_solve_opts_t window_opts(uint32_t ref, int w)
 static clock_solve_opts_t solve_opts(uint32_t ref)
 {
     return window_opts(ref, 0);
+}
+
+/*
+ * A cluster the size of a master's table and more: 2500 nodes on the
+ * agents' plan, each fit exact but for a few ns, solve in one piece, every
+ * node aligned and within its uncertainty.
+ */
+static void test_solver_large_plan(void **state)
+{
+    (void)state;
+    const uint32_t N = 2500;
+    static const uint32_t off[] = {1, 2, 4, 8};
+    clock_edge_fit_t *e = calloc(4 * N, sizeof *e);
+    double *offs = malloc(N * sizeof *offs);
+    uint64_t seed = 17;
+    for (uint32_t i = 0; i < N; i++)
+        offs[i] = i == 0 ? 0 : round((urand(&seed) - 0.5) * 2e6);
+    size_t n = 0;
+    for (uint32_t i = 0; i < N; i++)
+        for (int j = 0; j < 4; j++) {
+            clock_edge_fit_t *f = &e[n++];
+            uint32_t b = (i + off[j]) % N;
+            f->src = i;
+            f->dst = b;
+            snprintf(f->estimator, sizeof f->estimator, "svm");
+            f->anchor_ns = T0 + 1000000000LL + (int64_t)llround(offs[i]);
+            f->offset_ns = offs[b] - offs[i] + 3 * gauss(&seed);
+            f->uncertainty_ns = 9;
+            f->drift_unc_ppb = 1;
+            f->n_fwd = f->n_rev = 100;
+            f->from_ns = f->anchor_ns - 1000000000LL;
+            f->to_ns = f->anchor_ns + 1000000000LL;
+            f->model_ns = f->residual_ns = f->margin_ns = NAN;
+            for (int k = 0; k < 3; k++)
+                f->misfit_ns[k] = f->misfit_sigma_ns[k] = NAN;
+        }
+    clock_solve_opts_t o = solve_opts(0);
+    clock_node_fit_t *nodes;
+    size_t nn;
+    clock_solve_stats_t st;
+    char err[BASE_ERRLEN];
+    if (clock_solve(e, n, &o, &nodes, &nn, &st, err) != BASE_OK)
+        fail_msg("%s", err);
+    assert_int_equal(nn, N);
+    assert_int_equal(st.aligned, N);
+    assert_true(st.factor_entries < 40 * (uint64_t)N);
+    size_t inside = 0;
+    for (size_t i = 0; i < nn; i++) {
+        /* Node n reads t + offs[n]: its map onto the reference is −offs[n]. */
+        double er = fabs(nodes[i].offset_ns + offs[nodes[i].node]);
+        inside += er <= nodes[i].uncertainty_ns;
+    }
+    if (inside < nn * 95 / 100)
+        fail_msg("%zu of %zu maps within their uncertainty", inside, nn);
+    free(nodes);
+    free(e);
+    free(offs);
 }
 
 static void test_solver_tree(void **state)
@@ -3172,6 +3416,9 @@ int main(void)
         cmocka_unit_test(test_delay_change_small_window),
         cmocka_unit_test(test_minrtt_margin_drift),
         cmocka_unit_test(test_step_small_window),
+        cmocka_unit_test(test_envelope_against_dense),
+        cmocka_unit_test(test_envelope_plan_is_narrow),
+        cmocka_unit_test(test_solver_large_plan),
         cmocka_unit_test(test_solver_tree),
         cmocka_unit_test(test_solver_stamp_asymmetry),
         cmocka_unit_test(test_solver_slow_host),
