@@ -68,18 +68,26 @@ static double cpu_s(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* Clock c's reading at true time t (whole ns: a reading). */
 static int64_t node_clock(const nclock_t *c, int64_t t)
 {
     return t + (int64_t)llround(c->off_ns + c->drift * (double)(t - T0_NS));
 }
 
-/* The true time at which clock c reads x (to well under a ns). */
-static int64_t node_inverse(const nclock_t *c, int64_t x)
+/*
+ * The true time, in ns after T0 and not rounded, at which clock c reads x;
+ * and c's reading at such a time, likewise.  In doubles relative to T0
+ * (tens of seconds: well under a ps of rounding), so that the fits and
+ * the errors carry no rounding to whole ns.
+ */
+static double true_at(const nclock_t *c, int64_t x)
 {
-    int64_t t = x - (int64_t)llround(c->off_ns);
-    for (int i = 0; i < 3; i++)
-        t -= node_clock(c, t) - x;
-    return t;
+    return ((double)(x - T0_NS) - c->off_ns) / (1 + c->drift);
+}
+
+static double reading_at(const nclock_t *c, double t)
+{
+    return t + c->off_ns + c->drift * t;
 }
 
 /* Unordered pairs of the graph: (src, dst) per edge; returns how many. */
@@ -128,7 +136,8 @@ static void make_fits(int64_t k, const nclock_t *nc, uint32_t (*g)[2], size_t ne
         f->dst = g[i][1];
         snprintf(f->estimator, sizeof f->estimator, "svm");
         f->anchor_ns = node_clock(a, tmid);
-        f->offset_ns = (double)(node_clock(b, tmid) - f->anchor_ns) + sig[i] * rng_gauss(r);
+        double at_b = reading_at(b, true_at(a, f->anchor_ns));
+        f->offset_ns = at_b - (double)(f->anchor_ns - T0_NS) + sig[i] * rng_gauss(r);
         double sd = 0.5e-9 * sig[i]; /* drift σ: the offset's over about 1 s */
         f->drift_ppb = ((1 + b->drift) / (1 + a->drift) - 1 + sd * rng_gauss(r)) * 1e9;
         f->uncertainty_ns = 3 * sqrt(sig[i] * sig[i] + (sd * 1e9) * (sd * 1e9));
@@ -210,13 +219,14 @@ static result_t run(int plan, uint32_t n, uint64_t seed)
         double t1 = cpu_s();
         if (k >= WARM)
             cpu += t1 - t0;
-        /* The live maps against the truth, at each node's anchor (in double: no rounding to ns). */
+        /* The live maps against the truth, at each node's anchor. */
         for (size_t i = 0; i < nf; i++) {
             const clock_node_fit_t *f = &fits[i];
             if (f->node == 0 || !f->aligned)
                 continue;
-            int64_t truth = node_inverse(&nc[f->node], f->anchor_ns);
-            double e_ns = (double)(f->anchor_ns - truth) + f->offset_ns;
+            /* The reference's clock is true time: its reading at the node's anchor. */
+            double truth = true_at(&nc[f->node], f->anchor_ns);
+            double e_ns = (double)(f->anchor_ns - T0_NS) + f->offset_ns - truth;
             err[nerr++] = fabs(e_ns);
             inside += fabs(e_ns) <= f->uncertainty_ns;
         }
@@ -249,9 +259,10 @@ int main(int argc, char **argv)
     /* One case alone: bench_clock_solve plan|random NODES. */
     if (argc == 3) {
         long n = strtol(argv[2], NULL, 10);
-        if (n < 2 || n > 65536 ||
+        if (n < 16 || n > CLOCK_SOLVE_MAX_NODES ||
             (strcmp(argv[1], "plan") != 0 && strcmp(argv[1], "random") != 0)) {
-            fprintf(stderr, "usage: bench_clock_solve [plan|random NODES]\n");
+            fprintf(stderr, "usage: bench_clock_solve [plan|random NODES (16 to %d)]\n",
+                    CLOCK_SOLVE_MAX_NODES);
             return 2;
         }
         cases[0].plan = strcmp(argv[1], "plan") == 0;

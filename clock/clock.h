@@ -374,11 +374,14 @@ typedef struct clock_solve_stats {
 
 /*
  * The solver's bounds: nodes in one window, and entries of the sparse
- * factor (its envelope: a few tens a node for the agents' plan, up to
- * n²/2 for a graph of random partners, whose solve then costs O(n³)).
+ * factor (its envelope: about 17 a node for the agents' plan at its
+ * default, up to n²/2 for a graph of random partners, whose solve then
+ * costs O(n³)).  The entries' bound is the dense solver's old limit (2048
+ * nodes, some ten seconds of CPU a solve); the nodes' keeps the per-node
+ * solves of the sandwich (O(n²)) to seconds.
  */
-#define CLOCK_SOLVE_MAX_NODES   65536
-#define CLOCK_SOLVE_MAX_ENTRIES (1 << 23)
+#define CLOCK_SOLVE_MAX_NODES   16384
+#define CLOCK_SOLVE_MAX_ENTRIES (2048 * 2049 / 2)
 
 void clock_solve_opts_default(clock_solve_opts_t *opts);
 

@@ -107,23 +107,26 @@ void clk_chol_inverse(const double *L, size_t m, double *inv, double *col);
 /*
  * A sparse symmetric positive definite system (envelope.c): m unknowns,
  * entries on the diagonal and on the pairs (ia[i], ib[i]) (an end at −1,
- * the reference, adds none).  Add up the matrix (clk_env_add, one call per
- * symmetric pair), factor it (a tiny ridge when numerically singular;
- * false: not positive definite even so), then solve in place, invert
- * inside the envelope (every diagonal and pair entry of the inverse, read
- * with clk_env_inv) or take one whole column of the inverse.
+ * the reference, adds none; the two ends of a pair differ).  NULL when its
+ * factor would hold more than max_entries entries (*entries: how many, in
+ * either case).  Add up the matrix (clk_env_add: a pair's entry once for
+ * both its places, a diagonal entry once), factor it (a tiny ridge when
+ * numerically singular; false: not positive definite even so), then solve
+ * in place, invert inside the envelope (every diagonal and pair entry of
+ * the inverse, read with clk_env_read_inverse) or solve for one whole
+ * column of the inverse.
  */
 typedef struct clk_env clk_env_t;
-clk_env_t *clk_env_new(size_t m, const int *ia, const int *ib, size_t n);
+clk_env_t *clk_env_new(size_t m, const int *ia, const int *ib, size_t n, size_t max_entries,
+                       size_t *entries);
 void clk_env_destroy(clk_env_t **self_p);
-size_t clk_env_entries(const clk_env_t *self);
 void clk_env_zero(clk_env_t *self);
 void clk_env_add(clk_env_t *self, size_t i, size_t j, double v);
 bool clk_env_factor(clk_env_t *self);
 void clk_env_solve(clk_env_t *self, double *b);
 void clk_env_invert(clk_env_t *self);
-double clk_env_inv(const clk_env_t *self, size_t i, size_t j);
-void clk_env_column(clk_env_t *self, size_t j, double *out);
+double clk_env_read_inverse(const clk_env_t *self, size_t i, size_t j);
+void clk_env_solve_column(clk_env_t *self, size_t j, double *out);
 int clk_cmp_double(const void *a, const void *b);
 /*
  * First of the n elements of base (size bytes each, sorted) for which

@@ -7,11 +7,13 @@
  * per probed neighbour.  Ordered so that neighbours sit close (RCM), every
  * row's entries start a little left of its diagonal, and the factor fills
  * in only between that first entry and the diagonal (its envelope): the
- * agents' plan (each node probing offsets 1, 2, 4, ... around the ring of
- * ids) has an envelope some tens of entries wide whatever the cluster's
- * size, so a factor costs O(n) where the dense one cost O(n³).  A graph
- * without such an order (random partners: an expander) fills its envelope
- * and costs what the dense factor did.
+ * agents' plan at its default of 4 neighbours (each node probing offsets
+ * 1, 2, 4, 8 around the ring of ids) has an envelope of about 17 entries a
+ * row whatever the cluster's size, so a factor costs O(n) where the dense
+ * one cost O(n³).  More neighbours reach further round the ring and widen
+ * it (8: about 240 a row at 4096 nodes).  A graph without such an order
+ * (random partners: an expander) fills most of its envelope and costs
+ * about what the dense factor did.
  *
  * The solve needs more of the inverse than a solution: the entries on the
  * graph's pattern (each edge's leverage, Paule–Mandel's trace) and the
@@ -178,10 +180,10 @@ static void order_rcm(const graph_t *g, size_t m, size_t *perm)
                 perm[j] = key[perm[j]].u;
         }
     }
-    for (size_t i = 0, j = m; i + 1 < j--; i++) {
+    for (size_t i = 0; i < m / 2; i++) {
         size_t t = perm[i];
-        perm[i] = perm[j];
-        perm[j] = t;
+        perm[i] = perm[m - 1 - i];
+        perm[m - 1 - i] = t;
     }
     free(placed);
     free(mark);
@@ -190,9 +192,12 @@ static void order_rcm(const graph_t *g, size_t m, size_t *perm)
     free(key);
 }
 
-clk_env_t *clk_env_new(size_t m, const int *ia, const int *ib, size_t n)
+clk_env_t *clk_env_new(size_t m, const int *ia, const int *ib, size_t n, size_t max_entries,
+                       size_t *entries)
 {
-    assert(m > 0 && (ia || n == 0) && (ib || n == 0));
+    assert(m > 0 && (ia || n == 0) && (ib || n == 0) && entries);
+    for (size_t i = 0; i < n; i++)
+        assert(ia[i] < (int)m && ib[i] < (int)m);
     clk_env_t *self = xcalloc(1, sizeof *self);
     self->m = m;
     self->perm = xmalloc(m * sizeof *self->perm);
@@ -217,7 +222,12 @@ clk_env_t *clk_env_new(size_t m, const int *ia, const int *ib, size_t n)
             self->cptr[q + 1]++;
     }
     graph_free(&g);
-    self->nnz = self->start[m];
+    self->nnz = *entries = self->start[m];
+    /* Refused before the entries are allocated: their count is the caller's bound. */
+    if (self->nnz > max_entries) {
+        clk_env_destroy(&self);
+        return NULL;
+    }
     for (size_t q = 0; q < m; q++)
         self->cptr[q + 1] += self->cptr[q];
     self->crow = xmalloc((self->cptr[m] ? self->cptr[m] : 1) * sizeof *self->crow);
@@ -251,12 +261,6 @@ void clk_env_destroy(clk_env_t **self_p)
     free(self->work);
     free(self);
     *self_p = NULL;
-}
-
-size_t clk_env_entries(const clk_env_t *self)
-{
-    assert(self);
-    return self->nnz;
 }
 
 void clk_env_zero(clk_env_t *self)
@@ -415,7 +419,7 @@ void clk_env_invert(clk_env_t *self)
     self->inverted = true;
 }
 
-double clk_env_inv(const clk_env_t *self, size_t i, size_t j)
+double clk_env_read_inverse(const clk_env_t *self, size_t i, size_t j)
 {
     assert(self && self->inverted && i < self->m && j < self->m);
     size_t p = self->iperm[i], q = self->iperm[j];
@@ -429,7 +433,7 @@ double clk_env_inv(const clk_env_t *self, size_t i, size_t j)
 }
 
 /* A unit vector's forward pass starts at its own position (a column's ends cost half). */
-void clk_env_column(clk_env_t *self, size_t j, double *out)
+void clk_env_solve_column(clk_env_t *self, size_t j, double *out)
 {
     assert(self && self->factored && j < self->m && out);
     size_t p0 = self->iperm[j];

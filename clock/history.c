@@ -492,7 +492,7 @@ int clock_history_note_bounds(clock_history_t *self, const clock_edge_fit_t *edg
     clock_solve_opts_t so = *opts;
     so.history = self;
     so.pool_windows = 0; /* the bounds come before pooling, which would go unused */
-    /* Most windows of most networks: nothing to solve for (a solve is O(nodes³)). */
+    /* Most windows of most networks: nothing to solve for (a solve is O(nodes²) and more). */
     if (!any_raised(edges, n, &so)) {
         for (size_t i = 0; i < n; i++) {
             clear_delay(self, edges[i].src, edges[i].window, edges[i].anchor_ns);

@@ -197,17 +197,17 @@ static double offset_var(const sedge_t *s, const clk_env_t *inv)
 {
     double ga = s->g, gb = -1.0, q = 0;
     if (s->ia >= 0)
-        q += ga * ga * clk_env_inv(inv, (size_t)s->ia, (size_t)s->ia);
+        q += ga * ga * clk_env_read_inverse(inv, (size_t)s->ia, (size_t)s->ia);
     if (s->ib >= 0)
-        q += gb * gb * clk_env_inv(inv, (size_t)s->ib, (size_t)s->ib);
+        q += gb * gb * clk_env_read_inverse(inv, (size_t)s->ib, (size_t)s->ib);
     if (s->ia >= 0 && s->ib >= 0)
-        q += 2 * ga * gb * clk_env_inv(inv, (size_t)s->ia, (size_t)s->ib);
+        q += 2 * ga * gb * clk_env_read_inverse(inv, (size_t)s->ia, (size_t)s->ib);
     return q;
 }
 
 /*
  * Weighted least squares over the used edges; rhs receives the solution,
- * and with invert the covariance is in env (clk_env_inv) until its next use.
+ * and with invert the covariance is in env (clk_env_read_inverse) until its next use.
  */
 static bool wls(const sedge_t *se, size_t ne, size_t m, int kind, double tau2, clk_env_t *env,
                 double *rhs, bool invert)
@@ -698,15 +698,16 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
             pa[i] = se[i].ia;
             pb[i] = se[i].ib;
         }
-        env = clk_env_new(m, pa, pb, ne);
+        size_t entries;
+        env = clk_env_new(m, pa, pb, ne, CLOCK_SOLVE_MAX_ENTRIES, &entries);
         free(pa);
         free(pb);
-        st->factor_entries = clk_env_entries(env);
-        if (clk_env_entries(env) > CLOCK_SOLVE_MAX_ENTRIES) {
+        st->factor_entries = entries;
+        if (env == NULL) {
             base_err(err,
-                     "the probe graph of %zu nodes is too dense to solve: its envelope holds "
+                     "the probe graph of %zu nodes is too dense to solve: its factor would hold "
                      "%zu entries, at most %d",
-                     nn, clk_env_entries(env), CLOCK_SOLVE_MAX_ENTRIES);
+                     nn, entries, CLOCK_SOLVE_MAX_ENTRIES);
             goto out;
         }
         col = xmalloc(m * sizeof *col);
@@ -715,13 +716,13 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
         var_r = xmalloc(m * sizeof *var_r);
         bool ok = wls(se, ne, m, WLS_RATE, 0, env, rho, true);
         for (size_t k = 0; ok && k < m; k++)
-            var_r[k] = clk_env_inv(env, k, k);
+            var_r[k] = clk_env_read_inverse(env, k, k);
         for (int j = 0; j < 3 && ok; j++) {
             mis[j] = xmalloc(m * sizeof *mis[j]);
             var_m[j] = xmalloc(m * sizeof *var_m[j]);
             ok = wls(se, ne, m, WLS_MISFIT + j, 0, env, mis[j], true);
             for (size_t k = 0; ok && k < m; k++)
-                var_m[j][k] = clk_env_inv(env, k, k);
+                var_m[j][k] = clk_env_read_inverse(env, k, k);
         }
         st->edges_suspect =
             ok ? flag_suspects(se, ne, m, nn, reach, floor2, opts->suspect_k, env, delta) : 0;
@@ -857,7 +858,7 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
         }
         /* Node k's weights on the edges: row k of the inverse (one solve) through each edge. */
         for (size_t k = 0; k < m; k++) {
-            clk_env_column(env, k, col);
+            clk_env_solve_column(env, k, col);
             for (size_t i = 0; i < ne; i++) {
                 const sedge_t *s = &se[i];
                 double c = 0;
@@ -917,7 +918,7 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
         f->anchor_ns = c0[i];
         f->offset_ns = clk_diff(T, c0[i]) - delta[k];
         f->drift_ppb = expm1(-rho[k]) * 1e9;
-        double vo = clk_env_inv(env, (size_t)k, (size_t)k), vr = var_r[k];
+        double vo = clk_env_read_inverse(env, (size_t)k, (size_t)k), vr = var_r[k];
         /*
          * How far this node's offset curve bends away from its line, against the
          * reference: the part of each reading that stands clear of its noise.

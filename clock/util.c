@@ -104,34 +104,10 @@ bool clk_chol(double *A, size_t m)
             return false;
         d = sqrt(d);
         A[j * m + j] = d;
-        /*
-         * Four rows at a time: four independent sums instead of one chain
-         * of dependent adds (each still summed in the same order, so the
-         * factor is bit for bit the same).  The network solve used this
-         * dense factor until its sparse one (envelope.c), which the unit
-         * tests hold to it.
-         */
-        const double *aj = &A[j * m];
-        size_t i = j + 1;
-        for (; i + 4 <= m; i += 4) {
-            double *r0 = &A[i * m], *r1 = r0 + m, *r2 = r1 + m, *r3 = r2 + m;
-            double s0 = r0[j], s1 = r1[j], s2 = r2[j], s3 = r3[j];
-            for (size_t k = 0; k < j; k++) {
-                double a = aj[k];
-                s0 -= r0[k] * a;
-                s1 -= r1[k] * a;
-                s2 -= r2[k] * a;
-                s3 -= r3[k] * a;
-            }
-            r0[j] = s0 / d;
-            r1[j] = s1 / d;
-            r2[j] = s2 / d;
-            r3[j] = s3 / d;
-        }
-        for (; i < m; i++) {
+        for (size_t i = j + 1; i < m; i++) {
             double s = A[i * m + j];
             for (size_t k = 0; k < j; k++)
-                s -= A[i * m + k] * aj[k];
+                s -= A[i * m + k] * A[j * m + k];
             A[i * m + j] = s / d;
         }
     }
