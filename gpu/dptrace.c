@@ -73,6 +73,9 @@ static const struct base_cfg_key cfg_keys[] = {
     {"trace_quiet", BASE_CFG_BOOL, "false", 0, -1, "no summary line at exit unless drops"},
     {"trace_tsc", BASE_CFG_BOOL, "true", 0, -1,
      "stamp with the TSC where it drives CLOCK_MONOTONIC"},
+    {"trace_inherit_step", BASE_CFG_BOOL, "false", 0, -1,
+     "a thread with no range open and no steps of its own issues its work in the step open "
+     "in the process (PyTorch's autograd thread); false: in no scope"},
     {"trace_cuda_api", BASE_CFG_STRING, "work", 0, -1,
      "CUDA runtime calls recorded: work (launches, copies, memsets, synchronisations, "
      "allocations) or all"},
@@ -93,11 +96,15 @@ static struct dpt_process {
     int hwm;
     int64_t flush_ns;
     bool quiet;
+    bool inherit_step;       /* dpt_step_open falls back to the process's open step */
     bool tsc;                /* stamps are TSC ticks */
     gpu_clockmap_t *tsc_map; /* TSC -> CLOCK_MONOTONIC (background thread) */
     struct dpt_env env;
     /* ids */
     _Atomic uint64_t next_scope_block;
+    /* steps open in the process, and the one's id while exactly one is (dpt_step_open) */
+    _Atomic uint32_t steps_open;
+    _Atomic uint64_t step_open_id;
     _Atomic uint32_t next_corr_block;
     /* threads */
     pthread_key_t key;
@@ -199,9 +206,15 @@ void dpt_count_untimed(void)
 
 /* ---- process and threads ---- */
 
+static void step_closed(uint64_t id);
+
 static void thread_exit(void *arg)
 {
     struct dpt_thread *t = arg;
+    /* Steps it left open are open no more: other threads stop falling back to them. */
+    for (uint32_t i = 0; i < t->stack.depth && dpt.inherit_step; i++)
+        if (t->stack.f[i].kind == GPU_EV_STEP)
+            step_closed(t->stack.f[i].id);
     /* The background thread drains what is left and frees it. */
     atomic_store_explicit(&t->orphan, true, memory_order_release);
 }
@@ -230,6 +243,8 @@ static void atfork_child(void)
     dpt.captured = dpt.sent_events = dpt.batches = dpt.not_sent = 0;
     dpt.lost_closes = dpt.dead_ring_drops = dpt.dropped_delivered = 0;
     atomic_store(&dpt.untimed, 0);
+    atomic_store(&dpt.steps_open, 0);
+    atomic_store(&dpt.step_open_id, 0);
     atomic_store(&dpt.stop, false);
     dpt_self = NULL;
 }
@@ -261,6 +276,7 @@ static enum cfg_result load_config(char *err)
         dpt.flush_ns = base_config_int(cfg, "trace_flush_ms") * 1000000;
         dpt.env.flush_ns = dpt.flush_ns;
         dpt.quiet = base_config_bool(cfg, "trace_quiet");
+        dpt.inherit_step = base_config_bool(cfg, "trace_inherit_step");
         dpt.tsc = base_config_bool(cfg, "trace_tsc");
         dpt.env.snapshot_ns = base_config_int(cfg, "trace_snapshot_ms") * 1000000;
         dpt.env.max_pending = (size_t)base_config_int(cfg, "trace_pending");
@@ -467,18 +483,46 @@ static void copy_name(char *dst, const char *name)
     dst[n] = '\0';
 }
 
-/* Push a frame; nothing reaches the ring until the frame is announced
- * (an event needs its id) or closes. */
-static void open_scope(struct dpt_thread *t, uint8_t kind, const char *name, uint64_t step)
+/* Push a frame (its id; 0: too deep); nothing reaches the ring until the
+ * frame is announced (an event needs its id) or closes.  A range opened
+ * with nothing else open nests in the process's open step (dpt_scope_of). */
+static uint64_t open_scope(struct dpt_thread *t, uint8_t kind, const char *name, uint64_t step)
 {
     uint64_t id = scope_next(t), parent;
     int64_t now = dpt_stamp(t);
     struct gpu_scope_frame *f = gpu_scope_push(&t->stack, id, kind, now, step, &parent);
     if (f == NULL) {
         gpu_ring_count_drop(t->ring, 1); /* too deep: the range is lost */
-        return;
+        return 0;
     }
+    if (parent == 0 && kind == GPU_EV_RANGE && !t->own_steps)
+        f->parent = dpt_step_open();
     copy_name(t->names[t->stack.depth - 1], name);
+    return id;
+}
+
+uint64_t dpt_step_open(void)
+{
+    return dpt.inherit_step ? atomic_load_explicit(&dpt.step_open_id, memory_order_acquire) : 0;
+}
+
+static void step_opened(uint64_t id)
+{
+    uint32_t n = atomic_fetch_add_explicit(&dpt.steps_open, 1, memory_order_acq_rel) + 1;
+    atomic_store_explicit(&dpt.step_open_id, n == 1 ? id : 0, memory_order_release);
+}
+
+/*
+ * Only its own id is cleared (a step opened meanwhile may have replaced
+ * it); which step stays open when one of two closes is not known, so none
+ * is fallen back to until the next opens alone.
+ */
+static void step_closed(uint64_t id)
+{
+    atomic_fetch_sub_explicit(&dpt.steps_open, 1, memory_order_acq_rel);
+    uint64_t want = id;
+    atomic_compare_exchange_strong_explicit(&dpt.step_open_id, &want, 0, memory_order_acq_rel,
+                                            memory_order_acquire);
 }
 
 void dpt_announce_slow(struct dpt_thread *t)
@@ -495,7 +539,7 @@ void dpt_announce_slow(struct dpt_thread *t)
         r->reserved = 0;
         r->scope = f->id;
         r->t0 = f->start_ns;
-        r->u.sc.parent = i > 0 ? t->stack.f[i - 1].id : 0;
+        r->u.sc.parent = f->parent;
         r->u.sc.step = f->step;
         memcpy(r->u.sc.name, t->names[i], DPT_NAME_INLINE);
         gpu_ring_commit(t->ring);
@@ -510,6 +554,8 @@ static void close_scope(struct dpt_thread *t, int64_t now)
     struct gpu_scope_frame f;
     if (gpu_scope_pop(&t->stack, &f) <= 0)
         return;
+    if (f.kind == GPU_EV_STEP && dpt.inherit_step)
+        step_closed(f.id);
     uint32_t idx = t->stack.depth; /* the popped frame's index */
     bool announced = idx < t->announced;
     if (announced)
@@ -527,7 +573,7 @@ static void close_scope(struct dpt_thread *t, int64_t now)
     r->t1 = now;
     r->u.sc.step = f.step;
     if (!announced) {
-        r->u.sc.parent = gpu_scope_current(&t->stack);
+        r->u.sc.parent = f.parent;
         memcpy(r->u.sc.name, t->names[idx], DPT_NAME_INLINE);
     }
     gpu_ring_commit(t->ring);
@@ -547,11 +593,18 @@ void dpt_range_pop(void)
         close_scope(t, dpt_stamp(t));
 }
 
+/* Announced at once where other threads' events may carry its id (dpt_scope_of). */
 void dpt_step_begin(uint64_t n)
 {
     struct dpt_thread *t = dpt_thread_get();
-    if (t != NULL)
-        open_scope(t, GPU_EV_STEP, "step", n);
+    if (t == NULL)
+        return;
+    t->own_steps = true;
+    uint64_t id = open_scope(t, GPU_EV_STEP, "step", n);
+    if (id == 0 || !dpt.inherit_step)
+        return;
+    dpt_announce(t);
+    step_opened(id);
 }
 
 void dpt_step_end(void)
@@ -581,7 +634,7 @@ void dpt_mark(const char *name)
     r->type = DPT_REC_MARK;
     r->kind = GPU_EV_INSTANT;
     r->reserved = 0;
-    r->scope = gpu_scope_current(&t->stack);
+    r->scope = dpt_scope_of(t);
     r->t0 = r->t1 = dpt_stamp(t);
     copy_name(r->u.sc.name, name);
     gpu_ring_commit(t->ring);
@@ -590,7 +643,7 @@ void dpt_mark(const char *name)
 uint64_t dpt_scope_current(void)
 {
     struct dpt_thread *t = dpt_thread_get();
-    return t != NULL ? gpu_scope_current(&t->stack) : 0;
+    return t != NULL ? dpt_scope_of(t) : 0;
 }
 
 int dpt_enabled(void)
@@ -605,7 +658,7 @@ uint64_t dpt_scope_now(void *app, uint32_t *tid)
         return 0;
     *tid = t->tid;
     dpt_announce(t); /* the caller hands the id on */
-    return gpu_scope_current(&t->stack);
+    return dpt_scope_of(t);
 }
 
 void dpt_host_event(void *app, const gpu_event_t *ev, const char *name)

@@ -257,7 +257,7 @@ static inline bool op_begin(struct op *o, const struct gpu_hip_real *R, uint8_t 
     r->timed = 0;
     r->reserved = 0;
     r->corr = dpt_corr_next(t);
-    r->scope = gpu_scope_current(&t->stack);
+    r->scope = dpt_scope_of(t);
     r->u.op.api = api;
     r->u.op.label = api;
     r->u.op.fn = NULL;
@@ -356,7 +356,7 @@ static inline bool host_begin(struct op *o, const char *api, hipStream_t stream)
     r->device = (uint16_t)(t->device < 0 ? 0 : t->device);
     r->corr = 0;
     r->reserved = 0;
-    r->scope = gpu_scope_current(&t->stack);
+    r->scope = dpt_scope_of(t);
     r->u.op.api = api;
     r->u.op.stream = stream;
     r->t0 = dpt_stamp(t);
@@ -535,7 +535,7 @@ static hipError_t launch_multi(__typeof__(&hipLaunchCooperativeKernelMultiDevice
         r->flags = GPU_EVF_ASYNC;
         r->reserved = i > 0 ? DPT_OP_NO_API : 0;
         r->corr = corr;
-        r->scope = gpu_scope_current(&t->stack);
+        r->scope = dpt_scope_of(t);
         r->fn_kind = HOSTPTR;
         r->u.op.api = api;
         r->u.op.label = api;

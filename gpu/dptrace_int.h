@@ -92,6 +92,7 @@ struct dpt_thread {
         uint32_t grid[3], block[3];
         const void *stream;
     } cfg;
+    bool own_steps;      /* it opened a step: it never falls back to another thread's */
     _Atomic bool orphan; /* the thread has exited */
     struct dpt_thread *next;
 };
@@ -131,6 +132,24 @@ static inline int64_t dpt_stamp(const struct dpt_thread *t)
         return (int64_t)__builtin_ia32_rdtsc();
 #endif
     return dpt_now();
+}
+
+/*
+ * With DPTOP_TRACE_INHERIT_STEP, the step open in the process while exactly
+ * one is (0: none, several, or the setting off), for threads that never
+ * open steps of their own: PyTorch runs the backward pass on autograd's
+ * thread, whose kernels belong to the step the training loop opened on its
+ * own.  Off by default: SPEC §6 gives an event its own thread's innermost
+ * range.
+ */
+uint64_t dpt_step_open(void);
+
+/* The scope an event of the thread is issued in: its innermost open one,
+ * else (no scope open, no steps of its own) the process's open step. */
+static inline uint64_t dpt_scope_of(const struct dpt_thread *t)
+{
+    uint64_t id = gpu_scope_current(&t->stack);
+    return id != 0 || t->own_steps ? id : dpt_step_open();
 }
 
 /* Write the open records of the frames not yet announced (something is

@@ -93,6 +93,7 @@ uint64_t gpu_ring_dropped(gpu_ring_t *r);
 
 struct gpu_scope_frame {
     uint64_t id;
+    uint64_t parent; /* the frame below, or what the caller nests a bottom frame in (0: none) */
     int64_t start_ns;
     uint64_t step; /* step number (GPU_EV_STEP frames) */
     uint8_t kind;  /* GPU_EV_RANGE or GPU_EV_STEP */

@@ -85,6 +85,7 @@ struct gpu_scope_frame *gpu_scope_push(struct gpu_scope_stack *s, uint64_t id, u
     }
     struct gpu_scope_frame *f = &s->f[s->depth++];
     f->id = id;
+    f->parent = *parent;
     f->kind = kind;
     f->start_ns = start_ns;
     f->step = step;

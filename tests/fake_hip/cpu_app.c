@@ -6,9 +6,15 @@
  * exercises the edge cases: an unbalanced pop, a step ended with ranges
  * still open inside it, a name longer than the inline limit and a NULL
  * name.  With --fork, a child process then runs one more thread's worth
- * (it must be traced under its own pid).
+ * (it must be traced under its own pid).  With --helper, one thread runs
+ * the steps and another, which never opens one, works inside each (as
+ * PyTorch's autograd thread runs the backward pass): with
+ * DPTOP_TRACE_INHERIT_STEP=true its scope is the open step and its ranges
+ * nest in it, else it is in no scope (its own thread's innermost range,
+ * SPEC §6); between steps it is in none either way.
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,19 +66,78 @@ static void *run(void *arg)
     return NULL;
 }
 
+static pthread_barrier_t helper_bar;
+static _Atomic uint64_t helper_step; /* the scope the helper expects: the open step, or 0 */
+
+static void *stepper(void *arg)
+{
+    (void)arg;
+    for (int s = 0; s < steps; s++) {
+        dpt_step_begin((uint64_t)s);
+        const char *inherit = getenv("DPTOP_TRACE_INHERIT_STEP");
+        bool on = inherit != NULL && strcmp(inherit, "true") == 0;
+        atomic_store(&helper_step, on ? dpt_scope_current() : 0);
+        pthread_barrier_wait(&helper_bar); /* the step is open */
+        pthread_barrier_wait(&helper_bar); /* the helper worked inside it */
+        dpt_step_end();
+        pthread_barrier_wait(&helper_bar); /* the step is over */
+        pthread_barrier_wait(&helper_bar); /* the helper saw that */
+    }
+    return NULL;
+}
+
+static void *helper(void *arg)
+{
+    (void)arg;
+    for (int s = 0; s < steps; s++) {
+        pthread_barrier_wait(&helper_bar);
+        uint64_t step = atomic_load(&helper_step);
+        if (dpt_scope_current() != step)
+            fail("the helper's scope is not the one expected inside the step");
+        dpt_range_push("backward");
+        if (dpt_enabled() && (dpt_scope_current() == step || dpt_scope_current() == 0))
+            fail("the helper's range is not its scope");
+        dpt_mark("grad");
+        dpt_range_pop();
+        if (dpt_scope_current() != step)
+            fail("the helper left the step with its range");
+        dpt_mark("in_step");
+        pthread_barrier_wait(&helper_bar);
+        pthread_barrier_wait(&helper_bar);
+        if (dpt_scope_current() != 0)
+            fail("the helper is still in a step that is over");
+        dpt_mark("between");
+        pthread_barrier_wait(&helper_bar);
+    }
+    return NULL;
+}
+
+static void run_helper(void)
+{
+    pthread_t a, b;
+    pthread_barrier_init(&helper_bar, NULL, 2);
+    if (pthread_create(&a, NULL, stepper, NULL) != 0 || pthread_create(&b, NULL, helper, NULL) != 0)
+        fail("cannot start a thread");
+    pthread_join(a, NULL);
+    pthread_join(b, NULL);
+    pthread_barrier_destroy(&helper_bar);
+}
+
 int main(int argc, char **argv)
 {
     int threads = 2;
-    bool do_fork = false;
+    bool do_fork = false, do_helper = false;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--threads") && i + 1 < argc)
             threads = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--fork"))
             do_fork = true;
+        else if (!strcmp(argv[i], "--helper"))
+            do_helper = true;
         else if (!strcmp(argv[i], "--steps") && i + 1 < argc)
             steps = atoi(argv[++i]);
         else {
-            fprintf(stderr, "usage: cpu_app [--threads N] [--steps N] [--fork]\n");
+            fprintf(stderr, "usage: cpu_app [--threads N] [--steps N] [--fork] [--helper]\n");
             return 2;
         }
     }
@@ -81,6 +146,11 @@ int main(int argc, char **argv)
         return 2;
     }
     printf("cpu_app: tracing %s\n", dpt_enabled() ? "on" : "off");
+    if (do_helper) {
+        run_helper();
+        printf("cpu_app: ok helper steps=%d\n", steps);
+        return 0;
+    }
     pthread_t th[64];
     for (int i = 0; i < threads; i++)
         if (pthread_create(&th[i], NULL, run, NULL) != 0)

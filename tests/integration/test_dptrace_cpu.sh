@@ -77,4 +77,63 @@ for pid in pids:
     check_process(pid, 1 if pid == child else 3)
 print("annotations OK: %d events from %d processes" % (len(events), len(pids)))
 PY
-it_pass "annotations without a GPU runtime"
+
+# A thread that never opens a step works inside another's (PyTorch's
+# autograd thread): by default (SPEC 6) in no scope of that step's; with
+# DPTOP_TRACE_INHERIT_STEP=true its marks and ranges are in the open step.
+# Between steps it is in none either way.
+for inherit in false true; do
+    EP2="ipc://$IT_TMP/helper-$inherit.sock"
+    LOG2="$IT_TMP/helper-$inherit.log"
+    it_spawn "dump-$inherit" "$DUMP" "$EP2" --ready "$IT_TMP/ready-$inherit"
+    DUMP2_PID=$IT_PID
+    it_wait 10 test -f "$IT_TMP/ready-$inherit" || it_fail "the dump tool did not bind $EP2"
+    DPTOP_TRACE_INHERIT_STEP=$inherit DPTOP_TRACE_ENDPOINT=$EP2 "$APP" --helper --steps 4 \
+        >"$IT_TMP/app-$inherit.log" 2>&1 ||
+        it_fail "cpu_app --helper ($inherit) failed: $(cat "$IT_TMP/app-$inherit.log")"
+    grep -q "cpu_app: ok helper" "$IT_TMP/app-$inherit.log" || it_fail "cpu_app --helper did not finish"
+    it_wait 20 bash -c "[ \$(grep -c '\"name\":\"between\"' '$IT_TMP/dump-$inherit.log') -ge 4 ]" ||
+        it_fail "the helper's marks did not all arrive ($inherit)"
+    it_stop "$DUMP2_PID"
+    "$IT_PY" - "$IT_TMP/dump-$inherit.log" "$inherit" <<'PY' || it_fail "helper trace check failed ($inherit)"
+import collections, sys
+from gpu_dump import check, load
+msgs, events = load(sys.argv[1])
+inherit = sys.argv[2] == "true"
+parent = dict(p for m in msgs if m["msg"] == "scope" for p in m["pairs"])
+steps = {e["scope"]: e for e in events if e["ev"] == "step"}
+check(len(steps) == 4, "4 steps: %s" % len(steps))
+stepper = {e["tid"] for e in steps.values()}
+check(len(stepper) == 1, "the steps on one thread")
+ranges = {e["scope"]: e for e in events if e["ev"] == "range"}
+check(len(ranges) == 4 and all(r["name"] == "backward" for r in ranges.values()),
+      "4 helper ranges: %s" % ranges)
+for r in ranges.values():
+    check(r["tid"] not in stepper, "the helper's range on the helper's thread")
+    if inherit:
+        st = steps.get(parent.get(r["scope"]))
+        check(st is not None, "the range nests in a step (parent %s)" % parent.get(r["scope"]))
+        check(st["start"] <= r["start"] and r["end"] <= st["end"], "the range inside its step")
+    else:
+        check(parent.get(r["scope"]) == 0, "the range is a root: %s" % parent.get(r["scope"]))
+marks = collections.defaultdict(list)
+for e in events:
+    if e["ev"] == "instant":
+        marks[e["name"]].append(e)
+check(sorted((k, len(v)) for k, v in marks.items()) ==
+      [("between", 4), ("grad", 4), ("in_step", 4)], "marks %s" % dict(marks))
+for e in marks["grad"]:
+    check(e["scope"] in ranges, "grad inside the helper's range")
+for e in marks["in_step"]:
+    st = steps.get(e["scope"])
+    if inherit:
+        check(st is not None and st["start"] <= e["start"] <= st["end"], "in_step in the open step")
+    else:
+        check(e["scope"] == 0, "in_step in no scope: %s" % e)
+for e in marks["between"]:
+    check(e["scope"] == 0, "between steps, no scope: %s" % e)
+print("helper thread, inherit %s: %d ranges, %d marks in the stepping thread's steps" %
+      (inherit, len(ranges), sum(1 for e in marks["in_step"] if e["scope"] in steps)))
+PY
+done
+it_pass "annotations without a GPU runtime; a helper thread's work in its own scope, or in the open step with DPTOP_TRACE_INHERIT_STEP"
