@@ -113,8 +113,8 @@ void clk_chol_inverse(const double *L, size_t m, double *inv, double *col);
  * both its places, a diagonal entry once), factor it (a tiny ridge when
  * numerically singular; false: not positive definite even so), then solve
  * in place, invert inside the envelope (every diagonal and pair entry of
- * the inverse, read with clk_env_read_inverse) or solve for one whole
- * column of the inverse.
+ * the inverse, read with clk_env_read_inverse) or solve for whole columns
+ * of the inverse, up to CLK_ENV_BLOCK at a time.
  */
 typedef struct clk_env clk_env_t;
 clk_env_t *clk_env_new(size_t m, const int *ia, const int *ib, size_t n, size_t max_entries,
@@ -126,7 +126,8 @@ bool clk_env_factor(clk_env_t *self);
 void clk_env_solve(clk_env_t *self, double *b);
 void clk_env_invert(clk_env_t *self);
 double clk_env_read_inverse(const clk_env_t *self, size_t i, size_t j);
-void clk_env_solve_column(clk_env_t *self, size_t j, double *out);
+#define CLK_ENV_BLOCK 8
+void clk_env_solve_columns(clk_env_t *self, size_t j0, size_t nb, double *out);
 int clk_cmp_double(const void *a, const void *b);
 /*
  * First of the n elements of base (size bytes each, sorted) for which

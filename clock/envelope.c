@@ -38,6 +38,7 @@ struct clk_env {
     double *l;     /* its factor */
     double *z;     /* its inverse inside the envelope (clk_env_invert) */
     double *work;  /* m */
+    double *block; /* m × CLK_ENV_BLOCK, clk_env_solve_columns' */
     bool factored, inverted;
 };
 
@@ -206,6 +207,7 @@ clk_env_t *clk_env_new(size_t m, const int *ia, const int *ib, size_t n, size_t 
     self->start = xmalloc((m + 1) * sizeof *self->start);
     self->cptr = xcalloc(m + 1, sizeof *self->cptr);
     self->work = xmalloc(m * sizeof *self->work);
+    self->block = xmalloc(m * CLK_ENV_BLOCK * sizeof *self->block);
     graph_t g = graph_build(m, ia, ib, n);
     order_rcm(&g, m, self->perm);
     for (size_t p = 0; p < m; p++)
@@ -259,6 +261,7 @@ void clk_env_destroy(clk_env_t **self_p)
     free(self->l);
     free(self->z);
     free(self->work);
+    free(self->block);
     free(self);
     *self_p = NULL;
 }
@@ -350,14 +353,14 @@ bool clk_env_factor(clk_env_t *self)
     return self->factored;
 }
 
-/* L y = (work), from position p0 on: the entries before it are zero and stay so. */
-static void forward(clk_env_t *self, size_t p0)
+/* L y = (work), in place. */
+static void forward(clk_env_t *self)
 {
     const double *l = self->l;
     double *y = self->work;
-    for (size_t p = p0; p < self->m; p++) {
-        size_t fp = self->first[p] > p0 ? self->first[p] : p0;
-        y[p] = (y[p] - dot(&l[at(self, p, fp)], &y[fp], p - fp)) / l[self->start[p + 1] - 1];
+    for (size_t p = 0; p < self->m; p++) {
+        size_t fp = self->first[p];
+        y[p] = (y[p] - dot(&l[self->start[p]], &y[fp], p - fp)) / l[self->start[p + 1] - 1];
     }
 }
 
@@ -380,7 +383,7 @@ void clk_env_solve(clk_env_t *self, double *b)
     assert(self && self->factored && b);
     for (size_t p = 0; p < self->m; p++)
         self->work[p] = b[self->perm[p]];
-    forward(self, 0);
+    forward(self);
     backward(self);
     for (size_t p = 0; p < self->m; p++)
         b[self->perm[p]] = self->work[p];
@@ -432,15 +435,50 @@ double clk_env_read_inverse(const clk_env_t *self, size_t i, size_t j)
     return self->z[at(self, p, q)];
 }
 
-/* A unit vector's forward pass starts at its own position (a column's ends cost half). */
-void clk_env_solve_column(clk_env_t *self, size_t j, double *out)
+/*
+ * Columns j0 … j0 + nb − 1 of the inverse (nb ≤ CLK_ENV_BLOCK) into
+ * out[u·nb + c], unknown u, column j0 + c: one pass down and one up the
+ * factor for all of them, each entry of L read once for nb right-hand
+ * sides side by side (the inner loops run along them).  A unit vector's
+ * forward pass starts at its own position, the block's at its first.
+ */
+void clk_env_solve_columns(clk_env_t *self, size_t j0, size_t nb, double *out)
 {
-    assert(self && self->factored && j < self->m && out);
-    size_t p0 = self->iperm[j];
-    memset(self->work, 0, self->m * sizeof *self->work);
-    self->work[p0] = 1.0;
-    forward(self, p0);
-    backward(self);
-    for (size_t p = 0; p < self->m; p++)
-        out[self->perm[p]] = self->work[p];
+    assert(self && self->factored && out && nb >= 1 && nb <= CLK_ENV_BLOCK && j0 + nb <= self->m);
+    const double *l = self->l;
+    double *y = self->block; /* y[p·nb + c] */
+    size_t m = self->m, p0 = m;
+    memset(y, 0, m * nb * sizeof *y);
+    for (size_t c = 0; c < nb; c++) {
+        size_t p = self->iperm[j0 + c];
+        y[p * nb + c] = 1.0;
+        p0 = p < p0 ? p : p0;
+    }
+    for (size_t p = p0; p < m; p++) {
+        size_t fp = self->first[p] > p0 ? self->first[p] : p0;
+        const double *lp = &l[at(self, p, fp)];
+        double acc[CLK_ENV_BLOCK] = {0};
+        for (size_t k = fp; k < p; k++) {
+            const double *yk = &y[k * nb];
+            for (size_t c = 0; c < nb; c++)
+                acc[c] += lp[k - fp] * yk[c];
+        }
+        double d = l[self->start[p + 1] - 1];
+        for (size_t c = 0; c < nb; c++)
+            y[p * nb + c] = (y[p * nb + c] - acc[c]) / d;
+    }
+    for (size_t p = m; p-- > 0;) {
+        size_t fp = self->first[p];
+        const double *lp = &l[self->start[p]];
+        double *yp = &y[p * nb];
+        for (size_t c = 0; c < nb; c++)
+            yp[c] /= lp[p - fp];
+        for (size_t k = fp; k < p; k++) {
+            double *yk = &y[k * nb];
+            for (size_t c = 0; c < nb; c++)
+                yk[c] -= lp[k - fp] * yp[c];
+        }
+    }
+    for (size_t p = 0; p < m; p++)
+        memcpy(&out[self->perm[p] * nb], &y[p * nb], nb * sizeof *out);
 }

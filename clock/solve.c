@@ -710,7 +710,7 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
                      nn, entries, CLOCK_SOLVE_MAX_ENTRIES);
             goto out;
         }
-        col = xmalloc(m * sizeof *col);
+        col = xmalloc(m * CLK_ENV_BLOCK * sizeof *col);
         rho = xmalloc(m * sizeof *rho);
         delta = xmalloc(m * sizeof *delta);
         var_r = xmalloc(m * sizeof *var_r);
@@ -856,21 +856,29 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
             }
             w2p2[i] = w[i] * w[i] * p2;
         }
-        /* Node k's weights on the edges: row k of the inverse (one solve) through each edge. */
-        for (size_t k = 0; k < m; k++) {
-            clk_env_solve_column(env, k, col);
+        /*
+         * Node k's weights on the edges: row k of the inverse through each
+         * edge, rows solved CLK_ENV_BLOCK at a time (col[u·nb + c] is row
+         * k0 + c's entry u: the inverse is symmetric).
+         */
+        for (size_t k0 = 0; k0 < m; k0 += CLK_ENV_BLOCK) {
+            size_t nb = m - k0 < CLK_ENV_BLOCK ? m - k0 : CLK_ENV_BLOCK;
+            clk_env_solve_columns(env, k0, nb, col);
             for (size_t i = 0; i < ne; i++) {
                 const sedge_t *s = &se[i];
-                double c = 0;
-                if (s->ia >= 0)
-                    c += s->g * col[s->ia];
-                if (s->ib >= 0)
-                    c -= col[s->ib];
-                vo_stat[k] += c * c * w2s2[i];
-                vo_pers[k] += c * c * w2p2[i];
-                if (xs && isfinite(xs[i]) && c * w[i] != 0) {
-                    dbound[k] += fabs(c * w[i]) * xs[i];
-                    dknown[k] = true;
+                for (size_t j = 0; j < nb; j++) {
+                    size_t k = k0 + j;
+                    double c = 0;
+                    if (s->ia >= 0)
+                        c += s->g * col[(size_t)s->ia * nb + j];
+                    if (s->ib >= 0)
+                        c -= col[(size_t)s->ib * nb + j];
+                    vo_stat[k] += c * c * w2s2[i];
+                    vo_pers[k] += c * c * w2p2[i];
+                    if (xs && isfinite(xs[i]) && c * w[i] != 0) {
+                        dbound[k] += fabs(c * w[i]) * xs[i];
+                        dknown[k] = true;
+                    }
                 }
             }
         }

@@ -809,6 +809,7 @@ static void test_envelope_against_dense(void **state)
             assert_non_null(env);
             double *A = calloc(m * m, sizeof *A), *L = malloc(m * m * sizeof *L);
             double *inv = malloc(m * m * sizeof *inv), *col = malloc(m * sizeof *col);
+            double *blk = malloc(m * CLK_ENV_BLOCK * sizeof *blk);
             double *x = malloc(m * sizeof *x), *y = malloc(m * sizeof *y);
             for (int rep = 0; rep < 2; rep++) {
                 clk_env_zero(env);
@@ -867,18 +868,26 @@ static void test_envelope_against_dense(void **state)
                         fail_msg("kind %d m %zu: inverse on pair %zu %.12g, dense %.12g", kind, m,
                                  i, z, d);
                 }
-                size_t j = (size_t)(urand(&seed) * (double)m) % m;
-                clk_env_solve_column(env, j, col);
-                for (size_t i = 0; i < m; i++)
-                    if (fabs(col[i] - inv[i * m + j]) >
-                        1e-9 * sqrt(inv[i * m + i] * inv[j * m + j]))
-                        fail_msg("kind %d m %zu: column %zu row %zu %.12g, dense %.12g", kind, m, j,
-                                 i, col[i], inv[i * m + j]);
+                /* Every column, in blocks of every width up to CLK_ENV_BLOCK. */
+                for (size_t j0 = 0, nb = 1; j0 < m; j0 += nb, nb = nb % CLK_ENV_BLOCK + 1) {
+                    if (j0 + nb > m)
+                        nb = m - j0;
+                    clk_env_solve_columns(env, j0, nb, blk);
+                    for (size_t c = 0; c < nb; c++)
+                        for (size_t i = 0; i < m; i++) {
+                            size_t j = j0 + c;
+                            double got = blk[i * nb + c], d = inv[i * m + j];
+                            if (fabs(got - d) > 1e-9 * sqrt(inv[i * m + i] * inv[j * m + j]))
+                                fail_msg("kind %d m %zu: column %zu row %zu %.12g, dense %.12g",
+                                         kind, m, j, i, got, d);
+                        }
+                }
             }
             free(A);
             free(L);
             free(inv);
             free(col);
+            free(blk);
             free(x);
             free(y);
             free(ia);
