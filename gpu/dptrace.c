@@ -96,14 +96,16 @@ static struct dpt_process {
     int hwm;
     int64_t flush_ns;
     bool quiet;
-    bool inherit_step;       /* dpt_step_open falls back to the process's open step */
+    bool inherit_step;       /* threads take the process's open step (dpt_inherit_slow) */
     bool tsc;                /* stamps are TSC ticks */
     gpu_clockmap_t *tsc_map; /* TSC -> CLOCK_MONOTONIC (background thread) */
     struct dpt_env env;
     /* ids */
     _Atomic uint64_t next_scope_block;
-    /* steps open in the process, and the one's id while exactly one is (dpt_step_open) */
-    _Atomic uint32_t steps_open;
+    /* steps open in the process (under step_mu), the one's id while exactly one is */
+    pthread_mutex_t step_mu;
+    uint32_t steps_open;
+    uint64_t step_parent; /* the open step's own parent */
     _Atomic uint64_t step_open_id;
     _Atomic uint32_t next_corr_block;
     /* threads */
@@ -144,7 +146,9 @@ static struct dpt_process {
     uint64_t dropped_delivered; /* the count the receiver last got */
     void *cupti_slot;
     struct dpt_thread bg_self; /* the background thread's, marked busy */
-} dpt = {.mu = PTHREAD_MUTEX_INITIALIZER, .real_mu = PTHREAD_MUTEX_INITIALIZER};
+} dpt = {.mu = PTHREAD_MUTEX_INITIALIZER,
+         .real_mu = PTHREAD_MUTEX_INITIALIZER,
+         .step_mu = PTHREAD_MUTEX_INITIALIZER};
 
 _Thread_local struct dpt_thread *dpt_self __attribute__((tls_model("initial-exec")));
 
@@ -211,9 +215,9 @@ static void step_closed(uint64_t id);
 static void thread_exit(void *arg)
 {
     struct dpt_thread *t = arg;
-    /* Steps it left open are open no more: other threads stop falling back to them. */
-    for (uint32_t i = 0; i < t->stack.depth && dpt.inherit_step; i++)
-        if (t->stack.f[i].kind == GPU_EV_STEP)
+    /* Steps it left open are open no more: other threads stop taking them. */
+    for (uint32_t i = 0; i < t->stack.depth && t->inherit; i++)
+        if (t->stack.f[i].kind == GPU_EV_STEP && !t->stack.f[i].lost)
             step_closed(t->stack.f[i].id);
     /* The background thread drains what is left and frees it. */
     atomic_store_explicit(&t->orphan, true, memory_order_release);
@@ -243,8 +247,12 @@ static void atfork_child(void)
     dpt.captured = dpt.sent_events = dpt.batches = dpt.not_sent = 0;
     dpt.lost_closes = dpt.dead_ring_drops = dpt.dropped_delivered = 0;
     atomic_store(&dpt.untimed, 0);
-    atomic_store(&dpt.steps_open, 0);
+    pthread_mutex_init(&dpt.step_mu, NULL);
+    dpt.steps_open = 0;
     atomic_store(&dpt.step_open_id, 0);
+    /* The forking thread's state is the parent's: its exit must not close the parent's steps. */
+    if (dpt.key_set)
+        pthread_setspecific(dpt.key, NULL);
     atomic_store(&dpt.stop, false);
     dpt_self = NULL;
 }
@@ -433,6 +441,7 @@ struct dpt_thread *dpt_thread_slow(void)
     t->ring = gpu_ring_new(dpt.ring_size, sizeof(struct dpt_rec));
     t->tid = (uint32_t)syscall(SYS_gettid);
     t->tsc = dpt.tsc;
+    t->inherit = dpt.inherit_step;
     t->evc_device = -1;
     atomic_init(&t->orphan, false);
     t->device = -1;
@@ -485,9 +494,12 @@ static void copy_name(char *dst, const char *name)
 
 /* Push a frame (its id; 0: too deep); nothing reaches the ring until the
  * frame is announced (an event needs its id) or closes.  A range opened
- * with nothing else open nests in the process's open step (dpt_scope_of). */
+ * with nothing else open nests in the step the thread takes from the
+ * process (dpt_inherit_slow: with DPTOP_TRACE_INHERIT_STEP, else none). */
 static uint64_t open_scope(struct dpt_thread *t, uint8_t kind, const char *name, uint64_t step)
 {
+    if (t->inherit && t->stack.depth == 0 && !t->own_steps && kind == GPU_EV_RANGE)
+        dpt_inherit_slow(t);
     uint64_t id = scope_next(t), parent;
     int64_t now = dpt_stamp(t);
     struct gpu_scope_frame *f = gpu_scope_push(&t->stack, id, kind, now, step, &parent);
@@ -496,33 +508,66 @@ static uint64_t open_scope(struct dpt_thread *t, uint8_t kind, const char *name,
         return 0;
     }
     if (parent == 0 && kind == GPU_EV_RANGE && !t->own_steps)
-        f->parent = dpt_step_open();
+        f->parent = t->inherited; /* taken, its pair written, just before */
     copy_name(t->names[t->stack.depth - 1], name);
     return id;
 }
 
-uint64_t dpt_step_open(void)
+/*
+ * Steps open and close under step_mu (a few times a second); threads read
+ * the open one's id without it, and only when it changed take its parent
+ * under it.  Which step stays open when one of two closes is not known, so
+ * none is taken until the next opens alone.
+ */
+static void step_opened(uint64_t id, uint64_t parent)
 {
-    return dpt.inherit_step ? atomic_load_explicit(&dpt.step_open_id, memory_order_acquire) : 0;
+    pthread_mutex_lock(&dpt.step_mu);
+    dpt.steps_open++;
+    dpt.step_parent = parent;
+    atomic_store_explicit(&dpt.step_open_id, dpt.steps_open == 1 ? id : 0, memory_order_release);
+    pthread_mutex_unlock(&dpt.step_mu);
 }
 
-static void step_opened(uint64_t id)
+static void step_closed(uint64_t id)
 {
-    uint32_t n = atomic_fetch_add_explicit(&dpt.steps_open, 1, memory_order_acq_rel) + 1;
-    atomic_store_explicit(&dpt.step_open_id, n == 1 ? id : 0, memory_order_release);
+    pthread_mutex_lock(&dpt.step_mu);
+    if (dpt.steps_open > 0)
+        dpt.steps_open--;
+    if (atomic_load_explicit(&dpt.step_open_id, memory_order_relaxed) == id || dpt.steps_open == 0)
+        atomic_store_explicit(&dpt.step_open_id, 0, memory_order_release);
+    pthread_mutex_unlock(&dpt.step_mu);
 }
 
 /*
- * Only its own id is cleared (a step opened meanwhile may have replaced
- * it); which step stays open when one of two closes is not known, so none
- * is fallen back to until the next opens alone.
+ * A step taken from another thread can close just after: work issued in
+ * that instant still carries it (as an event can be stamped just after
+ * its own thread's range closed).  Where the pair cannot be written (the
+ * ring is full: counted), the thread takes no step until it can.
  */
-static void step_closed(uint64_t id)
+void dpt_inherit_slow(struct dpt_thread *t)
 {
-    atomic_fetch_sub_explicit(&dpt.steps_open, 1, memory_order_acq_rel);
-    uint64_t want = id;
-    atomic_compare_exchange_strong_explicit(&dpt.step_open_id, &want, 0, memory_order_acq_rel,
-                                            memory_order_acquire);
+    uint64_t id = atomic_load_explicit(&dpt.step_open_id, memory_order_acquire);
+    if (id == t->inherited || id == 0) {
+        t->inherited = id;
+        return;
+    }
+    pthread_mutex_lock(&dpt.step_mu);
+    id = atomic_load_explicit(&dpt.step_open_id, memory_order_relaxed);
+    uint64_t parent = dpt.step_parent;
+    pthread_mutex_unlock(&dpt.step_mu);
+    t->inherited = 0;
+    if (id == 0)
+        return;
+    struct dpt_rec *r = gpu_ring_reserve(t->ring);
+    if (r == NULL)
+        return;
+    r->type = DPT_REC_PAIR;
+    r->kind = GPU_EV_STEP;
+    r->reserved = 0;
+    r->scope = id;
+    r->u.sc.parent = parent;
+    gpu_ring_commit(t->ring);
+    t->inherited = id;
 }
 
 void dpt_announce_slow(struct dpt_thread *t)
@@ -554,7 +599,7 @@ static void close_scope(struct dpt_thread *t, int64_t now)
     struct gpu_scope_frame f;
     if (gpu_scope_pop(&t->stack, &f) <= 0)
         return;
-    if (f.kind == GPU_EV_STEP && dpt.inherit_step)
+    if (f.kind == GPU_EV_STEP && t->inherit && !f.lost)
         step_closed(f.id);
     uint32_t idx = t->stack.depth; /* the popped frame's index */
     bool announced = idx < t->announced;
@@ -593,18 +638,21 @@ void dpt_range_pop(void)
         close_scope(t, dpt_stamp(t));
 }
 
-/* Announced at once where other threads' events may carry its id (dpt_scope_of). */
+/* Announced at once where other threads may take it (dpt_inherit_slow). */
 void dpt_step_begin(uint64_t n)
 {
     struct dpt_thread *t = dpt_thread_get();
     if (t == NULL)
         return;
     t->own_steps = true;
+    t->inherited = 0;
     uint64_t id = open_scope(t, GPU_EV_STEP, "step", n);
-    if (id == 0 || !dpt.inherit_step)
+    if (id == 0 || !t->inherit)
         return;
     dpt_announce(t);
-    step_opened(id);
+    const struct gpu_scope_frame *f = &t->stack.f[t->stack.depth - 1];
+    if (!f->lost) /* its open record is not in the ring: nobody could resolve it */
+        step_opened(id, f->parent);
 }
 
 void dpt_step_end(void)
@@ -643,7 +691,11 @@ void dpt_mark(const char *name)
 uint64_t dpt_scope_current(void)
 {
     struct dpt_thread *t = dpt_thread_get();
-    return t != NULL ? dpt_scope_of(t) : 0;
+    if (t == NULL)
+        return 0;
+    if (t->inherit && t->stack.depth == 0 && !t->own_steps)
+        dpt_inherit_slow(t);
+    return dpt_scope_of(t);
 }
 
 int dpt_enabled(void)
@@ -1033,6 +1085,9 @@ static void on_record(void *ctx, const void *p)
         out_event(&e);
         break;
     }
+    case DPT_REC_PAIR:
+        out_pair(r->scope, r->u.sc.parent);
+        break;
     case DPT_REC_RANGE:
         out_pair(r->scope, r->u.sc.parent);
         e.kind = r->kind;

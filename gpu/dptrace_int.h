@@ -24,6 +24,7 @@ enum dpt_rec_type {
     DPT_REC_MARK,   /* an instant */
     DPT_REC_FUNC,   /* hipModuleGetFunction: a function handle's name */
     DPT_REC_RANGE,  /* a range or step that was never announced, whole */
+    DPT_REC_PAIR,   /* another thread's open step (scope id, parent) this thread's events carry */
 };
 
 #define DPT_NAME_INLINE 72  /* bytes, NUL included */
@@ -92,7 +93,9 @@ struct dpt_thread {
         uint32_t grid[3], block[3];
         const void *stream;
     } cfg;
-    bool own_steps;      /* it opened a step: it never falls back to another thread's */
+    bool inherit;       /* DPTOP_TRACE_INHERIT_STEP (dpt_inherit_slow) */
+    bool own_steps;     /* it opened a step: it never takes another thread's */
+    uint64_t inherited; /* the process's open step it announced and carries while nothing is open */
     _Atomic bool orphan; /* the thread has exited */
     struct dpt_thread *next;
 };
@@ -135,30 +138,36 @@ static inline int64_t dpt_stamp(const struct dpt_thread *t)
 }
 
 /*
- * With DPTOP_TRACE_INHERIT_STEP, the step open in the process while exactly
- * one is (0: none, several, or the setting off), for threads that never
- * open steps of their own: PyTorch runs the backward pass on autograd's
- * thread, whose kernels belong to the step the training loop opened on its
- * own.  Off by default: SPEC §6 gives an event its own thread's innermost
- * range.
+ * With DPTOP_TRACE_INHERIT_STEP, a thread that never opens steps of its
+ * own and has nothing open carries the step open in the process while
+ * exactly one is: PyTorch runs the backward pass on autograd's thread,
+ * whose kernels belong to the step the training loop opened on its own.
+ * Off by default: SPEC §6 gives an event its own thread's innermost range.
+ * dpt_inherit_slow takes the process's open step (0: none, or several)
+ * into t->inherited, first writing its pair into the thread's own ring
+ * when it is new to the thread, so that the pair reaches a receiver before
+ * any event of this thread that carries it (the stepping thread's ring is
+ * drained on its own schedule).
  */
-uint64_t dpt_step_open(void);
+void dpt_inherit_slow(struct dpt_thread *t);
 
 /* The scope an event of the thread is issued in: its innermost open one,
- * else (no scope open, no steps of its own) the process's open step. */
+ * else (nothing open, no steps of its own) the step it inherited. */
 static inline uint64_t dpt_scope_of(const struct dpt_thread *t)
 {
     uint64_t id = gpu_scope_current(&t->stack);
-    return id != 0 || t->own_steps ? id : dpt_step_open();
+    return id != 0 || t->own_steps ? id : t->inherited;
 }
 
-/* Write the open records of the frames not yet announced (something is
- * about to carry the innermost scope id). */
+/* Write the open records of the frames not yet announced, or take the
+ * process's open step (something is about to carry the scope id). */
 void dpt_announce_slow(struct dpt_thread *t);
 static inline void dpt_announce(struct dpt_thread *t)
 {
     if (__builtin_expect(t->announced < t->stack.depth, 0))
         dpt_announce_slow(t);
+    else if (__builtin_expect(t->inherit, 0) && t->stack.depth == 0 && !t->own_steps)
+        dpt_inherit_slow(t);
 }
 
 /* A new correlation id of the calling thread (blocks of ids from a shared

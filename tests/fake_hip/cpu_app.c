@@ -11,7 +11,10 @@
  * PyTorch's autograd thread runs the backward pass): with
  * DPTOP_TRACE_INHERIT_STEP=true its scope is the open step and its ranges
  * nest in it, else it is in no scope (its own thread's innermost range,
- * SPEC §6); between steps it is in none either way.
+ * SPEC §6); between steps it is in none either way.  The helper comes to
+ * the library last (its ring is drained first) and marks 6000 times a
+ * step, so that a batch goes out before the stepping thread's ring, where
+ * the step's open record is, has been drained.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -72,6 +75,8 @@ static _Atomic uint64_t helper_step; /* the scope the helper expects: the open s
 static void *stepper(void *arg)
 {
     (void)arg;
+    dpt_mark("ready");
+    pthread_barrier_wait(&helper_bar); /* known to the library before the helper */
     for (int s = 0; s < steps; s++) {
         dpt_step_begin((uint64_t)s);
         const char *inherit = getenv("DPTOP_TRACE_INHERIT_STEP");
@@ -89,9 +94,13 @@ static void *stepper(void *arg)
 static void *helper(void *arg)
 {
     (void)arg;
+    pthread_barrier_wait(&helper_bar);
     for (int s = 0; s < steps; s++) {
         pthread_barrier_wait(&helper_bar);
         uint64_t step = atomic_load(&helper_step);
+        /* Enough to fill a batch or two while the stepping thread's ring waits its turn. */
+        for (int i = 0; i < 6000; i++)
+            dpt_mark("burst");
         if (dpt_scope_current() != step)
             fail("the helper's scope is not the one expected inside the step");
         dpt_range_push("backward");

@@ -88,7 +88,8 @@ for inherit in false true; do
     it_spawn "dump-$inherit" "$DUMP" "$EP2" --ready "$IT_TMP/ready-$inherit"
     DUMP2_PID=$IT_PID
     it_wait 10 test -f "$IT_TMP/ready-$inherit" || it_fail "the dump tool did not bind $EP2"
-    DPTOP_TRACE_INHERIT_STEP=$inherit DPTOP_TRACE_ENDPOINT=$EP2 "$APP" --helper --steps 4 \
+    DPTOP_TRACE_RING=65536 DPTOP_TRACE_INHERIT_STEP=$inherit DPTOP_TRACE_ENDPOINT=$EP2 \
+        "$APP" --helper --steps 4 \
         >"$IT_TMP/app-$inherit.log" 2>&1 ||
         it_fail "cpu_app --helper ($inherit) failed: $(cat "$IT_TMP/app-$inherit.log")"
     grep -q "cpu_app: ok helper" "$IT_TMP/app-$inherit.log" || it_fail "cpu_app --helper did not finish"
@@ -96,7 +97,7 @@ for inherit in false true; do
         it_fail "the helper's marks did not all arrive ($inherit)"
     it_stop "$DUMP2_PID"
     "$IT_PY" - "$IT_TMP/dump-$inherit.log" "$inherit" <<'PY' || it_fail "helper trace check failed ($inherit)"
-import collections, sys
+import collections, json, sys
 from gpu_dump import check, load
 msgs, events = load(sys.argv[1])
 inherit = sys.argv[2] == "true"
@@ -121,7 +122,22 @@ for e in events:
     if e["ev"] == "instant":
         marks[e["name"]].append(e)
 check(sorted((k, len(v)) for k, v in marks.items()) ==
-      [("between", 4), ("grad", 4), ("in_step", 4)], "marks %s" % dict(marks))
+      [("between", 4), ("burst", 24000), ("grad", 4), ("in_step", 4), ("ready", 1)],
+      "marks %s" % {k: len(v) for k, v in marks.items()})
+for e in marks["burst"]:
+    check(e["scope"] in steps if inherit else e["scope"] == 0, "a burst mark's scope: %s" % e)
+# Every scope id reaches the receiver before the first event that carries it,
+# whichever thread's ring the pair came through (in file order).
+known, early = {0}, 0
+for line in open(sys.argv[1]):
+    if not line.startswith("{"):
+        continue
+    o = json.loads(line)
+    if o.get("msg") == "scope":
+        known.update(c for c, _ in o["pairs"])
+    elif "ev" in o and o["scope"] not in known:
+        early += 1
+check(early == 0, "%d events came before their scope's pair" % early)
 for e in marks["grad"]:
     check(e["scope"] in ranges, "grad inside the helper's range")
 for e in marks["in_step"]:
