@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# timeout: 360
+# timeout: 480
 # libdptrace_cupti.so under PyTorch on a real NVIDIA GPU: a small training
 # loop (tests/cuda/torch_app.py) with its steps and ranges annotated through
 # the library's C API, into an ingest endpoint.  Every GPU operation must
@@ -7,8 +7,11 @@
 # PyTorch launch through both), the annotated thread's work with its range
 # (autograd's thread has none), and the work of a call made during a step
 # must lie inside the step on the trace clock; names demangled; nothing
-# dropped.  Prints the step time with and without the library.  Skipped
-# without an NVIDIA GPU or PyTorch.
+# dropped.  Prints the step time with and without the library.  Then once
+# more with DPTOP_TRACE_INHERIT_STEP=true: autograd's thread takes the
+# training loop's step, so the backward pass's work carries it, and every
+# event comes after its scope's pair.  Skipped without an NVIDIA GPU or
+# PyTorch.
 . "$(dirname "$0")/lib.sh"
 
 STEPS=20
@@ -51,4 +54,51 @@ in_step = gpu_in_steps(events, gpu, apis)
 check(len(in_step) >= 0.9 * len(gpu), "calls made in steps: %d of %d" % (len(in_step), len(gpu)))
 fails_exit()
 PY
-it_pass "PyTorch traced through CUPTI: every GPU operation with its call, inside its step"
+
+it_receiver "$IT_TMP/inherit.log" || it_fail "the dump tool did not bind $EP"
+DPTOP_TRACE_INHERIT_STEP=true CUDA_INJECTION64_PATH=$B/libdptrace_cupti.so DPTOP_TRACE_ENDPOINT=$EP \
+    timeout 150 "${DPTOP_TORCH_PY:-$(command -v python3)}" "$IT_ROOT/tests/cuda/torch_app.py" \
+    $STEPS >"$IT_TMP/inherit-app.log" 2>&1 ||
+    it_fail "torch_app failed with DPTOP_TRACE_INHERIT_STEP: $(tail -5 "$IT_TMP/inherit-app.log")"
+it_wait 20 grep -q '"ev":"step".*"step":'$((STEPS - 1)), "$IT_TMP/inherit.log" ||
+    it_fail "the last step did not arrive (inherit)"
+sleep 1 # the last batches
+it_stop "$DUMP_PID"
+"$IT_PY" - "$IT_TMP/inherit.log" <<'PY' || it_fail "inherit check failed"
+import collections, json, sys
+from gpu_dump import check_all as check, fails_exit, gpu_calls, gpu_trace, load
+
+msgs, events = load(sys.argv[1])
+kinds, gpu, names = gpu_trace(msgs, events)
+apis, _ = gpu_calls(events, gpu)
+steps = {e["scope"]: e for e in events if e["ev"] == "step"}
+main = {e["tid"] for e in steps.values()}
+other = [e for e in gpu if e["tid"] not in main]
+# Work of another thread's call made while a step was open (not at its edges).
+during = [e for e in other if e["corr"] in apis and any(
+    s["start"] + 1000 <= apis[e["corr"]]["start"] <= s["end"] - 1000 for s in steps.values())]
+carried = collections.Counter("step" if e["scope"] in steps else "none" if e["scope"] == 0
+                              else "other" for e in during)
+print("autograd's thread (and others): %d GPU ops, %d of calls made in a step: %s" %
+      (len(other), len(during), dict(carried)))
+check(len(during) > 0, "no other thread's work in a step")
+check(carried["other"] == 0, "another thread's work in a range of the annotated thread")
+check(carried["step"] >= 0.95 * len(during), "other threads' work in the open step")
+for e in other:
+    s = steps.get(e["scope"])
+    a = apis.get(e["corr"])
+    if s and a:
+        check(s["start"] - 1000 <= a["start"] <= s["end"] + 1000,
+              "a call carries a step it was not made in")
+known, early = {0}, 0
+for line in open(sys.argv[1]):
+    if line.startswith("{"):
+        o = json.loads(line)
+        if o.get("msg") == "scope":
+            known.update(c for c, _ in o["pairs"])
+        elif "ev" in o and o["scope"] not in known:
+            early += 1
+check(early == 0, "%d events came before their scope's pair" % early)
+fails_exit()
+PY
+it_pass "PyTorch traced through CUPTI: every GPU operation with its call, inside its step; autograd's work in the step with DPTOP_TRACE_INHERIT_STEP"
