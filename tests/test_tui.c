@@ -387,6 +387,45 @@ static void test_model_nodes(void **state)
     assert_int_equal(tui_model_find(m, 5)->fits_lost, 33);
     tui_model_summary(m, &s);
     assert_int_equal(s.fits_lost, 33);
+    /* Devices: VRAM and power summed over the GPUs that report them, the hottest
+     * temperature; inputs the agent refused; stamps that fell back to user space. */
+    n = tui_model_find(m, 5);
+    assert_true(isnan(n->vram_used_b) && isnan(n->power_w) && isnan(n->temp_c));
+    assert_int_equal(n->user_ts, -1);
+    apply_ok(m, BUS_K_STATUS,
+             "{\"node\":5,\"t_ns\":%lld,\"probes_sent\":400,\"probes_recv\":390,"
+             "\"probes_garbage\":3,\"probes_forged\":0,\"events_per_s\":10,\"ev_drops\":6,"
+             "\"dec_errors\":{\"malformed\":3,\"bad_checksum\":2},\"cpu_pct\":1.5,"
+             "\"kernel_timestamps\":true,\"tx_user_ts\":0,\"rx_user_ts\":0,"
+             "\"gpus\":[{\"index\":0,\"busy_pct\":10,\"vram_used_bytes\":1073741824,"
+             "\"vram_total_bytes\":68719476736,\"power_w\":300.5,\"temp_c\":61},"
+             "{\"index\":1,\"busy_pct\":20,\"vram_used_bytes\":3221225472,"
+             "\"vram_total_bytes\":68719476736,\"temp_c\":70}]}",
+             T0 + 6000000000LL);
+    n = tui_model_find(m, 5);
+    assert_true(fabs(n->vram_used_b - 4294967296.0) < 1 &&
+                fabs(n->vram_total_b - 137438953472.0) < 1);
+    assert_true(fabs(n->power_w - 300.5) < 1e-9 && fabs(n->temp_c - 70) < 1e-9);
+    assert_int_equal(n->rejects, 5);
+    assert_int_equal(n->user_ts, 0);
+    tui_model_summary(m, &s);
+    assert_int_equal(s.node_rejects, 5);
+    apply_ok(m, BUS_K_STATUS,
+             "{\"node\":5,\"t_ns\":%lld,\"probes_sent\":500,\"probes_recv\":490,"
+             "\"probes_garbage\":3,\"probes_forged\":0,\"events_per_s\":10,\"ev_drops\":6,"
+             "\"dec_errors\":{},\"cpu_pct\":1.5,\"kernel_timestamps\":true,\"tx_user_ts\":0,"
+             "\"rx_user_ts\":4}",
+             T0 + 8000000000LL);
+    n = tui_model_find(m, 5);
+    assert_int_equal(n->user_ts, 1); /* four receive stamps from user space this period */
+    assert_true(isnan(n->vram_used_b) && isnan(n->gpu_busy_pct));
+    apply_ok(m, BUS_K_STATUS,
+             "{\"node\":5,\"t_ns\":%lld,\"probes_sent\":600,\"probes_recv\":590,"
+             "\"probes_garbage\":3,\"probes_forged\":0,\"events_per_s\":10,\"ev_drops\":6,"
+             "\"dec_errors\":{},\"cpu_pct\":1.5,\"kernel_timestamps\":true,\"tx_user_ts\":0,"
+             "\"rx_user_ts\":4}",
+             T0 + 10000000000LL);
+    assert_int_equal(tui_model_find(m, 5)->user_ts, 0); /* none since */
     /* bye marks a node down. */
     apply_ok(m, BUS_K_BYE, "{\"node\":0}");
     assert_int_equal(tui_model_find(m, 0)->state, TUI_NODE_DOWN);
@@ -783,6 +822,26 @@ static void test_sort(void **state)
     assert_int_equal(tui_model_node(m, order[4])->id, 9);
     tui_sort_nodes(m, TUI_SORT_ID, true, order);
     assert_int_equal(tui_model_node(m, order[0])->id, 9);
+    /* GPU busy, probes/s and temperature sort by their values (they once sorted by id). */
+    static const struct {
+        uint16_t node;
+        int busy, temp;
+    } st[] = {{1, 70, 50}, {2, 10, 80}, {3, 40, 65}};
+    for (int i = 0; i < 3; i++)
+        apply_ok(m, BUS_K_STATUS,
+                 "{\"node\":%d,\"t_ns\":%lld,\"probes_sent\":0,\"probes_recv\":0,"
+                 "\"probes_garbage\":0,\"probes_forged\":0,\"events_per_s\":0,\"ev_drops\":0,"
+                 "\"dec_errors\":{},\"cpu_pct\":1,\"gpus\":[{\"index\":0,\"busy_pct\":%d,"
+                 "\"temp_c\":%d}]}",
+                 st[i].node, T0, st[i].busy, st[i].temp);
+    tui_sort_nodes(m, TUI_SORT_GPU, false, order);
+    const uint16_t by_busy[] = {2, 3, 1};
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(tui_model_node(m, order[i])->id, by_busy[i]);
+    tui_sort_nodes(m, TUI_SORT_TEMP, true, order);
+    const uint16_t by_temp[] = {2, 3, 1};
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(tui_model_node(m, order[i])->id, by_temp[i]);
     for (int k = 0; k < TUI_SORT_NKEYS; k++)
         assert_string_not_equal(tui_sort_name((enum tui_sort)k), "?");
     tui_model_destroy(&m);

@@ -29,6 +29,7 @@ struct mnode {
     uint64_t events_at_tick;
     int64_t prev_status_t;
     uint64_t prev_probes_sent;
+    uint64_t prev_user_ts; /* tx_user_ts + rx_user_ts of the status before */
 };
 
 struct proc {
@@ -172,7 +173,9 @@ static struct mnode *find_node(tui_model_t *self, uint16_t id, bool create)
     n->pub.id = id;
     n->pub.state = TUI_NODE_UNKNOWN;
     n->pub.fit.window = -1;
-    n->pub.gpu_busy_pct = NAN;
+    n->pub.gpu_busy_pct = n->pub.vram_used_b = n->pub.vram_total_b = NAN;
+    n->pub.power_w = n->pub.temp_c = NAN;
+    n->pub.user_ts = -1;
     n->pub.rtt_min_ns = n->pub.rtt_med_ns = n->pub.pure_pct = n->pub.loss_pct = NAN;
     n->pub.is_ref = self->ref == (int)id;
     self->gen++;
@@ -529,21 +532,58 @@ static enum base_dec on_status(tui_model_t *self, const bus_msg_t *msg, json_obj
     p->cpu_pct = cpu;
     p->status_t_ns = t;
     json_object *gpus;
-    p->gpu_busy_pct = NAN;
+    p->gpu_busy_pct = p->vram_used_b = p->vram_total_b = p->power_w = p->temp_c = NAN;
     if (json_object_object_get_ex(h, "gpus", &gpus) && json_object_is_type(gpus, json_type_array)) {
         double sum = 0;
         int cnt = 0;
         for (size_t i = 0; i < json_object_array_length(gpus); i++) {
+            json_object *g = json_object_array_get_idx(gpus, i);
             double b;
-            if (base_json_get_double(json_object_array_get_idx(gpus, i), "busy_pct", &b, NULL) ==
-                    BASE_DEC_OK &&
-                isfinite(b)) {
+            if (base_json_get_double(g, "busy_pct", &b, NULL) == BASE_DEC_OK && isfinite(b)) {
                 sum += b;
                 cnt++;
             }
+            /* Each optional (a field a GPU's reader could not get is left out). */
+            uint64_t u;
+            if (json_object_object_get_ex(g, "vram_used_bytes", NULL) &&
+                base_json_get_u64(g, "vram_used_bytes", &u, NULL) == BASE_DEC_OK)
+                p->vram_used_b = (isnan(p->vram_used_b) ? 0 : p->vram_used_b) + (double)u;
+            if (json_object_object_get_ex(g, "vram_total_bytes", NULL) &&
+                base_json_get_u64(g, "vram_total_bytes", &u, NULL) == BASE_DEC_OK)
+                p->vram_total_b = (isnan(p->vram_total_b) ? 0 : p->vram_total_b) + (double)u;
+            if (json_object_object_get_ex(g, "power_w", NULL) &&
+                base_json_get_double(g, "power_w", &b, NULL) == BASE_DEC_OK && isfinite(b))
+                p->power_w = (isnan(p->power_w) ? 0 : p->power_w) + b;
+            if (json_object_object_get_ex(g, "temp_c", NULL) &&
+                base_json_get_double(g, "temp_c", &b, NULL) == BASE_DEC_OK && isfinite(b))
+                p->temp_c = isnan(p->temp_c) ? b : fmax(p->temp_c, b);
         }
         if (cnt)
             p->gpu_busy_pct = sum / cnt;
+    }
+    json_object *dec;
+    p->rejects = 0;
+    if (json_object_object_get_ex(h, "dec_errors", &dec) &&
+        json_object_is_type(dec, json_type_object)) {
+        json_object_object_foreach(dec, key, val)
+        {
+            (void)key;
+            if (json_object_is_type(val, json_type_int) && json_object_get_int64(val) > 0)
+                p->rejects += (uint64_t)json_object_get_int64(val);
+        }
+    }
+    /* Optional beyond the schema: older agents leave the stamps unknown. */
+    bool kernel_ts;
+    uint64_t tx_user = 0, rx_user = 0;
+    if (json_object_object_get_ex(h, "kernel_timestamps", NULL) &&
+        base_json_get_bool(h, "kernel_timestamps", &kernel_ts, NULL) == BASE_DEC_OK) {
+        if (json_object_object_get_ex(h, "tx_user_ts", NULL))
+            base_json_get_u64(h, "tx_user_ts", &tx_user, NULL);
+        if (json_object_object_get_ex(h, "rx_user_ts", NULL))
+            base_json_get_u64(h, "rx_user_ts", &rx_user, NULL);
+        uint64_t user = tx_user + rx_user;
+        p->user_ts = !kernel_ts || user > n->prev_user_ts ? 1 : 0;
+        n->prev_user_ts = user;
     }
     self->gen++;
     return BASE_DEC_OK;
@@ -1228,6 +1268,7 @@ void tui_model_summary(const tui_model_t *self, struct tui_summary *out)
         out->events += n->events;
         out->ev_drops += n->ev_drops + n->proc_dropped;
         out->fits_lost += n->fits_lost;
+        out->node_rejects += n->rejects;
     }
     out->evicted = tui_store_evicted(self->store);
     out->refused = tui_store_refused(self->store);
@@ -1334,7 +1375,9 @@ const char *tui_node_state_name(enum tui_node_state s)
 const char *tui_sort_name(enum tui_sort key)
 {
     static const char *const names[TUI_SORT_NKEYS] = {
-        "id", "host", "state", "offset", "drift", "uncertainty", "rtt", "pure", "loss", "events/s"};
+        "id",   "host",  "state",       "offset",   "drift",    "uncertainty",
+        "rtt",  "pure",  "loss",        "events/s", "probes/s", "gpu%",
+        "vram", "power", "temperature", "rejects",  "stamps"};
     return key < TUI_SORT_NKEYS ? names[key] : "?";
 }
 
@@ -1363,6 +1406,20 @@ static double sort_value(const struct tui_node *n, enum tui_sort key)
         return n->loss_pct;
     case TUI_SORT_EVENTS:
         return n->events_per_s;
+    case TUI_SORT_PROBES:
+        return n->have_status ? n->probes_per_s : NAN;
+    case TUI_SORT_GPU:
+        return n->gpu_busy_pct;
+    case TUI_SORT_VRAM:
+        return n->vram_used_b;
+    case TUI_SORT_POWER:
+        return n->power_w;
+    case TUI_SORT_TEMP:
+        return n->temp_c;
+    case TUI_SORT_REJECTS:
+        return (double)n->rejects;
+    case TUI_SORT_STAMPS:
+        return n->user_ts < 0 ? NAN : n->user_ts;
     default:
         return (double)n->id;
     }

@@ -174,34 +174,52 @@ static void header_draw(struct tui_app *app, struct tui_pane *p)
     tui_fmt_count(a, sizeof a, (double)tui_store_count(tui_model_store(app->model)));
     tui_fmt_count(b, sizeof b, (double)tui_store_budget(tui_model_store(app->model)));
     /* Shown once there are any: each is a window's edge the solve went without. */
-    char lost[48] = "";
+    char lost[96] = "";
     const char *warn = s.nodes_unaligned ? "⚠ unaligned nodes on raw clocks"
                        : s.asym_unseen ? "⚠ no loop in the probe graph: ± leaves out path asymmetry"
                                        : "";
     bool aligned = app->clock == TUI_CLOCK_ALIGNED;
+    /* Messages the hub sent this console that never came (gaps in their sequence). */
+    uint64_t bus_lost = 0;
+    if (app->sub) {
+        struct bus_sub_stats bst;
+        bus_sub_stats(app->sub, &bst);
+        bus_lost = bst.gaps;
+    }
+    uint64_t rejected = s.dec_errors + s.refused + s.node_rejects;
+    int off = 0;
     if (s.fits_lost)
-        snprintf(lost, sizeof lost, "edge fits lost %llu │ ", (unsigned long long)s.fits_lost);
+        off =
+            snprintf(lost, sizeof lost, "edge fits lost %llu │ ", (unsigned long long)s.fits_lost);
+    if (bus_lost)
+        snprintf(lost + off, sizeof lost - (size_t)off, "bus lost %llu │ ",
+                 (unsigned long long)bus_lost);
     snprintf(buf, sizeof buf,
              " clock: %s │ events %s/%s buffered, %llu evicted │ agent drops %llu │ "
              "rejected %llu │ %s%s",
              aligned ? "ALIGNED (global)" : "RAW (per node)", a, b, (unsigned long long)s.evicted,
-             (unsigned long long)s.ev_drops, (unsigned long long)(s.dec_errors + s.refused), lost,
-             warn);
+             (unsigned long long)s.ev_drops, (unsigned long long)rejected, lost, warn);
     /* Narrow: the same figures, fewer words (a warning keeps its place). */
     if (tui_strwidth(buf) > p->w) {
+        off = 0;
+        lost[0] = '\0';
         if (s.fits_lost)
-            snprintf(lost, sizeof lost, "fits lost %llu │ ", (unsigned long long)s.fits_lost);
-        snprintf(
-            buf, sizeof buf, " %s │ ev %s/%s, %llu evicted │ drops %llu │ rejected %llu │ %s%s",
-            aligned ? "ALIGNED" : "RAW", a, b, (unsigned long long)s.evicted,
-            (unsigned long long)s.ev_drops, (unsigned long long)(s.dec_errors + s.refused), lost,
-            s.nodes_unaligned ? "⚠ unaligned on raw clocks"
-            : s.asym_unseen   ? "⚠ no loop"
-                              : "");
+            off = snprintf(lost, sizeof lost, "fits lost %llu │ ", (unsigned long long)s.fits_lost);
+        if (bus_lost)
+            snprintf(lost + off, sizeof lost - (size_t)off, "bus lost %llu │ ",
+                     (unsigned long long)bus_lost);
+        snprintf(buf, sizeof buf,
+                 " %s │ ev %s/%s, %llu evicted │ drops %llu │ rejected %llu │ %s%s",
+                 aligned ? "ALIGNED" : "RAW", a, b, (unsigned long long)s.evicted,
+                 (unsigned long long)s.ev_drops, (unsigned long long)rejected, lost,
+                 s.nodes_unaligned ? "⚠ unaligned on raw clocks"
+                 : s.asym_unseen   ? "⚠ no loop"
+                                   : "");
     }
     tui_put(p->win, 1, 0, buf, p->w,
-            s.nodes_unaligned || s.dec_errors || s.asym_unseen || s.fits_lost ? app->role[R_WARN]
-                                                                              : A_NORMAL);
+            s.nodes_unaligned || rejected || s.asym_unseen || s.fits_lost || bus_lost
+                ? app->role[R_WARN]
+                : A_NORMAL);
 }
 
 /* ---- node table ------------------------------------------------------------ */
@@ -219,6 +237,11 @@ enum ncol {
     C_PURE,
     C_LOSS,
     C_GPU,
+    C_VRAM,
+    C_POWER,
+    C_TEMP,
+    C_TS,
+    C_REJ,
     C_EVS,
     C_N
 };
@@ -227,13 +250,16 @@ static const struct {
     int width, prio; /* lower prio is dropped last */
     enum tui_sort sort;
 } ncols[C_N] = {
+    /* Device figures before probe details: the Windows table has those per edge. */
     [C_ID] = {"ID", 5, 0, TUI_SORT_ID},           [C_HOST] = {"HOST", 12, 1, TUI_SORT_HOST},
     [C_STATE] = {"STATE", 9, 0, TUI_SORT_STATE},  [C_OFF] = {"OFFSET", 13, 0, TUI_SORT_OFFSET},
     [C_DRIFT] = {"DRIFT", 11, 1, TUI_SORT_DRIFT}, [C_UNC] = {"±UNC", 9, 0, TUI_SORT_UNC},
-    [C_RTTMIN] = {"RTTmin", 8, 3, TUI_SORT_RTT},  [C_RTTMED] = {"RTTmed", 8, 2, TUI_SORT_RTT},
-    [C_PRB] = {"PRB/s", 6, 4, TUI_SORT_ID},       [C_PURE] = {"PURE%", 6, 3, TUI_SORT_PURE},
-    [C_LOSS] = {"LOSS%", 6, 3, TUI_SORT_LOSS},    [C_GPU] = {"GPU%", 5, 5, TUI_SORT_ID},
-    [C_EVS] = {"EV/s", 7, 2, TUI_SORT_EVENTS},
+    [C_RTTMIN] = {"RTTmin", 8, 5, TUI_SORT_RTT},  [C_RTTMED] = {"RTTmed", 8, 2, TUI_SORT_RTT},
+    [C_PRB] = {"PRB/s", 6, 4, TUI_SORT_PROBES},   [C_PURE] = {"PURE%", 6, 5, TUI_SORT_PURE},
+    [C_LOSS] = {"LOSS%", 6, 4, TUI_SORT_LOSS},    [C_GPU] = {"GPU%", 5, 2, TUI_SORT_GPU},
+    [C_VRAM] = {"VRAM", 10, 3, TUI_SORT_VRAM},    [C_POWER] = {"W", 5, 4, TUI_SORT_POWER},
+    [C_TEMP] = {"°C", 4, 4, TUI_SORT_TEMP},       [C_TS] = {"TS", 4, 3, TUI_SORT_STAMPS},
+    [C_REJ] = {"REJ", 5, 3, TUI_SORT_REJECTS},    [C_EVS] = {"EV/s", 7, 2, TUI_SORT_EVENTS},
 };
 
 /*
@@ -242,12 +268,14 @@ static const struct {
  * pane loses its least telling columns, not its rightmost; the columns
  * kept stay in their order.
  */
+#define PRIO_NEVER 8
+
 static void pick_columns(int n, const int *width, const int *prio, int w, int *xs)
 {
-    bool on[16] = {0};
-    assert(n <= 16);
+    bool on[24] = {0};
+    assert(n <= 24);
     int used = 0;
-    for (int pr = 0; pr <= 5; pr++)
+    for (int pr = 0; pr < PRIO_NEVER; pr++)
         for (int c = 0; c < n; c++)
             if (prio[c] == pr && used + width[c] + 1 <= w) {
                 on[c] = true;
@@ -260,12 +288,21 @@ static void pick_columns(int n, const int *width, const int *prio, int w, int *x
     }
 }
 
-static void node_columns(int w, int xs[C_N])
+/* A device column no node has a reading for is left out (no GPU, a simulated one). */
+static void node_columns(const tui_model_t *model, int w, int xs[C_N])
 {
     int width[C_N], prio[C_N];
+    bool have[C_N] = {0};
+    for (size_t i = 0; i < tui_model_nnodes(model); i++) {
+        const struct tui_node *n = tui_model_node(model, i);
+        have[C_VRAM] |= isfinite(n->vram_used_b);
+        have[C_POWER] |= isfinite(n->power_w);
+        have[C_TEMP] |= isfinite(n->temp_c);
+    }
     for (int c = 0; c < C_N; c++) {
         width[c] = ncols[c].width;
-        prio[c] = ncols[c].prio;
+        bool device = c == C_VRAM || c == C_POWER || c == C_TEMP;
+        prio[c] = device && !have[c] ? PRIO_NEVER : ncols[c].prio;
     }
     pick_columns(C_N, width, prio, w, xs);
 }
@@ -275,6 +312,8 @@ static void node_cell(struct tui_app *app, const struct tui_node *n, int c, char
 {
     buf[0] = '\0';
     bool fit = n->have_fit && n->fit.aligned;
+    /* What a node's status said stands only while it is up: a node gone down shows none. */
+    bool down = n->state == TUI_NODE_DOWN;
     switch (c) {
     case C_ID:
         snprintf(buf, len, "n%u%s", n->id, n->is_ref ? "*" : "");
@@ -314,7 +353,7 @@ static void node_cell(struct tui_app *app, const struct tui_node *n, int c, char
         fmt_or_dash(buf, len, n->rtt_med_ns, tui_fmt_dur);
         break;
     case C_PRB:
-        fmt_or_dash(buf, len, n->have_status ? n->probes_per_s : NAN, tui_fmt_count);
+        fmt_or_dash(buf, len, n->have_status && !down ? n->probes_per_s : NAN, tui_fmt_count);
         break;
     case C_PURE:
         if (isfinite(n->pure_pct))
@@ -329,10 +368,43 @@ static void node_cell(struct tui_app *app, const struct tui_node *n, int c, char
             snprintf(buf, len, "-");
         break;
     case C_GPU:
-        if (isfinite(n->gpu_busy_pct))
+        if (isfinite(n->gpu_busy_pct) && !down)
             snprintf(buf, len, "%.0f", n->gpu_busy_pct);
         else
             snprintf(buf, len, "-");
+        break;
+    case C_VRAM:
+        /* GiB in use of all, over the node's GPUs. */
+        if (isfinite(n->vram_used_b) && isfinite(n->vram_total_b) && !down)
+            snprintf(buf, len, "%.1f/%.0fG", n->vram_used_b / 1073741824.0,
+                     n->vram_total_b / 1073741824.0);
+        else if (isfinite(n->vram_used_b) && !down)
+            snprintf(buf, len, "%.1fG", n->vram_used_b / 1073741824.0);
+        else
+            snprintf(buf, len, "-");
+        break;
+    case C_POWER:
+        if (isfinite(n->power_w) && !down)
+            snprintf(buf, len, "%.0f", n->power_w);
+        else
+            snprintf(buf, len, "-");
+        break;
+    case C_TEMP:
+        if (isfinite(n->temp_c) && !down)
+            snprintf(buf, len, "%.0f", n->temp_c);
+        else
+            snprintf(buf, len, "-");
+        break;
+    case C_TS:
+        /* User-space probe stamps: µs of scheduling noise in every probe (SPEC 4.1). */
+        snprintf(buf, len, "%s", n->user_ts < 0 || down ? "-" : n->user_ts ? "user" : "kern");
+        if (n->user_ts > 0 && !down)
+            *attr = app->role[R_WARN];
+        break;
+    case C_REJ:
+        tui_fmt_count(buf, len, (double)n->rejects);
+        if (n->rejects > 0)
+            *attr = app->role[R_WARN];
         break;
     case C_EVS:
         tui_fmt_count(buf, len, n->events_per_s);
@@ -374,7 +446,7 @@ static void nodes_draw(struct tui_app *app, struct tui_pane *p)
     if (p->h < 2)
         return;
     int xs[C_N];
-    node_columns(p->w, xs);
+    node_columns(app->model, p->w, xs);
     for (int c = 0; c < C_N; c++) {
         if (xs[c] < 0)
             continue;
@@ -501,7 +573,7 @@ static bool nodes_mouse(struct tui_app *app, struct tui_pane *p, int y, int x, m
     }
     if (y == 1) { /* a column header: sort by it, again to invert */
         int xs[C_N];
-        node_columns(p->w, xs);
+        node_columns(app->model, p->w, xs);
         for (int c = 0; c < C_N; c++)
             if (xs[c] >= 0 && x >= xs[c] && x < xs[c] + ncols[c].width) {
                 if (app->sort == ncols[c].sort)

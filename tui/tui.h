@@ -191,6 +191,12 @@ struct tui_node {
     double probes_per_s; /* from consecutive status messages */
     double agent_events_per_s, cpu_pct;
     double gpu_busy_pct; /* mean over GPUs; NAN: unknown */
+    /* over the GPUs that report them (NAN: none does): memory in use and in all, power summed;
+     * the hottest temperature */
+    double vram_used_b, vram_total_b, power_w, temp_c;
+    uint64_t rejects; /* inputs the agent's decoders refused (its status `dec_errors`) */
+    int user_ts;      /* probe stamps: 1 user space (no kernel stamps, or some fell back to
+                         user space in the latest period), 0 kernel, -1 unknown */
     int64_t status_t_ns;
     /* probe statistics over the node's outgoing edges (latest windows) */
     double rtt_min_ns, rtt_med_ns, pure_pct, loss_pct; /* NAN: unknown */
@@ -258,6 +264,7 @@ struct tui_summary {
     uint64_t fits_lost;        /* edge fits the master could not use */
     uint64_t evicted, refused; /* the console's event store */
     uint64_t dec_errors;       /* messages the model rejected */
+    uint64_t node_rejects;     /* inputs the agents' decoders refused (their status) */
     uint64_t conv_rejected;    /* snapshot pairs / fits the converter refused */
     int64_t latest_global;     /* latest event end on the global time base (0: none) */
     int64_t latest_raw;        /* latest event end on raw clocks */
@@ -350,6 +357,13 @@ enum tui_sort {
     TUI_SORT_PURE,
     TUI_SORT_LOSS,
     TUI_SORT_EVENTS,
+    TUI_SORT_PROBES,
+    TUI_SORT_GPU,
+    TUI_SORT_VRAM,
+    TUI_SORT_POWER,
+    TUI_SORT_TEMP,
+    TUI_SORT_REJECTS,
+    TUI_SORT_STAMPS,
     TUI_SORT_NKEYS
 };
 const char *tui_sort_name(enum tui_sort key);
