@@ -250,6 +250,29 @@ static bool is_dir(const char *path)
     return (n > 0 && path[n - 1] == '/') || (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode));
 }
 
+/*
+ * An export is of the whole recording: unless --event-budget was given, the
+ * budget grows to what the file can hold (its size over the 64 bytes of an
+ * event record, an upper bound: the store takes about as much memory as the
+ * file), no further than half the machine's memory.
+ */
+static size_t export_budget(const base_config_t *cfg, const char *path, bool exporting)
+{
+    size_t budget = (size_t)base_config_int(cfg, "event_budget");
+    struct stat sb;
+    if (!exporting || base_config_source(cfg, "event_budget") != BASE_CFG_DEFAULT ||
+        stat(path, &sb) != 0)
+        return budget;
+    uint64_t want = (uint64_t)sb.st_size / GPU_RECORD_SIZE + 1;
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    uint64_t room =
+        pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page / 2 / sizeof(tui_ev_t) : want;
+    uint64_t most = want < room ? want : room;
+    if (most > 1000000000)
+        most = 1000000000; /* the key's own bound */
+    return most > budget ? (size_t)most : budget;
+}
+
 int tui_export_run(const base_config_t *cfg, const char *path, const struct tui_export_req *req,
                    volatile sig_atomic_t *stop)
 {
@@ -284,11 +307,13 @@ int tui_export_run(const base_config_t *cfg, const char *path, const struct tui_
         fprintf(stderr, "dptop: %s\n", err);
         return 1;
     }
-    tui_model_t *model = tui_model_from_cfg(cfg);
+    size_t budget = export_budget(cfg, path, out != NULL);
+    struct tui_model_opts mo = {.event_budget = budget,
+                                .max_batch = (size_t)base_config_int(cfg, "max_payload_bytes") /
+                                             GPU_RECORD_SIZE};
+    tui_model_t *model = tui_model_new(&mo);
     /* The XSpace wants every scope pair, which the model does not keep. */
-    tui_scopes_t *scopes = out && fmt == TUI_EXPORT_XPLANE
-                               ? tui_scopes_new((size_t)base_config_int(cfg, "event_budget"))
-                               : NULL;
+    tui_scopes_t *scopes = out && fmt == TUI_EXPORT_XPLANE ? tui_scopes_new(budget) : NULL;
     tui_winlog_t *winlog = NULL;
     int rc = 1;
     if (wout && (winlog = tui_winlog_open(wout, err)) == NULL) {
@@ -393,8 +418,7 @@ int tui_export_run(const base_config_t *cfg, const char *path, const struct tui_
     }
     rc = 0;
     double secs = (double)(base_monotonic_ns() - t0) / 1e9;
-    struct tui_summary s;
-    tui_model_summary(model, &s);
+    uint64_t evicted = tui_store_evicted(tui_model_store(model));
     if (out && fmt == TUI_EXPORT_CHROME)
         printf("dptop: exported %" PRIu64 " events and %" PRIu64 " flows from %" PRIu64
                " messages to %s in %.2f s\n",
@@ -419,10 +443,18 @@ int tui_export_run(const base_config_t *cfg, const char *path, const struct tui_
     uint64_t raw = cs.raw_events + xs.raw_events;
     if (raw)
         printf("dptop: %" PRIu64 " events of unaligned nodes are on their raw clocks\n", raw);
-    if (s.evicted)
+    /* An export that lost events is not the recording's: said on stderr, and exit 1. */
+    if (evicted && out) {
+        fprintf(stderr,
+                "dptop: incomplete export: the first %" PRIu64 " events did not fit the event "
+                "budget of %zu (raise --event-budget)\n",
+                evicted, budget);
+        rc = 1;
+    } else if (evicted) {
         printf("dptop: %" PRIu64 " events did not fit the event budget of %zu "
                "(raise --event-budget)\n",
-               s.evicted, tui_store_budget(tui_model_store(model)));
+               evicted, budget);
+    }
     if (scopes && tui_scopes_evicted(scopes))
         printf("dptop: %" PRIu64 " older scope pairs did not fit (raise --event-budget)\n",
                tui_scopes_evicted(scopes));

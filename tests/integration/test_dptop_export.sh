@@ -110,6 +110,15 @@ print("events: intact %d, damaged %d" % (good, bad))
 assert 0.8 * good < bad <= good, (good, bad)
 EOF
 
+# A budget too small for the recording: the export says on stderr that it
+# is incomplete and exits 1 (without --event-budget the budget grows to
+# what the file can hold).
+"$B/dptop" --replay "$IT_TMP/run.dprec" --export "$IT_TMP/small.json" --event-budget 1000 \
+    >"$IT_TMP/small.out" 2>"$IT_TMP/small.err" && it_fail "an export that lost events exited 0"
+grep -q "incomplete export: the first [0-9]* events did not fit" "$IT_TMP/small.err" ||
+    it_fail "no word of the lost events: $(cat "$IT_TMP/small.out" "$IT_TMP/small.err")"
+grep -q "did not fit" "$IT_TMP/export.out" && it_fail "the full export lost events: $(cat "$IT_TMP/export.out")"
+
 # The replay console: header, node table, seek, quit.
 "${TM[@]}" new-session -d -s replay -x 150 -y 45 \
     "env LANG=C.UTF-8 LC_ALL=C.UTF-8 $B/dptop --replay $IT_TMP/run.dprec --speed 4 \
