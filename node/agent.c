@@ -46,6 +46,9 @@
 #define INGEST_WAIT_MS  20
 #define SIM_TICK_NS     20000000LL
 #define ANNOUNCE_EVERY  10000000000LL /* hello and sim_truth again, for late caches */
+#define ALERTS_PENDING  4             /* warnings kept until the node has its id */
+#define REJ_SOURCES     5
+#define REJ_REPORT_NS   10000000000LL /* a line about rejected input at most every 10 s */
 #define MAX_INGEST_TICK 512
 
 enum reg_state { REG_HELLO, REG_OK };
@@ -145,6 +148,16 @@ struct node_agent {
     bool hello_due; /* the cards changed: the hello goes again */
     base_decstats_t metrics_dec;
 
+    /* alerts: warnings logged before the bus was up, to publish once it is (a few) */
+    struct {
+        enum base_log_level level;
+        char line[256];
+    } alerts[ALERTS_PENDING];
+    int nalerts;
+    /* rejected input as last reported: probes, devices, local link, registration, master */
+    uint64_t rej_reported[REJ_SOURCES];
+    int64_t rej_reported_ns;
+
     /* counters */
     uint64_t events, events_period, ev_bus_drops, gpu_msgs_bad;
     size_t names_total;
@@ -212,6 +225,53 @@ static void publish(node_agent_t *self, bus_msg_t *m)
 static bool welcomed(const node_agent_t *self)
 {
     return self->id >= 0 && self->rstate == REG_OK;
+}
+
+static void publish_alert(node_agent_t *self, enum base_log_level level, const char *line)
+{
+    static const char *const lv[] = {"debug", "info", "warn", "error"};
+    bus_msg_t *m = bus_msg_new(BUS_K_LOG);
+    bus_msg_set_i64(m, "node", self->id);
+    bus_msg_set_str(m, "level", lv[level & 3]);
+    bus_msg_set_str(m, "component", "node");
+    bus_msg_set_str(m, "msg", line);
+    bus_msg_set_i64(m, "t_ns", probe_now(self));
+    publish(self, m);
+    bus_msg_destroy(&m);
+}
+
+/*
+ * Log a warning locally and on the bus, where consoles show it: an agent's
+ * trouble (no local link, a probe log that failed, rejected input) is the
+ * cluster's to see, not only its host's.  Before the node has its id the
+ * first few wait for it (alerts_flush).
+ */
+static void alog(node_agent_t *self, enum base_log_level level, const char *fmt, ...)
+    BASE_PRINTF(3, 4);
+static void alog(node_agent_t *self, enum base_log_level level, const char *fmt, ...)
+{
+    char line[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    base_log(level, "node", "%s", line);
+    if (self->pub != NULL && welcomed(self)) {
+        publish_alert(self, level, line);
+    } else if (self->nalerts < ALERTS_PENDING) {
+        self->alerts[self->nalerts].level = level;
+        snprintf(self->alerts[self->nalerts].line, sizeof self->alerts[0].line, "%s", line);
+        self->nalerts++;
+    }
+}
+
+static void alerts_flush(node_agent_t *self)
+{
+    if (self->pub == NULL || !welcomed(self))
+        return;
+    for (int i = 0; i < self->nalerts; i++)
+        publish_alert(self, self->alerts[i].level, self->alerts[i].line);
+    self->nalerts = 0;
 }
 
 static void random_instance(char *buf, size_t len)
@@ -495,7 +555,7 @@ static int open_ingest(node_agent_t *self, const base_config_t *cfg, char *err)
 fail:
     if (explicit)
         return base_err(err, "trace_endpoint: %s", e);
-    base_log(BASE_LOG_WARN, "node", "no local link for libdptrace: %s", e);
+    alog(self, BASE_LOG_WARN, "no local link for libdptrace: %s", e);
     self->trace_ep[0] = '\0';
     return BASE_OK;
 }
@@ -943,8 +1003,7 @@ static void log_probe(node_agent_t *self, const struct node_probe_sample *s)
     line[n++] = '\n';
     if (fwrite(line, 1, n, self->probe_log) != n) {
         self->probe_log_failed = true;
-        base_log(BASE_LOG_ERROR, "node", "probe log: write failed (%s); logging stops",
-                 strerror(errno));
+        alog(self, BASE_LOG_ERROR, "probe log: write failed (%s); logging stops", strerror(errno));
         return;
     }
     self->probe_log_lines++;
@@ -1036,8 +1095,7 @@ static void close_windows(node_agent_t *self)
     }
     if (self->probe_log && !self->probe_log_failed && fflush(self->probe_log) != 0) {
         self->probe_log_failed = true;
-        base_log(BASE_LOG_ERROR, "node", "probe log: write failed (%s); logging stops",
-                 strerror(errno));
+        alog(self, BASE_LOG_ERROR, "probe log: write failed (%s); logging stops", strerror(errno));
     }
 }
 
@@ -1100,8 +1158,48 @@ static void merge_dec(uint64_t *acc, const base_decstats_t *st)
         acc[i] += st->n[i];
 }
 
+/*
+ * Rejected input gets a line, locally and on the bus, at most every
+ * REJ_REPORT_NS: what each decoder refused since the last line (the
+ * counters themselves go out in every status).  A flood of garbage makes
+ * one line in ten seconds, not one a datagram.
+ */
+static void report_rejects(node_agent_t *self, const uint64_t tot[REJ_SOURCES],
+                           const struct node_prober_stats *ps)
+{
+    static const char *const what[REJ_SOURCES] = {"probe datagrams", "device readings",
+                                                  "local link messages", "registration messages",
+                                                  "master's messages"};
+    int64_t now = base_monotonic_ns();
+    bool any = false;
+    for (int i = 0; i < REJ_SOURCES; i++)
+        any |= tot[i] > self->rej_reported[i];
+    if (!any || (self->rej_reported_ns != 0 && now - self->rej_reported_ns < REJ_REPORT_NS))
+        return;
+    char line[256];
+    size_t off = (size_t)snprintf(line, sizeof line, "rejected input:");
+    for (int i = 0; i < REJ_SOURCES && off < sizeof line; i++) {
+        if (tot[i] <= self->rej_reported[i])
+            continue;
+        off += (size_t)snprintf(line + off, sizeof line - off, " %llu %s",
+                                (unsigned long long)(tot[i] - self->rej_reported[i]), what[i]);
+        if (i == 0 && off < sizeof line)
+            off += (size_t)snprintf(line + off, sizeof line - off,
+                                    " (in all %llu malformed, %llu forged, %llu replayed)",
+                                    (unsigned long long)ps->garbage, (unsigned long long)ps->forged,
+                                    (unsigned long long)ps->replayed);
+        else if (i == 2 && self->ingest && off < sizeof line)
+            off += (size_t)snprintf(line + off, sizeof line - off, " (the last: %s)",
+                                    gpu_ingest_last_error(self->ingest));
+    }
+    alog(self, BASE_LOG_WARN, "%s", line);
+    memcpy(self->rej_reported, tot, sizeof self->rej_reported);
+    self->rej_reported_ns = now;
+}
+
 static void publish_status(node_agent_t *self, int64_t period_ns)
 {
+    alerts_flush(self);
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     int64_t wall = base_monotonic_ns();
@@ -1137,6 +1235,14 @@ static void publish_status(node_agent_t *self, int64_t period_ns)
     uint64_t ev_drops = self->ev_bus_drops;
     for (size_t i = 0; i < self->nprocs; i++)
         ev_drops += self->procs[i].dropped;
+    uint64_t rej[REJ_SOURCES] = {
+        ps.garbage + ps.forged + ps.replayed,
+        base_decstats_errors(&self->metrics_dec),
+        self->ingest ? base_decstats_errors(gpu_ingest_stats(self->ingest)) : 0,
+        self->reg ? base_decstats_errors(bus_reg_decstats(self->reg)) : 0,
+        self->master ? base_decstats_errors(&ms.dec) : 0,
+    };
+    report_rejects(self, rej, &ps);
 
     bus_msg_t *m = bus_msg_new(BUS_K_STATUS);
     json_object *h = bus_msg_header(m);
@@ -1573,8 +1679,12 @@ node_agent_t *node_agent_new(const base_config_t *cfg, char *err)
     if (!self->is_master)
         resolve_hub(self, family);
     probe_address(self, family);
-    base_log(BASE_LOG_INFO, "node", "probe socket %s (%s timestamps)", self->probe_addr,
-             node_prober_kernel_timestamps(self->prober) ? "kernel" : "user-space");
+    if (node_prober_kernel_timestamps(self->prober))
+        base_log(BASE_LOG_INFO, "node", "probe socket %s (kernel timestamps)", self->probe_addr);
+    else
+        alog(self, BASE_LOG_WARN,
+             "probe socket %s: no kernel timestamps, user-space ones (µs of noise a probe)",
+             self->probe_addr);
     if (open_probe_log(self, cfg, err) != BASE_OK)
         goto err;
 

@@ -6,7 +6,9 @@
 #     (W) and the hottest temperature (°C), beside GPU busy;
 #   - probe stamps (TS: kern or user) for every node;
 #   - rejected input: datagrams of garbage sent to the master's probe port
-#     show in its REJ and in the header's `rejected`;
+#     show in its REJ and in the header's `rejected`, and as a warning the
+#     node logs and publishes (one line for the lot), which the status bar
+#     shows;
 #   - a node killed with SIGKILL is marked down and shows none of what its
 #     last status said (probes/s, GPU busy, stamps: `-`).
 # A private tmux server (-L) is used, so no other tmux session is touched.
@@ -67,6 +69,11 @@ it_wait 20 rows_ready 'n0* up REJ=~^[1-9][0-9]*$' ||
 grep -Eq 'rejected [1-9][0-9]*' "$IT_TMP/pane.txt" ||
     { cat "$IT_TMP/pane.txt"; it_fail "the header's rejected did not count the garbage"; }
 grep -E '^ID=n0' "$IT_TMP/rows.txt"
+grep -q "rejected input: 25 probe datagrams (in all 25 malformed" "$IT_TMP/master.log" ||
+    it_fail "the master logged no line for the garbage: $(tail -5 "$IT_TMP/master.log")"
+[ "$(grep -c "rejected input" "$IT_TMP/master.log")" -eq 1 ] || it_fail "more than one line for the lot"
+it_wait 10 bash -c "${TM[*]} capture-pane -p -t t | grep -q 'n0 warn: rejected input: 25 probe datagrams'" ||
+    { pane; cat "$IT_TMP/pane.txt"; it_fail "the console did not show the node's warning"; }
 
 # A node killed: down, and nothing of its last status shown as if it were live.
 kill -KILL "$AGENT"
