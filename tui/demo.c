@@ -154,6 +154,12 @@ static int spawn(struct demo *d, int i, const char *dpnode, const char *const *a
             dup2(fd, 1);
             dup2(fd, 2);
         }
+        /*
+         * DPTOP_CONFIG names dptop's file (fps, event budget, ...), whose
+         * keys dpnode would refuse as unknown: the demo's agents take
+         * their settings from their flags alone.
+         */
+        unsetenv("DPTOP_CONFIG");
         execv(dpnode, (char *const *)args);
         fprintf(stderr, "dptop --demo: cannot run %s: %s\n", dpnode, strerror(errno));
         _exit(127);
