@@ -48,7 +48,7 @@
 #define ANNOUNCE_EVERY  10000000000LL /* hello and sim_truth again, for late caches */
 #define ALERTS_PENDING  4             /* warnings kept until the node has its id */
 #define REJ_SOURCES     5
-#define REJ_REPORT_NS   10000000000LL /* a line about rejected input at most every 10 s */
+#define REJ_REPORT_NS   10000000000LL /* lines about rejected input: 10 s apart at first */
 #define MAX_INGEST_TICK 512
 
 enum reg_state { REG_HELLO, REG_OK };
@@ -156,7 +156,7 @@ struct node_agent {
     int nalerts;
     /* rejected input as last reported: probes, devices, local link, registration, master */
     uint64_t rej_reported[REJ_SOURCES];
-    int64_t rej_reported_ns;
+    int64_t rej_reported_ns, rej_interval_ns;
 
     /* counters */
     uint64_t events, events_period, ev_bus_drops, gpu_msgs_bad;
@@ -265,9 +265,11 @@ static void alog(node_agent_t *self, enum base_log_level level, const char *fmt,
     }
 }
 
+/* Once a subscriber takes log messages (they are not cached for later ones). */
 static void alerts_flush(node_agent_t *self)
 {
-    if (self->pub == NULL || !welcomed(self))
+    if (self->nalerts == 0 || self->pub == NULL || !welcomed(self) ||
+        !bus_pub_subscribed(self->pub, BUS_K_LOG))
         return;
     for (int i = 0; i < self->nalerts; i++)
         publish_alert(self, self->alerts[i].level, self->alerts[i].line);
@@ -1159,42 +1161,46 @@ static void merge_dec(uint64_t *acc, const base_decstats_t *st)
 }
 
 /*
- * Rejected input gets a line, locally and on the bus, at most every
- * REJ_REPORT_NS: what each decoder refused since the last line (the
- * counters themselves go out in every status).  A flood of garbage makes
- * one line in ten seconds, not one a datagram.
+ * Rejected input gets a line, locally and on the bus: what each decoder
+ * refused since the line before (the counts the console's REJ sums; the
+ * counters themselves go out in every status).  The lines back off while
+ * the input keeps coming (10 s, then twice as long each time, up to about
+ * 10 min) and start again at 10 s after a quiet spell as long: a host whose
+ * device reads fail every period does not speak every 10 s for ever.
  */
-static void report_rejects(node_agent_t *self, const uint64_t tot[REJ_SOURCES],
-                           const struct node_prober_stats *ps)
+static void report_rejects(node_agent_t *self, const uint64_t tot[REJ_SOURCES])
 {
     static const char *const what[REJ_SOURCES] = {"probe datagrams", "device readings",
                                                   "local link messages", "registration messages",
-                                                  "master's messages"};
+                                                  "messages to the master"};
     int64_t now = base_monotonic_ns();
+    if (self->rej_interval_ns == 0)
+        self->rej_interval_ns = REJ_REPORT_NS;
     bool any = false;
     for (int i = 0; i < REJ_SOURCES; i++)
         any |= tot[i] > self->rej_reported[i];
-    if (!any || (self->rej_reported_ns != 0 && now - self->rej_reported_ns < REJ_REPORT_NS))
+    bool due = self->rej_reported_ns == 0 || now - self->rej_reported_ns >= self->rej_interval_ns;
+    if (!any) {
+        if (due)
+            self->rej_interval_ns = REJ_REPORT_NS;
+        return;
+    }
+    if (!due)
         return;
     char line[256];
     size_t off = (size_t)snprintf(line, sizeof line, "rejected input:");
-    for (int i = 0; i < REJ_SOURCES && off < sizeof line; i++) {
-        if (tot[i] <= self->rej_reported[i])
-            continue;
-        off += (size_t)snprintf(line + off, sizeof line - off, " %llu %s",
-                                (unsigned long long)(tot[i] - self->rej_reported[i]), what[i]);
-        if (i == 0 && off < sizeof line)
-            off += (size_t)snprintf(line + off, sizeof line - off,
-                                    " (in all %llu malformed, %llu forged, %llu replayed)",
-                                    (unsigned long long)ps->garbage, (unsigned long long)ps->forged,
-                                    (unsigned long long)ps->replayed);
-        else if (i == 2 && self->ingest && off < sizeof line)
-            off += (size_t)snprintf(line + off, sizeof line - off, " (the last: %s)",
-                                    gpu_ingest_last_error(self->ingest));
-    }
+    for (int i = 0; i < REJ_SOURCES && off < sizeof line; i++)
+        if (tot[i] > self->rej_reported[i])
+            off += (size_t)snprintf(line + off, sizeof line - off, " %llu %s",
+                                    (unsigned long long)(tot[i] - self->rej_reported[i]), what[i]);
+    if (tot[2] > self->rej_reported[2] && self->ingest && off < sizeof line)
+        snprintf(line + off, sizeof line - off, "; the link's last: %s",
+                 gpu_ingest_last_error(self->ingest));
     alog(self, BASE_LOG_WARN, "%s", line);
     memcpy(self->rej_reported, tot, sizeof self->rej_reported);
     self->rej_reported_ns = now;
+    if (self->rej_interval_ns < 64 * REJ_REPORT_NS)
+        self->rej_interval_ns *= 2;
 }
 
 static void publish_status(node_agent_t *self, int64_t period_ns)
@@ -1236,13 +1242,13 @@ static void publish_status(node_agent_t *self, int64_t period_ns)
     for (size_t i = 0; i < self->nprocs; i++)
         ev_drops += self->procs[i].dropped;
     uint64_t rej[REJ_SOURCES] = {
-        ps.garbage + ps.forged + ps.replayed,
+        base_decstats_errors(&ps.dec),
         base_decstats_errors(&self->metrics_dec),
         self->ingest ? base_decstats_errors(gpu_ingest_stats(self->ingest)) : 0,
         self->reg ? base_decstats_errors(bus_reg_decstats(self->reg)) : 0,
         self->master ? base_decstats_errors(&ms.dec) : 0,
     };
-    report_rejects(self, rej, &ps);
+    report_rejects(self, rej);
 
     bus_msg_t *m = bus_msg_new(BUS_K_STATUS);
     json_object *h = bus_msg_header(m);

@@ -842,6 +842,27 @@ static void test_sort(void **state)
     const uint16_t by_temp[] = {2, 3, 1};
     for (int i = 0; i < 3; i++)
         assert_int_equal(tui_model_node(m, order[i])->id, by_temp[i]);
+    /* Probes/s from two statuses a second apart. */
+    static const struct {
+        uint16_t node;
+        int sent;
+    } pr[] = {{1, 100}, {3, 300}};
+    for (int i = 0; i < 2; i++)
+        apply_ok(m, BUS_K_STATUS,
+                 "{\"node\":%d,\"t_ns\":%lld,\"probes_sent\":%d,\"probes_recv\":0,"
+                 "\"probes_garbage\":0,\"probes_forged\":0,\"events_per_s\":0,\"ev_drops\":0,"
+                 "\"dec_errors\":{},\"cpu_pct\":1,\"gpus\":[{\"index\":0,\"busy_pct\":%d}]}",
+                 pr[i].node, T0 + 1000000000LL, pr[i].sent, pr[i].node == 1 ? 70 : 40);
+    tui_sort_nodes(m, TUI_SORT_PROBES, true, order);
+    assert_int_equal(tui_model_node(m, order[0])->id, 3);
+    assert_int_equal(tui_model_node(m, order[1])->id, 1);
+    /* A node that is down sorts by none of its last status: after every known value. */
+    apply_ok(m, BUS_K_BYE, "{\"node\":3}");
+    tui_sort_nodes(m, TUI_SORT_GPU, false, order);
+    assert_int_equal(tui_model_node(m, order[0])->id, 2); /* 10 % */
+    assert_int_equal(tui_model_node(m, order[1])->id, 1); /* 70 % */
+    assert_true(isnan(tui_model_node(m, order[2])->gpu_busy_pct) ||
+                tui_model_node(m, order[2])->state == TUI_NODE_DOWN);
     for (int k = 0; k < TUI_SORT_NKEYS; k++)
         assert_string_not_equal(tui_sort_name((enum tui_sort)k), "?");
     tui_model_destroy(&m);

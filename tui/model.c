@@ -30,6 +30,7 @@ struct mnode {
     int64_t prev_status_t;
     uint64_t prev_probes_sent;
     uint64_t prev_user_ts; /* tx_user_ts + rx_user_ts of the status before */
+    bool have_prev_user;
 };
 
 struct proc {
@@ -568,8 +569,10 @@ static enum base_dec on_status(tui_model_t *self, const bus_msg_t *msg, json_obj
         json_object_object_foreach(dec, key, val)
         {
             (void)key;
-            if (json_object_is_type(val, json_type_int) && json_object_get_int64(val) > 0)
-                p->rejects += (uint64_t)json_object_get_int64(val);
+            int64_t v = json_object_is_type(val, json_type_int) ? json_object_get_int64(val) : 0;
+            if (v > 0) /* saturating: the counts are the agent's to state, not to wrap */
+                p->rejects =
+                    (uint64_t)v > UINT64_MAX - p->rejects ? UINT64_MAX : p->rejects + (uint64_t)v;
         }
     }
     /* Optional beyond the schema: older agents leave the stamps unknown. */
@@ -581,9 +584,13 @@ static enum base_dec on_status(tui_model_t *self, const bus_msg_t *msg, json_obj
             base_json_get_u64(h, "tx_user_ts", &tx_user, NULL);
         if (json_object_object_get_ex(h, "rx_user_ts", NULL))
             base_json_get_u64(h, "rx_user_ts", &rx_user, NULL);
+        /* New fallbacks since the status before; the first seen, or fewer than
+         * before (the agent restarted), has no before to compare with. */
         uint64_t user = tx_user + rx_user;
-        p->user_ts = !kernel_ts || user > n->prev_user_ts ? 1 : 0;
+        bool fell_back = n->have_prev_user && user > n->prev_user_ts;
+        p->user_ts = !kernel_ts || fell_back ? 1 : 0;
         n->prev_user_ts = user;
+        n->have_prev_user = true;
     }
     self->gen++;
     return BASE_DEC_OK;
@@ -1389,6 +1396,7 @@ struct sort_ctx {
 
 static double sort_value(const struct tui_node *n, enum tui_sort key)
 {
+    bool down = n->state == TUI_NODE_DOWN;
     switch (key) {
     case TUI_SORT_STATE:
         return (double)n->state;
@@ -1406,20 +1414,21 @@ static double sort_value(const struct tui_node *n, enum tui_sort key)
         return n->loss_pct;
     case TUI_SORT_EVENTS:
         return n->events_per_s;
+    /* What a status said counts only while its node is up (the table shows none). */
     case TUI_SORT_PROBES:
-        return n->have_status ? n->probes_per_s : NAN;
+        return n->have_status && !down ? n->probes_per_s : NAN;
     case TUI_SORT_GPU:
-        return n->gpu_busy_pct;
+        return down ? NAN : n->gpu_busy_pct;
     case TUI_SORT_VRAM:
-        return n->vram_used_b;
+        return down ? NAN : n->vram_used_b;
     case TUI_SORT_POWER:
-        return n->power_w;
+        return down ? NAN : n->power_w;
     case TUI_SORT_TEMP:
-        return n->temp_c;
+        return down ? NAN : n->temp_c;
     case TUI_SORT_REJECTS:
-        return (double)n->rejects;
+        return down ? NAN : (double)n->rejects;
     case TUI_SORT_STAMPS:
-        return n->user_ts < 0 ? NAN : n->user_ts;
+        return n->user_ts < 0 || down ? NAN : n->user_ts;
     default:
         return (double)n->id;
     }

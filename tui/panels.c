@@ -217,7 +217,7 @@ static void header_draw(struct tui_app *app, struct tui_pane *p)
                                    : "");
     }
     tui_put(p->win, 1, 0, buf, p->w,
-            s.nodes_unaligned || rejected || s.asym_unseen || s.fits_lost || bus_lost
+            s.nodes_unaligned || s.dec_errors || s.asym_unseen || s.fits_lost || bus_lost
                 ? app->role[R_WARN]
                 : A_NORMAL);
 }
@@ -295,13 +295,16 @@ static void node_columns(const tui_model_t *model, int w, int xs[C_N])
     bool have[C_N] = {0};
     for (size_t i = 0; i < tui_model_nnodes(model); i++) {
         const struct tui_node *n = tui_model_node(model, i);
+        if (n->state == TUI_NODE_DOWN)
+            continue;
+        have[C_GPU] |= isfinite(n->gpu_busy_pct);
         have[C_VRAM] |= isfinite(n->vram_used_b);
         have[C_POWER] |= isfinite(n->power_w);
         have[C_TEMP] |= isfinite(n->temp_c);
     }
     for (int c = 0; c < C_N; c++) {
         width[c] = ncols[c].width;
-        bool device = c == C_VRAM || c == C_POWER || c == C_TEMP;
+        bool device = c == C_GPU || c == C_VRAM || c == C_POWER || c == C_TEMP;
         prio[c] = device && !have[c] ? PRIO_NEVER : ncols[c].prio;
     }
     pick_columns(C_N, width, prio, w, xs);
@@ -374,14 +377,21 @@ static void node_cell(struct tui_app *app, const struct tui_node *n, int c, char
             snprintf(buf, len, "-");
         break;
     case C_VRAM:
-        /* GiB in use of all, over the node's GPUs. */
-        if (isfinite(n->vram_used_b) && isfinite(n->vram_total_b) && !down)
-            snprintf(buf, len, "%.1f/%.0fG", n->vram_used_b / 1073741824.0,
-                     n->vram_total_b / 1073741824.0);
-        else if (isfinite(n->vram_used_b) && !down)
-            snprintf(buf, len, "%.1fG", n->vram_used_b / 1073741824.0);
-        else
+        /* In use of all, over the node's GPUs: GiB (a decimal below 100), TiB from 10000. */
+        if (isfinite(n->vram_used_b) && !down) {
+            double u = n->vram_used_b / 1073741824.0;
+            double t = isfinite(n->vram_total_b) ? n->vram_total_b / 1073741824.0 : u;
+            if (!isfinite(n->vram_total_b))
+                snprintf(buf, len, u >= 100 ? "%.0fG" : "%.1fG", u);
+            else if (t >= 10000)
+                snprintf(buf, len, "%.1f/%.0fT", u / 1024, t / 1024);
+            else if (t >= 100)
+                snprintf(buf, len, "%.0f/%.0fG", u, t);
+            else
+                snprintf(buf, len, "%.1f/%.0fG", u, t);
+        } else {
             snprintf(buf, len, "-");
+        }
         break;
     case C_POWER:
         if (isfinite(n->power_w) && !down)
@@ -402,8 +412,11 @@ static void node_cell(struct tui_app *app, const struct tui_node *n, int c, char
             *attr = app->role[R_WARN];
         break;
     case C_REJ:
-        tui_fmt_count(buf, len, (double)n->rejects);
-        if (n->rejects > 0)
+        if (down)
+            snprintf(buf, len, "-");
+        else
+            tui_fmt_count(buf, len, (double)n->rejects);
+        if (n->rejects > 0 && !down)
             *attr = app->role[R_WARN];
         break;
     case C_EVS:
@@ -451,9 +464,7 @@ static void nodes_draw(struct tui_app *app, struct tui_pane *p)
         if (xs[c] < 0)
             continue;
         chtype a = app->role[R_COLHDR] |
-                   (ncols[c].sort == app->sort && c != C_PRB && c != C_GPU && !(c == C_RTTMIN)
-                        ? A_BOLD | A_REVERSE
-                        : 0);
+                   (ncols[c].sort == app->sort && c != C_RTTMIN ? A_BOLD | A_REVERSE : 0);
         if (c == C_ID || c == C_HOST || c == C_STATE)
             tui_put(p->win, 1, xs[c], ncols[c].name, ncols[c].width, a);
         else

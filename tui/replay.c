@@ -250,11 +250,29 @@ static bool is_dir(const char *path)
     return (n > 0 && path[n - 1] == '/') || (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode));
 }
 
+/* Bytes the store may take per event at worst: a ring that doubled, and its queue entry. */
+#define EXPORT_BYTES_PER_EVENT (2 * sizeof(tui_ev_t) + 8)
+
+/* The memory this process may use: the machine's, or its cgroup's limit when lower. */
+static uint64_t memory_limit(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    uint64_t mem = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : UINT64_MAX;
+    FILE *f = fopen("/sys/fs/cgroup/memory.max", "r");
+    if (f != NULL) {
+        unsigned long long v;
+        if (fscanf(f, "%llu", &v) == 1 && v < mem) /* "max": no limit */
+            mem = v;
+        fclose(f);
+    }
+    return mem;
+}
+
 /*
- * An export is of the whole recording: unless --event-budget was given, the
- * budget grows to what the file can hold (its size over the 64 bytes of an
- * event record, an upper bound: the store takes about as much memory as the
- * file), no further than half the machine's memory.
+ * An export is of the whole recording: unless a budget was set (flag,
+ * environment or file), it grows to what the file can hold (its size over
+ * the 64 bytes of an event record, an upper bound), no further than half
+ * the memory this process may use at the store's worst per event.
  */
 static size_t export_budget(const base_config_t *cfg, const char *path, bool exporting)
 {
@@ -264,9 +282,8 @@ static size_t export_budget(const base_config_t *cfg, const char *path, bool exp
         stat(path, &sb) != 0)
         return budget;
     uint64_t want = (uint64_t)sb.st_size / GPU_RECORD_SIZE + 1;
-    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-    uint64_t room =
-        pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page / 2 / sizeof(tui_ev_t) : want;
+    uint64_t mem = memory_limit();
+    uint64_t room = mem == UINT64_MAX ? want : mem / 2 / EXPORT_BYTES_PER_EVENT;
     uint64_t most = want < room ? want : room;
     if (most > 1000000000)
         most = 1000000000; /* the key's own bound */
@@ -455,9 +472,13 @@ int tui_export_run(const base_config_t *cfg, const char *path, const struct tui_
                "(raise --event-budget)\n",
                evicted, budget);
     }
-    if (scopes && tui_scopes_evicted(scopes))
-        printf("dptop: %" PRIu64 " older scope pairs did not fit (raise --event-budget)\n",
-               tui_scopes_evicted(scopes));
+    if (scopes && tui_scopes_evicted(scopes)) {
+        fprintf(stderr,
+                "dptop: incomplete export: %" PRIu64
+                " older scope pairs did not fit (raise --event-budget)\n",
+                tui_scopes_evicted(scopes));
+        rc = 1;
+    }
 done:
     tui_winlog_abort(&winlog);
     tui_scopes_destroy(&scopes);
