@@ -284,9 +284,10 @@ static inline size_t at_sym(const clk_env_t *self, size_t p, size_t q)
     return p >= q ? at(self, p, q) : at(self, q, p);
 }
 
-void clk_env_add(clk_env_t *self, size_t i, size_t j, double v)
+/* Where entry (i, j) of unknowns i and j (the diagonal, or a pair) is kept. */
+static size_t locate(const clk_env_t *self, size_t i, size_t j)
 {
-    assert(self && i < self->m && j < self->m);
+    assert(i < self->m && j < self->m);
     size_t p = self->iperm[i], q = self->iperm[j];
     if (p < q) {
         size_t t = p;
@@ -294,7 +295,13 @@ void clk_env_add(clk_env_t *self, size_t i, size_t j, double v)
         q = t;
     }
     assert(q >= self->first[p]);
-    self->a[at(self, p, q)] += v;
+    return at(self, p, q);
+}
+
+void clk_env_add(clk_env_t *self, size_t i, size_t j, double v)
+{
+    assert(self);
+    self->a[locate(self, i, j)] += v;
     self->factored = self->inverted = false;
 }
 
@@ -424,15 +431,8 @@ void clk_env_invert(clk_env_t *self)
 
 double clk_env_read_inverse(const clk_env_t *self, size_t i, size_t j)
 {
-    assert(self && self->inverted && i < self->m && j < self->m);
-    size_t p = self->iperm[i], q = self->iperm[j];
-    if (p < q) {
-        size_t t = p;
-        p = q;
-        q = t;
-    }
-    assert(q >= self->first[p]);
-    return self->z[at(self, p, q)];
+    assert(self && self->inverted);
+    return self->z[locate(self, i, j)];
 }
 
 /*

@@ -227,15 +227,22 @@ static bool welcomed(const node_agent_t *self)
     return self->id >= 0 && self->rstate == REG_OK;
 }
 
-static void publish_alert(node_agent_t *self, enum base_log_level level, const char *line)
+bus_msg_t *node_log_msg(int64_t node, enum base_log_level level, const char *component,
+                        const char *line, int64_t t_ns)
 {
     static const char *const lv[] = {"debug", "info", "warn", "error"};
     bus_msg_t *m = bus_msg_new(BUS_K_LOG);
-    bus_msg_set_i64(m, "node", self->id);
+    bus_msg_set_i64(m, "node", node);
     bus_msg_set_str(m, "level", lv[level & 3]);
-    bus_msg_set_str(m, "component", "node");
+    bus_msg_set_str(m, "component", component);
     bus_msg_set_str(m, "msg", line);
-    bus_msg_set_i64(m, "t_ns", probe_now(self));
+    bus_msg_set_i64(m, "t_ns", t_ns);
+    return m;
+}
+
+static void publish_alert(node_agent_t *self, enum base_log_level level, const char *line)
+{
+    bus_msg_t *m = node_log_msg(self->id, level, "node", line, probe_now(self));
     publish(self, m);
     bus_msg_destroy(&m);
 }

@@ -118,13 +118,7 @@ static void mlog(node_master_t *self, enum base_log_level level, const char *fmt
     base_log(level, "master", "%s", line);
     if (self->pub == NULL)
         return;
-    static const char *const lv[] = {"debug", "info", "warn", "error"};
-    bus_msg_t *m = bus_msg_new(BUS_K_LOG);
-    bus_msg_set_i64(m, "node", self->cfg.self_id);
-    bus_msg_set_str(m, "level", lv[level & 3]);
-    bus_msg_set_str(m, "component", "master");
-    bus_msg_set_str(m, "msg", line);
-    bus_msg_set_i64(m, "t_ns", probe_now(self));
+    bus_msg_t *m = node_log_msg(self->cfg.self_id, level, "master", line, probe_now(self));
     bus_pub_send(self->pub, m, NULL);
     bus_msg_destroy(&m);
 }

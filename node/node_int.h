@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 
 #include "base/base.h"
+#include "bus/bus.h"
 #include "clock/clock.h"
 #include "gpu/gpu.h"
 #include "node/node.h"
@@ -367,5 +368,9 @@ void node_devices_set_period(node_devices_t *self, int64_t period_ns);
  * came yet: *fresh (when not NULL) says which. */
 size_t node_devices_get(node_devices_t *self, gpu_metrics_t *out, size_t max, base_decstats_t *dec,
                         bool *fresh);
+
+/* A `log` message (consoles show them as alerts) of a node's component. */
+bus_msg_t *node_log_msg(int64_t node, enum base_log_level level, const char *component,
+                        const char *line, int64_t t_ns);
 
 #endif /* DP_NODE_INT_H */

@@ -36,6 +36,21 @@ def load(path):
     return msgs, events
 
 
+def early_events(path):
+    """Events of the dump at path that came before their scope's pair (in file
+    order): every scope id must reach a receiver before the first event that
+    carries it, whichever thread's ring the pair came through."""
+    known, early = {0}, 0
+    for line in open(path):
+        if line.startswith("{"):
+            o = json.loads(line)
+            if o.get("msg") == "scope":
+                known.update(c for c, _ in o["pairs"])
+            elif "ev" in o and o["scope"] not in known:
+                early += 1
+    return early
+
+
 def check(cond, what):
     if not cond:
         print("FAIL:", what)

@@ -105,6 +105,18 @@ it_receiver() {
     it_wait 10 test -f "$IT_TMP/ready"
 }
 
+# it_fake_amdgpu DIR: an amdgpu card0 under the sysfs tree DIR (--sysfs-root):
+# busy 37 %, 1 GiB of 16 GiB in use, 123.45 W, 54.5 °C.
+it_fake_amdgpu() {
+    local d=$1/card0/device
+    mkdir -p "$d/hwmon/hwmon1"
+    echo 37 >"$d/gpu_busy_percent"
+    echo 1073741824 >"$d/mem_info_vram_used"
+    echo 17179869184 >"$d/mem_info_vram_total"
+    echo 123450000 >"$d/hwmon/hwmon1/power1_average"
+    echo 54500 >"$d/hwmon/hwmon1/temp1_input"
+}
+
 it_need_nvidia() {
     local f
     for f in "$@"; do

@@ -20,12 +20,8 @@ EP="ipc://$IT_TMP/trace.sock"
 OFFSET=5000000000
 
 SYS=$IT_TMP/sys
-mkdir -p "$SYS/card0/device/hwmon/hwmon1" "$SYS/card0-DP-1"
-echo 37 >"$SYS/card0/device/gpu_busy_percent"
-echo 1073741824 >"$SYS/card0/device/mem_info_vram_used"
-echo 17179869184 >"$SYS/card0/device/mem_info_vram_total"
-echo 123450000 >"$SYS/card0/device/hwmon/hwmon1/power1_average"
-echo 54500 >"$SYS/card0/device/hwmon/hwmon1/temp1_input"
+it_fake_amdgpu "$SYS"
+mkdir -p "$SYS/card0-DP-1" # a connector, not a card
 
 port=$(it_ports 3) || it_fail "no free ports"
 H=tcp://127.0.0.1:$port

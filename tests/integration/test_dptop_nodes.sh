@@ -20,12 +20,8 @@ for f in "$B/dptop" "$B/dpnode" "$B/tests/fake_nvml/libnvidia-ml.so.1"; do
 done
 
 SYS=$IT_TMP/sys
-mkdir -p "$SYS/card0/device/hwmon/hwmon1" "$IT_TMP/nosys"
-echo 37 >"$SYS/card0/device/gpu_busy_percent"
-echo 1073741824 >"$SYS/card0/device/mem_info_vram_used"
-echo 17179869184 >"$SYS/card0/device/mem_info_vram_total"
-echo 123450000 >"$SYS/card0/device/hwmon/hwmon1/power1_average"
-echo 54500 >"$SYS/card0/device/hwmon/hwmon1/temp1_input"
+it_fake_amdgpu "$SYS"
+mkdir -p "$IT_TMP/nosys"
 
 port=$(it_ports 4) || it_fail "no free ports"
 H=tcp://127.0.0.1:$port

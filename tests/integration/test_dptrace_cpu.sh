@@ -97,8 +97,8 @@ for inherit in false true; do
         it_fail "the helper's marks did not all arrive ($inherit)"
     it_stop "$DUMP2_PID"
     "$IT_PY" - "$IT_TMP/dump-$inherit.log" "$inherit" <<'PY' || it_fail "helper trace check failed ($inherit)"
-import collections, json, sys
-from gpu_dump import check, load
+import collections, sys
+from gpu_dump import check, early_events, load
 msgs, events = load(sys.argv[1])
 inherit = sys.argv[2] == "true"
 parent = dict(p for m in msgs if m["msg"] == "scope" for p in m["pairs"])
@@ -126,17 +126,7 @@ check(sorted((k, len(v)) for k, v in marks.items()) ==
       "marks %s" % {k: len(v) for k, v in marks.items()})
 for e in marks["burst"]:
     check(e["scope"] in steps if inherit else e["scope"] == 0, "a burst mark's scope: %s" % e)
-# Every scope id reaches the receiver before the first event that carries it,
-# whichever thread's ring the pair came through (in file order).
-known, early = {0}, 0
-for line in open(sys.argv[1]):
-    if not line.startswith("{"):
-        continue
-    o = json.loads(line)
-    if o.get("msg") == "scope":
-        known.update(c for c, _ in o["pairs"])
-    elif "ev" in o and o["scope"] not in known:
-        early += 1
+early = early_events(sys.argv[1])
 check(early == 0, "%d events came before their scope's pair" % early)
 for e in marks["grad"]:
     check(e["scope"] in ranges, "grad inside the helper's range")

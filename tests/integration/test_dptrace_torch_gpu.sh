@@ -65,8 +65,8 @@ it_wait 20 grep -q '"ev":"step".*"step":'$((STEPS - 1)), "$IT_TMP/inherit.log" |
 sleep 1 # the last batches
 it_stop "$DUMP_PID"
 "$IT_PY" - "$IT_TMP/inherit.log" <<'PY' || it_fail "inherit check failed"
-import collections, json, sys
-from gpu_dump import check_all as check, fails_exit, gpu_calls, gpu_trace, load
+import collections, sys
+from gpu_dump import check_all as check, early_events, fails_exit, gpu_calls, gpu_trace, load
 
 msgs, events = load(sys.argv[1])
 kinds, gpu, names = gpu_trace(msgs, events)
@@ -90,14 +90,7 @@ for e in other:
     if s and a:
         check(s["start"] - 1000 <= a["start"] <= s["end"] + 1000,
               "a call carries a step it was not made in")
-known, early = {0}, 0
-for line in open(sys.argv[1]):
-    if line.startswith("{"):
-        o = json.loads(line)
-        if o.get("msg") == "scope":
-            known.update(c for c, _ in o["pairs"])
-        elif "ev" in o and o["scope"] not in known:
-            early += 1
+early = early_events(sys.argv[1])
 check(early == 0, "%d events came before their scope's pair" % early)
 fails_exit()
 PY
