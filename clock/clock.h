@@ -612,7 +612,10 @@ int64_t clock_sim_invert(clock_sim_t *self, int64_t y);
 int64_t clock_sim_apply_mono(clock_sim_t *self, int64_t m);
 /* Wander in ns at real time t (0 for t ≤ t0). */
 double clock_sim_wander_ns(clock_sim_t *self, int64_t t);
-/* Parse "OFFSET_NS,DRIFT_PPM[,WANDER_PPB]" into the matching fields. */
+/*
+ * Parse "OFFSET_NS,DRIFT_PPM[,WANDER_PPB[,STEP_AFTER_S,STEP_NS]]" into the
+ * matching fields; the step is at t0_ns (set it first) + STEP_AFTER_S.
+ */
 int clock_sim_parse_spec(const char *spec, clock_sim_params_t *params, char *err);
 
 /* ------------------------------------------------------------------ */

@@ -162,15 +162,17 @@ static int parse_number(const char *s, size_t len, double *out, const char *what
 int clock_sim_parse_spec(const char *spec, clock_sim_params_t *params, char *err)
 {
     assert(spec && params);
-    const char *names[3] = {"OFFSET_NS", "DRIFT_PPM", "WANDER_PPB"};
-    double v[3] = {0, 0, 0};
+    const char *names[5] = {"OFFSET_NS", "DRIFT_PPM", "WANDER_PPB", "STEP_AFTER_S", "STEP_NS"};
+    double v[5] = {0, 0, 0, 0, 0};
     size_t i = 0;
     const char *p = spec;
     for (;;) {
         const char *comma = strchr(p, ',');
         size_t len = comma ? (size_t)(comma - p) : strlen(p);
-        if (i >= 3)
-            return base_err(err, "--sim-clock \"%s\": expected OFFSET_NS,DRIFT_PPM[,WANDER_PPB]",
+        if (i >= 5)
+            return base_err(err,
+                            "--sim-clock \"%s\": expected "
+                            "OFFSET_NS,DRIFT_PPM[,WANDER_PPB[,STEP_AFTER_S,STEP_NS]]",
                             spec);
         if (parse_number(p, len, &v[i], names[i], err) != BASE_OK)
             return BASE_ERR;
@@ -179,16 +181,25 @@ int clock_sim_parse_spec(const char *spec, clock_sim_params_t *params, char *err
             break;
         p = comma + 1;
     }
-    if (i < 2)
-        return base_err(err, "--sim-clock \"%s\": expected OFFSET_NS,DRIFT_PPM[,WANDER_PPB]", spec);
+    if (i < 2 || i == 4)
+        return base_err(err,
+                        "--sim-clock \"%s\": expected "
+                        "OFFSET_NS,DRIFT_PPM[,WANDER_PPB[,STEP_AFTER_S,STEP_NS]]",
+                        spec);
     if (fabs(v[0]) > 1e17)
         return base_err(err, "--sim-clock: OFFSET_NS %g is out of range", v[0]);
     if (fabs(v[1]) > 1e4)
         return base_err(err, "--sim-clock: DRIFT_PPM %g is out of range (|d| <= 10000)", v[1]);
     if (v[2] < 0 || v[2] > 1e6)
         return base_err(err, "--sim-clock: WANDER_PPB %g is out of range (0..1e6)", v[2]);
+    if (v[3] < 0 || v[3] > 1e6 || fabs(v[4]) > 1e12)
+        return base_err(err, "--sim-clock: STEP_AFTER_S %g or STEP_NS %g is out of range", v[3],
+                        v[4]);
     params->offset_ns = v[0];
     params->drift_ppm = v[1];
     params->wander_ppb = v[2];
+    /* A step STEP_AFTER_S after t0 (the caller sets t0 first). */
+    params->step_at_ns = i == 5 && v[4] != 0 ? params->t0_ns + (int64_t)llround(v[3] * 1e9) : 0;
+    params->step_ns = i == 5 ? v[4] : 0;
     return BASE_OK;
 }

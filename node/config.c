@@ -66,7 +66,8 @@ static const struct base_cfg_key keys[] = {
     {"probe_log", BASE_CFG_STRING, "", 1, 0,
      "write every probe as a JSON line (SPEC 4.5) to this file (empty: none)"},
     {"sim_clock", BASE_CFG_STRING, "", 1, 0,
-     "simulated clock OFFSET_NS,DRIFT_PPM[,WANDER_PPB] (empty: the real clocks)"},
+     "simulated clock OFFSET_NS,DRIFT_PPM[,WANDER_PPB[,STEP_AFTER_S,STEP_NS]] (a step of STEP_NS "
+     "STEP_AFTER_S after start; empty: the real clocks)"},
     {"sim_path_delay", BASE_CFG_STRING, "", 1, 0,
      "simulated detours: probes from node ID arrive NS later, ID:NS[,ID:NS...] (empty: none)"},
     {"sim_seed", BASE_CFG_INT, "0", 0, 9007199254740992.0,

@@ -789,6 +789,29 @@ static void refine_window(node_master_t *self, int64_t k, uint32_t lag)
     free(fits);
 }
 
+/*
+ * Clock steps the agents' fits found in window k: one alert for the window.
+ * The solve leaves those edges out (a node joined by no other edge is
+ * unaligned for the window); the node every step edge shares is the one
+ * whose clock jumped, and each edge saw the jump as dst − src.
+ */
+static void report_steps(node_master_t *self, int64_t k, const clock_edge_fit_t *e, size_t n)
+{
+    char line[400];
+    size_t off = 0, nstep = 0;
+    for (size_t i = 0; i < n && off < sizeof line; i++) {
+        if (!e[i].step)
+            continue;
+        off += (size_t)snprintf(line + off, sizeof line - off, "%s%u→%u %+.0f ns",
+                                nstep ? ", " : "", e[i].src, e[i].dst, e[i].step_ns);
+        nstep++;
+    }
+    if (nstep > 0)
+        mlog(self, BASE_LOG_WARN,
+             "window %" PRId64 ": a clock step on %zu edge(s) (%s), left out of the solve", k,
+             nstep, line);
+}
+
 static void solve_window(node_master_t *self, int64_t k)
 {
     struct pending *p = NULL;
@@ -821,6 +844,8 @@ static void solve_window(node_master_t *self, int64_t k)
                 p->e[n++] = p->e[i];
         }
     }
+    if (n > 0)
+        report_steps(self, k, p->e, n);
     if (n > 0) {
         if (clock_solve(p->e, n, &so, &fits, &nfits, &st, err) != BASE_OK) {
             self->st.solve_errors++;

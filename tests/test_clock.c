@@ -2946,8 +2946,12 @@ static void test_sim_clock(void **state)
     assert_int_equal(clock_sim_parse_spec("250000,-12.5", &sp, err), BASE_OK);
     assert_true(sp.offset_ns == 250000 && sp.drift_ppm == -12.5 && sp.wander_ppb == 0);
     assert_int_equal(clock_sim_parse_spec("-1e6,500,20", &sp, err), BASE_OK);
-    assert_true(sp.wander_ppb == 20);
-    const char *bad[] = {"", "5", "1,2,3,4", "x,1", "1,,2", "1,2,-3", "1,20000", "1,2,"};
+    assert_true(sp.wander_ppb == 20 && sp.step_at_ns == 0);
+    sp.t0_ns = T0;
+    assert_int_equal(clock_sim_parse_spec("0,0,0,4.5,1e6", &sp, err), BASE_OK);
+    assert_true(sp.step_at_ns == T0 + 4500000000LL && sp.step_ns == 1e6);
+    const char *bad[] = {"",       "5",       "1,2,3,4", "x,1",        "1,,2",
+                         "1,2,-3", "1,20000", "1,2,",    "1,2,3,-1,5", "1,2,3,4,5,6"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         err[0] = 0;
         assert_int_equal(clock_sim_parse_spec(bad[i], &sp, err), BASE_ERR);
