@@ -571,6 +571,18 @@ static void test_model_fits_windows(void **state)
     assert_true(fabs(e->win[0].margin_ns - 80) < 1e-9);
     assert_true(fabs(e->win[0].residual_ns - 3.5) < 1e-9 && !e->win[0].suspect);
     assert_string_equal(e->win[0].estimator, "svm");
+    assert_false(e->win[0].step);
+    /* A fit that found a clock step inside its window. */
+    apply_ok(m, BUS_K_EDGE_FIT,
+             "{\"window\":8,\"src\":3,\"dst\":1,\"estimator\":\"svm\",\"anchor_ns\":%lld,"
+             "\"offset_ns\":-1234.25,\"drift_ppb\":12.5,\"uncertainty_ns\":40.5,\"n_fwd\":180,"
+             "\"n_rev\":175,\"from_ns\":%lld,\"to_ns\":%lld,\"step\":true,\"step_at_ns\":%lld,"
+             "\"step_ns\":-1000000}",
+             T0, T0, T0 + 2000000000LL, T0 + 1000000000LL);
+    e = tui_model_edge(m, 0);
+    assert_int_equal(e->nwin, 2);
+    assert_true(e->win[0].window == 8 && e->win[0].step && e->win[0].step_ns == -1e6);
+    assert_true(e->win[1].window == 7 && !e->win[1].step);
     /* The solve left 3→2 out of the offsets: its path detours one way. */
     const struct tui_edge *e32 = tui_model_edge(m, 1);
     assert_true(e32->dst == 2 && e32->win[0].suspect && e32->win[0].residual_ns == -1800);

@@ -728,6 +728,8 @@ static enum base_dec on_edge_fit(tui_model_t *self, json_object *h, int64_t arri
     w->from_ns = f->from_ns;
     w->to_ns = f->to_ns;
     snprintf(w->estimator, sizeof w->estimator, "%s", f->estimator);
+    w->step = f->step;
+    w->step_ns = f->step ? f->step_ns : NAN;
     if (isfinite(f->residual_ns)) {
         w->residual_ns = f->residual_ns;
         w->suspect = f->suspect;

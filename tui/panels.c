@@ -756,6 +756,11 @@ static void windows_draw(struct tui_app *app, struct tui_pane *p)
                 suspect = w->suspect && isfinite(w->residual_ns);
                 if (suspect)
                     strncat(v[9], "!", sizeof v[9] - strlen(v[9]) - 1);
+                /* Left out of the solve: a clock jumped inside the window. */
+                if (w->step) {
+                    snprintf(v[9], sizeof v[9], "step");
+                    suspect = true;
+                }
             }
             for (size_t c = 0; c < BASE_ARRAY_LEN(cols); c++) {
                 if (xs[c] < 0)

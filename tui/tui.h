@@ -222,6 +222,8 @@ struct tui_win {
     uint32_t n_fwd, n_rev;
     double residual_ns; /* loop residual of the solve (NAN: none yet) */
     bool suspect;       /* the solve left it out of the offsets (a detour) */
+    bool step;          /* its fit found a clock step inside the window (left out of the solve) */
+    double step_ns;     /* the jump it saw, dst − src */
     bool have_stats, have_fit;
 };
 struct tui_edge {
