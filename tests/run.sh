@@ -17,6 +17,8 @@ mkdir -p "$logs"
 
 pass=0 fail=0 skip=0
 failed=()
+touch "$logs/.run-start" # logs older than this run are not counted in the summary
+sleep 1                  # (mtimes have one-second resolution on some file systems)
 
 # run_one LABEL TIMEOUT_S CMD...: run in a new process group, kill the group after.
 run_one() {
@@ -95,8 +97,23 @@ done
 
 echo
 echo "== summary: $pass passed, $fail failed, $skip skipped"
-if [ "$fail" -ne 0 ]; then
-    printf '   failed: %s\n' "${failed[@]}"
-    exit 1
+[ "$fail" -ne 0 ] && printf '   failed: %s\n' "${failed[@]}"
+
+# Last, cmocka's own summary over every unit suite run (release and sanitizer
+# builds): the totals of their "[==========] N test(s) run." and
+# "[  PASSED  ]" / "[  FAILED  ]" lines.
+suites=0 run=0 passed=0 cfailed=0
+for log in "$logs"/unit_test_*.log "$logs"/asan_test_*.log; do
+    [ -f "$log" ] && [ "$log" -nt "$logs/.run-start" ] || continue
+    suites=$((suites + 1))
+    run=$((run + $(sed -n 's/^\[==========\] \([0-9]*\) test(s) run\..*/\1/p' "$log" | tail -1 | grep . || echo 0)))
+    passed=$((passed + $(sed -n 's/^\[  PASSED  \] \([0-9]*\) test(s)\..*/\1/p' "$log" | tail -1 | grep . || echo 0)))
+    cfailed=$((cfailed + $(sed -n 's/^\[  FAILED  \] \([0-9]*\) test(s), listed below:.*/\1/p' "$log" | tail -1 | grep . || echo 0)))
+done
+if [ $suites -gt 0 ]; then
+    echo "[==========] $run test(s) run in $suites cmocka suites."
+    echo "[  PASSED  ] $passed test(s)."
+    [ $cfailed -gt 0 ] && echo "[  FAILED  ] $cfailed test(s)."
 fi
+[ "$fail" -ne 0 ] && exit 1
 exit 0
