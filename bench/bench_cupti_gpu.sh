@@ -45,18 +45,7 @@ per_launch() {
 it_bench_rounds 5
 declare -A runs med
 MODES="plain records cupti traced dropping"
-order=($MODES)
-for _ in $(seq 1 "$ROUNDS"); do
-    for mode in "${order[@]}"; do
-        x=$(per_launch $mode)
-        [ -n "$x" ] || { echo "bench_cupti_gpu: $mode run failed:" >&2; tail -5 "$IT_TMP/runs.log" >&2; exit 1; }
-        runs[$mode]+="$x "
-    done
-    order=("${order[@]:1}" "${order[0]}")
-done
-for mode in $MODES; do
-    med[$mode]=$(printf '%s\n' ${runs[$mode]} | sort -g | sed -n "$(((ROUNDS + 1) / 2))p")
-done
+it_bench_modes per_launch $MODES || exit 1
 gpu=$(head -1 "$IT_TMP/gpus.txt" | sed 's/ (UUID.*//')
 printf '%s, %d empty-kernel launches per run, median of %d runs\n' "$gpu" "$N" "$ROUNDS"
 printf '%-10s %12s %12s   %s\n' mode "ns/launch" "added ns" "runs"

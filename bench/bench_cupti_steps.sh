@@ -42,23 +42,15 @@ step_us() {
 }
 gpu=$(head -1 "$IT_TMP/gpus.txt" | sed 's/ (UUID.*//')
 MODES="plain cupti traced flush2"
+app_step_us() { step_us "$app" "$1"; } # the loop's app
 for app in torch jax; do
     if [ $app = torch ]; then PY=${DPTOP_TORCH_PY:-$(command -v python3)}; else PY=${DPTOP_JAX_PY:-$(command -v python3)}; fi
     "$PY" -c "import $app" 2>/dev/null || { echo "bench_cupti_steps: $app: not installed, left out"; continue; }
     declare -A runs=() med=()
-    order=($MODES)
-    for _ in $(seq 1 "$ROUNDS"); do
-        for mode in "${order[@]}"; do
-            x=$(step_us $app $mode)
-            [ "$x" = nogpu ] && { echo "bench_cupti_steps: $app cannot use the GPU, left out"; continue 3; }
-            [ -n "$x" ] || { echo "bench_cupti_steps: $app $mode failed:" >&2; tail -5 "$IT_TMP/runs.log" >&2; exit 1; }
-            runs[$mode]+="$x "
-        done
-        order=("${order[@]:1}" "${order[0]}")
-    done
-    for mode in $MODES; do
-        med[$mode]=$(printf '%s\n' ${runs[$mode]} | sort -g | sed -n "$(((ROUNDS + 1) / 2))p")
-    done
+    rc=0
+    it_bench_modes app_step_us $MODES || rc=$?
+    [ $rc -eq 2 ] && { echo "bench_cupti_steps: $app cannot use the GPU, left out"; continue; }
+    [ $rc -eq 0 ] || exit 1
     printf '%s, %s, %d steps per run, median of %d runs\n' "$gpu" "$app" "$STEPS" "$ROUNDS"
     printf '%-8s %10s %8s   %s\n' mode "step µs" added runs
     for mode in $MODES; do

@@ -170,6 +170,30 @@ it_bench_rounds() {
     [ "$ROUNDS" -ge 1 ] 2>/dev/null || { echo "DPTOP_BENCH_ROUNDS must be 1 or more" >&2; exit 2; }
 }
 
+# it_bench_modes FN MODE...: ROUNDS rounds of `FN MODE` for every mode, the
+# modes' order turning each round (none always runs first), into the
+# caller's associative arrays runs[MODE] ("x x x ") and med[MODE] (their
+# median).  FN prints a number, "nogpu" (returns 2) or nothing (a failure,
+# shown with the tail of $IT_TMP/runs.log; returns 1).
+it_bench_modes() {
+    local fn=$1 mode x
+    shift
+    local order=("$@")
+    runs=() med=()
+    for _ in $(seq 1 "$ROUNDS"); do
+        for mode in "${order[@]}"; do
+            x=$("$fn" "$mode")
+            [ "$x" = nogpu ] && return 2
+            [ -n "$x" ] || { echo "$fn $mode failed:" >&2; tail -5 "$IT_TMP/runs.log" >&2; return 1; }
+            runs[$mode]+="$x "
+        done
+        order=("${order[@]:1}" "${order[0]}")
+    done
+    for mode in "$@"; do
+        med[$mode]=$(printf '%s\n' ${runs[$mode]} | sort -g | sed -n "$(((ROUNDS + 1) / 2))p")
+    done
+}
+
 it_cuda_libpath() {
     local d
     for d in /usr/local/cuda/lib64 /usr/local/cuda/extras/CUPTI/lib64 ${DPTOP_CUPTI_LIBDIR:-}; do
