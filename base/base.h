@@ -159,8 +159,9 @@ enum base_dec base_json_value_ns(json_object *val, int64_t *out);
  * Layered configuration (SPEC §3): built-in defaults < JSON file (--config
  * FILE or DPTOP_CONFIG) < environment (DPTOP_<KEY upper-cased>) < flags.
  * A program describes its keys in a const table; base_config_t holds the
- * effective values and where each came from.  Unknown keys, wrong types and
- * out-of-range values are refused with a message naming the key.
+ * effective values and where each came from.  Unknown keys (a DPTOP_*
+ * variable or file key that no program of the product reads), wrong types
+ * and out-of-range values are refused with a message naming the key.
  */
 enum base_cfg_type { BASE_CFG_INT, BASE_CFG_DOUBLE, BASE_CFG_BOOL, BASE_CFG_STRING };
 enum base_cfg_source { BASE_CFG_DEFAULT, BASE_CFG_FILE, BASE_CFG_ENV, BASE_CFG_FLAG };
@@ -192,7 +193,13 @@ bool base_config_bool(const base_config_t *self, const char *name);
 const char *base_config_str(const base_config_t *self, const char *name);
 enum base_cfg_source base_config_source(const base_config_t *self, const char *name);
 const char *base_config_source_name(enum base_cfg_source source);
-/* Print "key = value  (source)" lines, one per key. */
+/* Print "key = value  (source)" lines, one per key, then a "# " line for
+ * each name of another program met in the file or the environment. */
 void base_config_print(const base_config_t *self, FILE *out);
+/* The programs that read a configuration name ("dpnode dptop"), or NULL for
+ * a name no program of the product reads.  The file and environment layers
+ * pass over names other programs read and refuse the rest, naming the
+ * nearest real one. */
+const char *base_config_readers(const char *name);
 
 #endif /* DP_BASE_H */

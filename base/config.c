@@ -13,8 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
-#define CONFIG_FILE_MAX (1 << 20)
+#define CONFIG_FILE_MAX    (1 << 20)
+#define CONFIG_FOREIGN_MAX 16
 
 struct cfg_value {
     enum base_cfg_source source;
@@ -28,6 +30,94 @@ struct base_config {
     const struct base_cfg_key *keys;
     size_t nkeys;
     struct cfg_value *values;
+    /* Names another program reads, met in a file or the environment: shown
+     * by base_config_print so that a value set for dptop is not taken for
+     * one dpnode applied. */
+    char *foreign[CONFIG_FOREIGN_MAX];
+    enum base_cfg_source foreign_source[CONFIG_FOREIGN_MAX];
+    size_t nforeign, foreign_more;
+};
+
+/*
+ * Every configuration name the product reads, and the programs that read it.
+ * One DPTOP_CONFIG file and one environment serve all of them (a host runs
+ * dpnode, dptop and traced applications side by side), so a name another
+ * program reads is passed over, while a name that no program reads is a
+ * misspelling and is refused with the nearest real name.  A program's key
+ * table may only hold names listed here (base_config_new checks).
+ */
+static const struct {
+    const char *name, *programs;
+} product_names[] = {
+    {"bind_ip", "dpnode"},
+    {"color", "dptop"},
+    {"curve_dir", "dpnode"},
+    {"curve_public_key", "dptop"},
+    {"curve_secret_key", "dptop"},
+    {"curve_server_key", "dptop"},
+    {"demo_log", "dptop"},
+    {"demo_nodes", "dptop"},
+    {"demo_straggler", "dptop"},
+    {"dpnode", "dptop"},
+    {"estimator", "dpnode"},
+    {"event_budget", "dptop"},
+    {"exit_with_parent", "dpnode"},
+    {"export", "dptop"},
+    {"export_windows", "dptop"},
+    {"forget_down_s", "dpnode"},
+    {"format", "dptop"},
+    {"fps", "dptop"},
+    {"guard_ns", "dpnode"},
+    {"heartbeat_ms", "dpnode"},
+    {"hub", "dpnode dptop"},
+    {"hub_sub", "dptop"},
+    {"listen", "dpnode"},
+    {"margin_z", "dpnode"},
+    {"master", "dpnode"},
+    {"max_header_bytes", "dptop"},
+    {"max_payload_bytes", "dptop"},
+    {"neighbors", "dpnode"},
+    {"node_id", "dpnode"},
+    {"nvml_library", "dpnode"},
+    {"output_dir", "dpnode dptop"},
+    {"packet_spacing_us", "dpnode"},
+    {"probe_cadence_us", "dpnode"},
+    {"probe_key", "dpnode"},
+    {"probe_log", "dpnode"},
+    {"probe_port", "dpnode"},
+    {"probe_window_s", "dpnode"},
+    {"record_flush_ms", "dptop"},
+    {"ref_node", "dpnode"},
+    {"refine_windows", "dpnode"},
+    {"sim_clock", "dpnode"},
+    {"sim_late_us", "dpnode"},
+    {"sim_layers", "dpnode"},
+    {"sim_path_delay", "dpnode"},
+    {"sim_seed", "dpnode"},
+    {"sim_step_ms", "dpnode"},
+    {"sim_straggler", "dpnode"},
+    {"sim_workload", "dpnode"},
+    {"snapshot_period_ms", "dpnode"},
+    {"speed", "dptop"},
+    {"stamp_asym_ns", "dpnode"},
+    {"state_timeout_ms", "dptop"},
+    {"status_period_ms", "dpnode"},
+    {"sub_hwm", "dptop"},
+    {"sysfs_root", "dpnode"},
+    {"trace_cuda_api", "libdptrace"},
+    {"trace_enable", "libdptrace"},
+    {"trace_endpoint", "dpnode libdptrace"},
+    {"trace_events", "libdptrace"},
+    {"trace_flush_ms", "libdptrace"},
+    {"trace_hip_library", "libdptrace"},
+    {"trace_hwm", "libdptrace"},
+    {"trace_inherit_step", "libdptrace"},
+    {"trace_pending", "libdptrace"},
+    {"trace_quiet", "libdptrace"},
+    {"trace_ring", "libdptrace"},
+    {"trace_snapshot_ms", "libdptrace"},
+    {"trace_tsc", "libdptrace"},
+    {"user_timestamps", "dpnode"},
 };
 
 static const char *source_names[] = {"default", "file", "env", "flag"};
@@ -37,18 +127,98 @@ const char *base_config_source_name(enum base_cfg_source source)
     return (unsigned)source < BASE_ARRAY_LEN(source_names) ? source_names[source] : "?";
 }
 
+static bool norm_name(const char *name, char *norm, size_t size);
+
 static long find_key(const base_config_t *self, const char *name)
 {
     char norm[128];
-    size_t len = strlen(name);
-    if (len >= sizeof norm)
+    if (!norm_name(name, norm, sizeof norm))
         return -1;
-    for (size_t i = 0; i <= len; i++)
-        norm[i] = name[i] == '-' ? '_' : name[i];
     for (size_t i = 0; i < self->nkeys; i++)
         if (strcmp(self->keys[i].name, norm) == 0)
             return (long)i;
     return -1;
+}
+
+/* The name with dashes as underscores, or false when it does not fit. */
+static bool norm_name(const char *name, char *norm, size_t size)
+{
+    size_t len = strlen(name);
+    if (len >= size)
+        return false;
+    for (size_t i = 0; i <= len; i++)
+        norm[i] = name[i] == '-' ? '_' : name[i];
+    return true;
+}
+
+const char *base_config_readers(const char *name)
+{
+    char norm[128];
+    if (!norm_name(name, norm, sizeof norm))
+        return NULL;
+    for (size_t i = 0; i < BASE_ARRAY_LEN(product_names); i++)
+        if (strcmp(product_names[i].name, norm) == 0)
+            return product_names[i].programs;
+    return NULL;
+}
+
+/* Edit distance of two short names (longer ones are never near anything). */
+static size_t edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 63 || lb > 63)
+        return SIZE_MAX;
+    size_t row[64];
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t up = row[j];
+            size_t best = diag + (a[i - 1] != b[j - 1]);
+            if (up + 1 < best)
+                best = up + 1;
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[lb];
+}
+
+/* The product's name nearest a misspelt one, or NULL when none is near. */
+static const char *nearest_name(const char *name)
+{
+    char norm[128];
+    if (!norm_name(name, norm, sizeof norm))
+        return NULL;
+    for (char *p = norm; *p; p++)
+        *p = (char)tolower((unsigned char)*p);
+    size_t limit = strlen(norm) / 4 > 2 ? strlen(norm) / 4 : 2, best = SIZE_MAX;
+    const char *found = NULL;
+    for (size_t i = 0; i < BASE_ARRAY_LEN(product_names); i++) {
+        size_t d = edit_distance(norm, product_names[i].name);
+        /* A name cut short ("trace_inherit") means the one it begins. */
+        if (strlen(norm) >= 4 && strncmp(product_names[i].name, norm, strlen(norm)) == 0)
+            d = 1;
+        if (d <= limit && d < best) {
+            best = d;
+            found = product_names[i].name;
+        }
+    }
+    return found;
+}
+
+static void note_foreign(base_config_t *self, const char *name, enum base_cfg_source source)
+{
+    if (self->nforeign == CONFIG_FOREIGN_MAX) {
+        self->foreign_more++;
+        return;
+    }
+    self->foreign[self->nforeign] = xstrdup(name);
+    self->foreign_source[self->nforeign++] = source;
 }
 
 static bool in_range(const struct base_cfg_key *k, double v)
@@ -117,6 +287,12 @@ base_config_t *base_config_new(const struct base_cfg_key *keys, size_t nkeys)
     self->values = xcalloc(nkeys, sizeof *self->values);
     for (size_t i = 0; i < nkeys; i++) {
         char err[BASE_ERRLEN];
+        if (base_config_readers(keys[i].name) == NULL) {
+            /* Other programs would refuse it in a shared file or environment. */
+            fprintf(stderr, "fatal: configuration key '%s' is missing from product_names\n",
+                    keys[i].name);
+            abort();
+        }
         if (parse_value(&keys[i], keys[i].def, &self->values[i], "default", err) != BASE_OK) {
             /* A bad built-in default is a programming error, not user input. */
             fprintf(stderr, "fatal: %s\n", err);
@@ -134,6 +310,8 @@ void base_config_destroy(base_config_t **self_p)
     base_config_t *self = *self_p;
     for (size_t i = 0; i < self->nkeys; i++)
         free(self->values[i].s);
+    for (size_t i = 0; i < self->nforeign; i++)
+        free(self->foreign[i]);
     free(self->values);
     free(self);
     *self_p = NULL;
@@ -220,8 +398,14 @@ int base_config_load_file(base_config_t *self, const char *path, char *err)
     json_object_object_foreach(root, key, val)
     {
         long idx = find_key(self, key);
+        if (idx < 0 && base_config_readers(key) != NULL) {
+            note_foreign(self, key, BASE_CFG_FILE);
+            continue;
+        }
         if (idx < 0) {
-            base_err(err, "unknown configuration key '%s' [file %s]", key, path);
+            const char *near = nearest_name(key);
+            base_err(err, "unknown configuration key '%s' [file %s]%s%s%s", key, path,
+                     near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
             goto out;
         }
         char buf[4096];
@@ -243,17 +427,47 @@ out:
 
 int base_config_load_env(base_config_t *self, char *err)
 {
-    for (size_t i = 0; i < self->nkeys; i++) {
-        char var[160] = "DPTOP_";
-        size_t off = strlen(var);
-        for (const char *p = self->keys[i].name; *p && off < sizeof var - 1; p++)
-            var[off++] = (char)toupper((unsigned char)*p);
-        var[off] = '\0';
-        const char *val = getenv(var);
-        if (val == NULL)
+    static const char prefix[] = "DPTOP_";
+    const size_t plen = sizeof prefix - 1;
+    for (char **e = environ; e != NULL && *e != NULL; e++) {
+        const char *eq = strchr(*e, '=');
+        if (eq == NULL || strncmp(*e, prefix, plen) != 0)
             continue;
-        if (base_config_set(self, self->keys[i].name, val, BASE_CFG_ENV, err) != BASE_OK)
-            return BASE_ERR;
+        char name[128];
+        size_t len = (size_t)(eq - *e) - plen;
+        if (len >= sizeof name)
+            len = sizeof name - 1;
+        bool upper = len > 0;
+        for (size_t i = 0; i < len; i++) {
+            char c = (*e)[plen + i];
+            upper = upper && (isupper((unsigned char)c) || isdigit((unsigned char)c) || c == '_');
+            name[i] = (char)tolower((unsigned char)c);
+        }
+        name[len] = '\0';
+        if (upper && strcmp(name, "config") == 0)
+            continue;
+        long idx = upper ? find_key(self, name) : -1;
+        if (idx >= 0) {
+            if (base_config_set(self, name, eq + 1, BASE_CFG_ENV, err) != BASE_OK)
+                return BASE_ERR;
+            continue;
+        }
+        if (upper && base_config_readers(name) != NULL) {
+            note_foreign(self, name, BASE_CFG_ENV);
+            continue;
+        }
+        const char *near = nearest_name(name);
+        char hint[160] = "";
+        if (near != NULL) {
+            char up[128];
+            size_t n = 0;
+            for (; n < sizeof up - 1 && near[n]; n++)
+                up[n] = (char)toupper((unsigned char)near[n]);
+            up[n] = '\0';
+            snprintf(hint, sizeof hint, " (did you mean %s%s?)", prefix, up);
+        }
+        return base_err(err, "unknown environment variable %.*s: no program of dptop reads it%s",
+                        (int)(eq - *e), *e, hint);
     }
     return BASE_OK;
 }
@@ -332,4 +546,10 @@ void base_config_print(const base_config_t *self, FILE *out)
         }
         fprintf(out, "%-24s = %-24s (%s)\n", k->name, text, base_config_source_name(v->source));
     }
+    for (size_t i = 0; i < self->nforeign; i++)
+        fprintf(out, "# %s (%s): read by %s, not here\n", self->foreign[i],
+                base_config_source_name(self->foreign_source[i]),
+                base_config_readers(self->foreign[i]));
+    if (self->foreign_more > 0)
+        fprintf(out, "# and %zu more names read by other programs\n", self->foreign_more);
 }

@@ -7,10 +7,10 @@
 # 100 a direction per 2 s window: --cadence-us 4000, BENCH names
 # clock_c4000us_...).
 #
-# Usage: bench/bench_clock.sh [extra dpclock bench flags]   (DPTOP_BUILD=build dir)
+# Usage: bench/bench_clock.sh [extra dpclock bench flags]   (DPTEST_BUILD=build dir)
 # With flags, only the one run they describe.
 set -u
-build=${DPTOP_BUILD:-$(cd "$(dirname "$0")/.." && pwd)/build}
+build=${DPTEST_BUILD:-$(cd "$(dirname "$0")/.." && pwd)/build}
 dp=$build/dpclock
 if [ ! -x "$dp" ]; then
     echo "bench_clock: $dp is missing (build it first)" >&2

@@ -10,7 +10,7 @@
 # difference is the library's work per call: the scope and correlation
 # bookkeeping at entry, the event at exit.
 #
-# Usage: bench/bench_cupti_fake.sh [calls]   (DPTOP_BUILD=build dir)
+# Usage: bench/bench_cupti_fake.sh [calls]   (DPTEST_BUILD=build dir)
 set -u
 . "$(dirname "$0")/../tests/integration/lib.sh"
 N=${1:-100000}

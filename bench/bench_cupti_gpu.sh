@@ -3,7 +3,7 @@
 # against the same program without it, in the same run, on a real NVIDIA
 # GPU (cuda_app --launches: an empty kernel launched 200000 times on one
 # stream, in bursts of 256 that the GPU drains between, untimed).  Five
-# rounds (DPTOP_BENCH_ROUNDS), each mode once a round (the order turned by
+# rounds (DPTEST_BENCH_ROUNDS), each mode once a round (the order turned by
 # one each round), medians:
 #   plain     no CUDA_INJECTION64_PATH (the library is linked but never starts)
 #   records   CUPTI's floor (bench/cupti_floor.c): the same activity
@@ -16,7 +16,7 @@
 # thread); cupti - plain is what CUPTI costs anyone who asks it the same.
 # Prints nothing but a note where no NVIDIA GPU answers.
 #
-# Usage: bench/bench_cupti_gpu.sh [launches]   (DPTOP_BUILD=build dir)
+# Usage: bench/bench_cupti_gpu.sh [launches]   (DPTEST_BUILD=build dir)
 set -u
 . "$(dirname "$0")/../tests/integration/lib.sh"
 N=${1:-200000}
@@ -30,7 +30,7 @@ per_launch() {
     local out
     case $1 in
     plain) out=$(env -u CUDA_INJECTION64_PATH "$APP" --launches "$N" 2>&1) ;;
-    records) out=$(CUDA_INJECTION64_PATH=$FLOOR DPTOP_FLOOR=activity "$APP" --launches "$N" 2>&1) ;;
+    records) out=$(CUDA_INJECTION64_PATH=$FLOOR DPTEST_FLOOR=activity "$APP" --launches "$N" 2>&1) ;;
     cupti) out=$(CUDA_INJECTION64_PATH=$FLOOR "$APP" --launches "$N" 2>&1) ;;
     traced) out=$(CUDA_INJECTION64_PATH=$LIB DPTOP_TRACE_ENDPOINT=$EP "$APP" --launches "$N" 2>&1) ;;
     dropping) out=$(CUDA_INJECTION64_PATH=$LIB DPTOP_TRACE_ENDPOINT="ipc://$IT_TMP/nobody.sock" \

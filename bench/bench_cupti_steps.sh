@@ -4,7 +4,7 @@
 # jax_app.py: each prints its median step after the first 3), against the
 # same program without it and under CUPTI's floor (bench/cupti_floor.c:
 # the same activity records and launch callbacks, nothing done with them).
-# Rounds (DPTOP_BENCH_ROUNDS, default 3), each mode once a round, the
+# Rounds (DPTEST_BENCH_ROUNDS, default 3), each mode once a round, the
 # order turned by one each round, medians:
 #   plain   no CUDA_INJECTION64_PATH
 #   cupti   CUPTI's floor
@@ -13,9 +13,9 @@
 #           as the library did before: what its flushes cost the program
 # Prints nothing but a note where no NVIDIA GPU answers; a framework that
 # is not installed, or cannot use the GPU, is left out.  Python:
-# DPTOP_TORCH_PY, DPTOP_JAX_PY (as the GPU tests), else python3.
+# DPTEST_TORCH_PY, DPTEST_JAX_PY (as the GPU tests), else python3.
 #
-# Usage: bench/bench_cupti_steps.sh [steps]   (DPTOP_BUILD=build dir)
+# Usage: bench/bench_cupti_steps.sh [steps]   (DPTEST_BUILD=build dir)
 set -u
 . "$(dirname "$0")/../tests/integration/lib.sh"
 STEPS=${1:-50}
@@ -44,7 +44,7 @@ gpu=$(head -1 "$IT_TMP/gpus.txt" | sed 's/ (UUID.*//')
 MODES="plain cupti traced flush2"
 app_step_us() { step_us "$app" "$1"; } # the loop's app
 for app in torch jax; do
-    if [ $app = torch ]; then PY=${DPTOP_TORCH_PY:-$(command -v python3)}; else PY=${DPTOP_JAX_PY:-$(command -v python3)}; fi
+    if [ $app = torch ]; then PY=${DPTEST_TORCH_PY:-$(command -v python3)}; else PY=${DPTEST_JAX_PY:-$(command -v python3)}; fi
     "$PY" -c "import $app" 2>/dev/null || { echo "bench_cupti_steps: $app: not installed, left out"; continue; }
     declare -A runs=() med=()
     rc=0

@@ -11,7 +11,7 @@
 # CPU share = (utime + stime) / wall, from /proc/PID/stat, over the
 # measurement interval only (start-up excluded).
 #
-# Usage: bench/bench_dpnode.sh [seconds]   (DPTOP_BUILD=build dir)
+# Usage: bench/bench_dpnode.sh [seconds]   (DPTEST_BUILD=build dir)
 set -u
 . "$(dirname "$0")/../tests/integration/lib.sh"
 SECS=${1:-30}

@@ -8,7 +8,7 @@
 # batches rec_check counts, reading the file back as a replayer would,
 # times their 4096 records).
 #
-# Usage: bench/bench_record.sh [batches]   (DPTOP_BUILD=build dir)
+# Usage: bench/bench_record.sh [batches]   (DPTEST_BUILD=build dir)
 set -u
 . "$(dirname "$0")/../tests/integration/lib.sh"
 N=${1:-1000}

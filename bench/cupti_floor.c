@@ -5,7 +5,7 @@
  * does nothing with it.  The same clock (CLOCK_MONOTONIC, where libcupti
  * takes one), the same activity records (kernels, copies, memsets; 1 MiB
  * buffers asked for every 20 ms and handed back unread) and, unless
- * DPTOP_FLOOR=activity, the same API callbacks (gpu/cupti_work.h: the
+ * DPTEST_FLOOR=activity, the same API callbacks (gpu/cupti_work.h: the
  * runtime's and the driver's calls that do, wait for or allocate work),
  * empty.  What a program's calls take beyond this floor is
  * libdptrace's own.
@@ -117,7 +117,7 @@ int InitializeInjection(void)
     if ((*(void **)&flush_all = dlsym(lib, "cuptiActivityFlushAll")) != NULL &&
         pthread_create(&t, NULL, flusher, NULL) == 0)
         pthread_detach(t);
-    const char *mode = getenv("DPTOP_FLOOR");
+    const char *mode = getenv("DPTEST_FLOOR");
     if (mode != NULL && strcmp(mode, "activity") == 0) {
         fprintf(stderr, "cupti_floor: activity records\n");
         return 1;

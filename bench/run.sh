@@ -12,7 +12,7 @@ for b in "$build"/bench/bench_* bench/bench_*.sh; do
     [ -n "$filter" ] && [[ $name != *$filter* ]] && continue
     echo "== $name"
     case $b in
-    *.sh) DPTOP_BUILD="$build" bash "$b" || rc=1 ;;
+    *.sh) DPTEST_BUILD="$build" bash "$b" || rc=1 ;;
     *) "$b" || rc=1 ;;
     esac
     echo

@@ -91,8 +91,8 @@ for t in tests/integration/test_*.sh tests/integration/test_*.py; do
     *.py) runner=/usr/bin/python3 ;;
     *) runner=bash ;;
     esac
-    run_one "integration/$name" "${limit:-300}" env DPTOP_BUILD="$build" DPTOP_ASAN_BUILD="$asan" \
-        DPTOP_ROOT="$root" "$runner" "$t"
+    run_one "integration/$name" "${limit:-300}" env DPTEST_BUILD="$build" DPTEST_ASAN_BUILD="$asan" \
+        DPTEST_ROOT="$root" "$runner" "$t"
 done
 
 echo

@@ -18,7 +18,7 @@
 static const struct base_cfg_key keys[] = {
     {"probe_cadence_us", BASE_CFG_INT, "800", 50, 1e6, "probe pair cadence"},
     {"guard_ns", BASE_CFG_DOUBLE, "2.5", 0, 1e6, "guard band"},
-    {"verbose", BASE_CFG_BOOL, "false", 1, 0, "chatty"},
+    {"color", BASE_CFG_BOOL, "false", 1, 0, "colours"},
     {"output_dir", BASE_CFG_STRING, "/tmp/x", 1, 0, "where"},
 };
 
@@ -37,7 +37,7 @@ static void test_config_defaults(void **state)
     base_config_t *c = base_config_new(keys, BASE_ARRAY_LEN(keys));
     assert_int_equal(base_config_int(c, "probe_cadence_us"), 800);
     assert_true(base_config_double(c, "guard_ns") == 2.5);
-    assert_false(base_config_bool(c, "verbose"));
+    assert_false(base_config_bool(c, "color"));
     assert_string_equal(base_config_str(c, "output_dir"), "/tmp/x");
     assert_int_equal(base_config_source(c, "guard_ns"), BASE_CFG_DEFAULT);
     base_config_destroy(&c);
@@ -48,8 +48,7 @@ static void test_config_layers(void **state)
 {
     char err[BASE_ERRLEN];
     base_config_t *c = base_config_new(keys, BASE_ARRAY_LEN(keys));
-    char *path =
-        write_tmp("{\"probe_cadence_us\": 1000, \"output_dir\": \"/f\", \"verbose\": true}");
+    char *path = write_tmp("{\"probe_cadence_us\": 1000, \"output_dir\": \"/f\", \"color\": true}");
     setenv("DPTOP_PROBE_CADENCE_US", "1200", 1);
     unsetenv("DPTOP_CONFIG");
     assert_int_equal(base_config_load_layers(c, path, err), BASE_OK);
@@ -57,7 +56,7 @@ static void test_config_layers(void **state)
     assert_int_equal(base_config_source(c, "probe_cadence_us"), BASE_CFG_ENV);
     assert_string_equal(base_config_str(c, "output_dir"), "/f");
     assert_int_equal(base_config_source(c, "output_dir"), BASE_CFG_FILE);
-    assert_true(base_config_bool(c, "verbose"));
+    assert_true(base_config_bool(c, "color"));
     assert_int_equal(base_config_set(c, "probe-cadence-us", "900", BASE_CFG_FLAG, err), BASE_OK);
     assert_int_equal(base_config_int(c, "probe_cadence_us"), 900);
     assert_int_equal(base_config_source(c, "probe_cadence_us"), BASE_CFG_FLAG);
@@ -88,8 +87,8 @@ static void test_config_refusals(void **state)
     assert_int_equal(base_config_set(c, "probe_cadence_us", "12x", BASE_CFG_FLAG, err), BASE_ERR);
     assert_int_equal(base_config_set(c, "nope", "1", BASE_CFG_FLAG, err), BASE_ERR);
     assert_non_null(strstr(err, "nope"));
-    assert_int_equal(base_config_set(c, "verbose", "maybe", BASE_CFG_ENV, err), BASE_ERR);
-    assert_non_null(strstr(err, "verbose"));
+    assert_int_equal(base_config_set(c, "color", "maybe", BASE_CFG_ENV, err), BASE_ERR);
+    assert_non_null(strstr(err, "color"));
     /* A refused value leaves the previous one in place. */
     assert_int_equal(base_config_int(c, "probe_cadence_us"), 800);
 
@@ -108,6 +107,68 @@ static void test_config_refusals(void **state)
     }
     assert_int_equal(base_config_load_file(c, "/nonexistent/dptop.json", err), BASE_ERR);
     assert_non_null(strstr(err, "/nonexistent/dptop.json"));
+    base_config_destroy(&c);
+}
+
+/* One file and one environment serve every program: names another program
+ * reads are passed over (and shown), names none reads are refused. */
+static void test_config_shared(void **state)
+{
+    char err[BASE_ERRLEN];
+    assert_string_equal(base_config_readers("hub"), "dpnode dptop");
+    assert_string_equal(base_config_readers("trace-inherit-step"), "libdptrace");
+    assert_null(base_config_readers("nope"));
+    assert_null(base_config_readers("config"));
+
+    base_config_t *c = base_config_new(keys, BASE_ARRAY_LEN(keys));
+    char *path = write_tmp("{\"fps\": 30, \"guard_ns\": 4, \"trace_ring\": \"not checked\"}");
+    setenv("DPTOP_CONFIG", path, 1);
+    setenv("DPTOP_SUB_HWM", "5", 1);
+    assert_int_equal(base_config_load_layers(c, NULL, err), BASE_OK);
+    assert_true(base_config_double(c, "guard_ns") == 4.0);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&buf, &len);
+    base_config_print(c, mem);
+    fclose(mem);
+    assert_non_null(strstr(buf, "# fps (file): read by dptop, not here"));
+    assert_non_null(strstr(buf, "# trace_ring (file): read by libdptrace"));
+    assert_non_null(strstr(buf, "# sub_hwm (env): read by dptop"));
+    free(buf);
+    unsetenv("DPTOP_SUB_HWM");
+
+    /* A misspelt variable is refused with the name meant; so is one written
+     * in lower case, which no program would read. */
+    const char *bad_env[][3] = {
+        {"DPTOP_PROBE_CADENSE_US", "DPTOP_PROBE_CADENSE_US", "DPTOP_PROBE_CADENCE_US?"},
+        {"DPTOP_probe_cadence_us", "DPTOP_probe_cadence_us", "DPTOP_PROBE_CADENCE_US?"},
+        {"DPTOP_TRACE_INHERIT", "DPTOP_TRACE_INHERIT", "did you mean"},
+        {"DPTOP_ZZZZZZZZZZZZ", "DPTOP_ZZZZZZZZZZZZ", "reads it"},
+        {"DPTOP_", "DPTOP_", "reads it"},
+    };
+    for (size_t i = 0; i < BASE_ARRAY_LEN(bad_env); i++) {
+        setenv(bad_env[i][0], "1", 1);
+        assert_int_equal(base_config_load_env(c, err), BASE_ERR);
+        assert_non_null(strstr(err, bad_env[i][1]));
+        assert_non_null(strstr(err, bad_env[i][2]));
+        unsetenv(bad_env[i][0]);
+    }
+    assert_int_equal(base_config_load_env(c, err), BASE_OK);
+    unsetenv("DPTOP_CONFIG");
+    unlink(path);
+    free(path);
+
+    path = write_tmp("{\"guard_nss\": 4}");
+    assert_int_equal(base_config_load_file(c, path, err), BASE_ERR);
+    assert_non_null(strstr(err, "'guard_nss'"));
+    assert_non_null(strstr(err, "did you mean 'guard_ns'?"));
+    unlink(path);
+    free(path);
+    path = write_tmp("{\"config\": \"/x\"}");
+    assert_int_equal(base_config_load_file(c, path, err), BASE_ERR);
+    assert_non_null(strstr(err, "'config'"));
+    unlink(path);
+    free(path);
     base_config_destroy(&c);
 }
 
@@ -323,10 +384,11 @@ static void test_afile(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_config_defaults),   cmocka_unit_test(test_config_layers),
-        cmocka_unit_test(test_config_refusals),   cmocka_unit_test(test_json_strict),
-        cmocka_unit_test(test_json_ns_precision), cmocka_unit_test(test_decstats),
-        cmocka_unit_test(test_errors_and_time),   cmocka_unit_test(test_afile),
+        cmocka_unit_test(test_config_defaults), cmocka_unit_test(test_config_layers),
+        cmocka_unit_test(test_config_refusals), cmocka_unit_test(test_config_shared),
+        cmocka_unit_test(test_json_strict),     cmocka_unit_test(test_json_ns_precision),
+        cmocka_unit_test(test_decstats),        cmocka_unit_test(test_errors_and_time),
+        cmocka_unit_test(test_afile),
     };
     return cmocka_run_group_tests_name("base", tests, NULL, NULL);
 }

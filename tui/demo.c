@@ -155,9 +155,9 @@ static int spawn(struct demo *d, int i, const char *dpnode, const char *const *a
             dup2(fd, 2);
         }
         /*
-         * DPTOP_CONFIG names dptop's file (fps, event budget, ...), whose
-         * keys dpnode would refuse as unknown: the demo's agents take
-         * their settings from their flags alone.
+         * DPTOP_CONFIG may be the file of a real cluster (its master,
+         * node ids, probe key): the demo's agents take their settings
+         * from their flags alone.
          */
         unsetenv("DPTOP_CONFIG");
         execv(dpnode, (char *const *)args);

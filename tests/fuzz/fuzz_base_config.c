@@ -9,7 +9,7 @@
 static const struct base_cfg_key keys[] = {
     {"probe_cadence_us", BASE_CFG_INT, "800", 50, 1e6, ""},
     {"guard_ns", BASE_CFG_DOUBLE, "2.5", 0, 1e6, ""},
-    {"verbose", BASE_CFG_BOOL, "false", 1, 0, ""},
+    {"color", BASE_CFG_BOOL, "false", 1, 0, ""},
     {"output_dir", BASE_CFG_STRING, "/tmp", 1, 0, ""},
 };
 

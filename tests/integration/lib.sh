@@ -19,20 +19,20 @@
 #                          the library or FW; runs it plain, then traced into
 #                          it_receiver until its last step arrived; prints both
 #                          step times; the events in $IT_TMP/dump.log (copied to
-#                          DPTOP_KEEP_DUMP where set)
+#                          DPTEST_KEEP_DUMP where set)
 #   it_bench_start NAME [--gpu] FILE...  a bench script's start: NAME prints
 #                          "skipped" and exits 0 without a FILE (or, with --gpu,
 #                          without an NVIDIA GPU: then CUDA's libraries go on the
 #                          path), else it_receiver into /dev/null
-#   it_bench_rounds N      ROUNDS: DPTOP_BENCH_ROUNDS, else N; exit 2 below 1
+#   it_bench_rounds N      ROUNDS: DPTEST_BENCH_ROUNDS, else N; exit 2 below 1
 #   it_cuda_libpath        put CUDA's libraries (libcupti) on LD_LIBRARY_PATH: the
-#                          toolkit's, and DPTOP_CUPTI_LIBDIR where set
+#                          toolkit's, and DPTEST_CUPTI_LIBDIR where set
 #   it_fail MSG / it_skip MSG / it_pass MSG
 #   IT_PY                  Debian's python3 (it has python3-zmq), else the first on PATH;
 #                          PYTHONPATH holds this directory (gpu_dump.py and the others)
 set -u
-IT_ROOT=${DPTOP_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
-B=${DPTOP_BUILD:-$IT_ROOT/build}
+IT_ROOT=${DPTEST_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+B=${DPTEST_BUILD:-$IT_ROOT/build}
 IT_PY=/usr/bin/python3
 [ -x "$IT_PY" ] || IT_PY=$(command -v python3)
 # The tests' Python helpers (gpu_dump, dpnode_check) import from here.
@@ -51,7 +51,7 @@ it_cleanup() {
         sleep 0.1
     done
     for p in "${IT_PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done
-    if [ -z "${DPTOP_KEEP:-}" ]; then rm -rf "$IT_TMP"; else echo "kept $IT_TMP"; fi
+    if [ -z "${DPTEST_KEEP:-}" ]; then rm -rf "$IT_TMP"; else echo "kept $IT_TMP"; fi
 }
 trap it_cleanup EXIT
 
@@ -146,7 +146,7 @@ it_trace_py_app() {
     sleep 1 # the last batches
     it_stop "$DUMP_PID"
     it_wait 10 grep -q '"msg":"stats"' "$IT_TMP/dump.log" || it_fail "no stats from the dump tool"
-    [ -z "${DPTOP_KEEP_DUMP:-}" ] || cp "$IT_TMP/dump.log" "$DPTOP_KEEP_DUMP"
+    [ -z "${DPTEST_KEEP_DUMP:-}" ] || cp "$IT_TMP/dump.log" "$DPTEST_KEEP_DUMP"
 }
 
 it_bench_start() {
@@ -166,8 +166,8 @@ it_bench_start() {
 }
 
 it_bench_rounds() {
-    ROUNDS=${DPTOP_BENCH_ROUNDS:-$1}
-    [ "$ROUNDS" -ge 1 ] 2>/dev/null || { echo "DPTOP_BENCH_ROUNDS must be 1 or more" >&2; exit 2; }
+    ROUNDS=${DPTEST_BENCH_ROUNDS:-$1}
+    [ "$ROUNDS" -ge 1 ] 2>/dev/null || { echo "DPTEST_BENCH_ROUNDS must be 1 or more" >&2; exit 2; }
 }
 
 # it_bench_modes FN MODE...: ROUNDS rounds of `FN MODE` for every mode, the
@@ -196,7 +196,7 @@ it_bench_modes() {
 
 it_cuda_libpath() {
     local d
-    for d in /usr/local/cuda/lib64 /usr/local/cuda/extras/CUPTI/lib64 ${DPTOP_CUPTI_LIBDIR:-}; do
+    for d in /usr/local/cuda/lib64 /usr/local/cuda/extras/CUPTI/lib64 ${DPTEST_CUPTI_LIBDIR:-}; do
         [ -d "$d" ] && export LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
     done
 }

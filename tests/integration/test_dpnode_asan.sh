@@ -5,7 +5,7 @@
 # feeding one of them, garbage on a probe port, a registration restart, then
 # SIGTERM: every process exits 0 with no sanitizer report and no leak.
 . "$(dirname "$0")/lib.sh"
-A=${DPTOP_ASAN_BUILD:-}
+A=${DPTEST_ASAN_BUILD:-}
 [ -n "$A" ] && [ -x "$A/dpnode" ] || it_skip "no sanitizer build of dpnode (run with an ASan build directory)"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:exitcode=99
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:exitcode=98

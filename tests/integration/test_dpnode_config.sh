@@ -41,6 +41,11 @@ expect_bad probe-cadence-us "$D" --probe-cadence-us
 expect_bad probe_window_s env DPTOP_PROBE_WINDOW_S=0 "$D" --print-config
 expect_bad snapshot_period_ms env DPTOP_SNAPSHOT_PERIOD_MS=soon "$D" --print-config
 expect_bad sim_clock env DPTOP_SIM_CLOCK=x "$D" --print-config
+# A DPTOP_ variable no program reads is a misspelling, never passed over.
+expect_bad "DPTOP_PROBE_CADENSE_US.*did you mean DPTOP_PROBE_CADENCE_US" \
+    env DPTOP_PROBE_CADENSE_US=800 "$D" --print-config
+expect_bad "DPTOP_SNAPSHOT_PERIOD.*DPTOP_SNAPSHOT_PERIOD_MS" env DPTOP_SNAPSHOT_PERIOD=5 "$D" \
+    --print-config
 # Files.
 echo '{"estimator": "bogus"}' >"$IT_TMP/bad1.json"
 expect_bad estimator "$D" --config "$IT_TMP/bad1.json" --print-config
@@ -52,6 +57,30 @@ echo '{"probe_cadence_us": 10000' >"$IT_TMP/bad4.json"
 expect_bad bad4.json "$D" --config "$IT_TMP/bad4.json" --print-config
 expect_bad estimator env DPTOP_CONFIG="$IT_TMP/bad1.json" "$D" --print-config
 expect_bad missing.json "$D" --config "$IT_TMP/missing.json" --print-config
+echo '{"probe_cadense_us": 1000}' >"$IT_TMP/bad5.json"
+expect_bad "probe_cadense_us.*did you mean 'probe_cadence_us'" "$D" --config "$IT_TMP/bad5.json" \
+    --print-config
+
+# One file and one environment for every program: what dptop or libdptrace
+# reads is passed over by dpnode (and shown), and the other way round.
+cat >"$IT_TMP/shared.json" <<'JSON'
+{"probe_cadence_us": 3000, "fps": 20, "event_budget": 5000, "hub": "tcp://127.0.0.1:7510"}
+JSON
+out=$(DPTOP_CONFIG="$IT_TMP/shared.json" DPTOP_TRACE_RING=1024 DPTOP_COLOR=0 "$D" --print-config) ||
+    it_fail "dpnode refused a file shared with dptop"
+echo "$out" | grep -Eq '^probe_cadence_us +=  *3000 +\(file\)' || it_fail "shared file: own key lost"
+echo "$out" | grep -Eq '^hub +=  *tcp://127.0.0.1:7510 +\(file\)' || it_fail "shared key lost"
+echo "$out" | grep -q '^# fps (file): read by dptop, not here' || it_fail "dptop's key not shown"
+echo "$out" | grep -q '^# trace_ring (env): read by libdptrace' || it_fail "libdptrace's not shown"
+out=$(DPTOP_CONFIG="$IT_TMP/shared.json" DPTOP_SIM_CLOCK=5,1 "$B/dptop" --print-config) ||
+    it_fail "dptop refused a file shared with dpnode"
+echo "$out" | grep -Eq '^fps +=  *20 +\(file\)' || it_fail "dptop: own key lost"
+echo "$out" | grep -q '^# probe_cadence_us (file): read by dpnode' || it_fail "dpnode's not shown"
+echo "$out" | grep -q '^# sim_clock (env): read by dpnode' || it_fail "dpnode's env not shown"
+out=$(DPTOP_FSP=20 "$B/dptop" --print-config 2>&1 >/dev/null)
+[ $? -eq 2 ] && echo "$out" | grep -q "DPTOP_FSP.*did you mean DPTOP_FPS" ||
+    it_fail "dptop passed over a misspelt variable: $out"
+echo "ok: $out"
 
 # Layers: file < env < flag, each value with its source.
 cat >"$IT_TMP/good.json" <<'JSON'

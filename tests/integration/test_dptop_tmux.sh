@@ -41,7 +41,7 @@ pane() { "${TM[@]}" capture-pane -p -t t; }
 
 # The demo log names the children; the node table needs fits for all four.
 it_wait 30 grep -q '"role":"agent"' "$LOG" 2>/dev/null || it_fail "the demo did not start its nodes"
-DPTOP_PID=$(sed -n 's/.*"dptop_pid":\([0-9]*\).*/\1/p' "$LOG")
+DPTEST_PID=$(sed -n 's/.*"dptop_pid":\([0-9]*\).*/\1/p' "$LOG")
 CHILDREN=$(sed -n 's/.*"type":"child".*"pid":\([0-9]*\).*/\1/p' "$LOG")
 [ "$(echo "$CHILDREN" | wc -w)" -eq 4 ] || it_fail "expected 4 children, log: $(cat "$LOG")"
 
@@ -190,7 +190,7 @@ for size in "80 24" "100 30" "40 10" "20 5" "1 1" "160 50"; do
     set -- $size
     "${TM[@]}" resize-window -t t -x "$1" -y "$2" 2>/dev/null || "${TM[@]}" resize-pane -t t -x "$1" -y "$2"
     sleep 0.6
-    kill -0 "$DPTOP_PID" 2>/dev/null || it_fail "dptop died at ${1}x${2}: $(cat "$IT_TMP/dptop.err")"
+    kill -0 "$DPTEST_PID" 2>/dev/null || it_fail "dptop died at ${1}x${2}: $(cat "$IT_TMP/dptop.err")"
 done
 "${TM[@]}" resize-window -t t -x 20 -y 5 2>/dev/null
 it_wait 5 sh -c "tmux -L $SOCK capture-pane -p -t t | grep -q 'small'" || it_fail "no 'too small' notice at 20x5"
@@ -309,7 +309,7 @@ EOF
 "${TM[@]}" send-keys -t t q
 it_wait 20 test -f "$IT_TMP/exit" || it_fail "dptop did not exit on q"
 [ "$(cat "$IT_TMP/exit")" = 0 ] || it_fail "dptop exited with $(cat "$IT_TMP/exit"): $(cat "$IT_TMP/dptop.err")"
-for p in $DPTOP_PID $CHILDREN; do
+for p in $DPTEST_PID $CHILDREN; do
     it_wait 10 sh -c "! kill -0 $p 2>/dev/null" || it_fail "process $p outlived dptop"
 done
 PG=$(echo "$CHILDREN" | head -1)

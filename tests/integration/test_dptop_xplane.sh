@@ -79,7 +79,7 @@ cat "$IT_TMP/check.out"
 
 # The sanitizer build, when there is one, writes the same bytes (the export
 # is deterministic) without a finding.
-A=${DPTOP_ASAN_BUILD:-}
+A=${DPTEST_ASAN_BUILD:-}
 if [ -n "$A" ] && [ -x "$A/dptop" ]; then
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
         "$A/dptop" --replay "$REC" --export "$IT_TMP/asan.xplane.pb" \

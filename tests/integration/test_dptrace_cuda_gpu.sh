@@ -15,7 +15,7 @@
 APP=$B/tests/cuda/cuda_app
 LIB=$B/libdptrace_cupti.so
 DUMP=$B/tests/tools/gpu_ingest_dump
-# libcupti: the toolkit's, else DPTOP_CUPTI_LIBDIR.
+# libcupti: the toolkit's, else DPTEST_CUPTI_LIBDIR.
 it_need_nvidia "$APP" "$LIB" "$DUMP"
 cat "$IT_TMP/gpus.txt"
 STEPS=6 SPIN_US=500
@@ -33,7 +33,7 @@ it_wait 20 grep -q '"name":"cudaDeviceSynchronize"' "$IT_TMP/dump.log" ||
     it_fail "the final batch did not arrive"
 it_stop "$DUMP_PID"
 it_wait 10 grep -q '"msg":"stats"' "$IT_TMP/dump.log" || it_fail "no stats from the dump tool"
-[ -n "${DPTOP_KEEP_DUMP:-}" ] && cp "$IT_TMP/dump.log" "$DPTOP_KEEP_DUMP"
+[ -n "${DPTEST_KEEP_DUMP:-}" ] && cp "$IT_TMP/dump.log" "$DPTEST_KEEP_DUMP"
 
 # The devices CUDA lets the program see (CUDA_VISIBLE_DEVICES, MIG).
 NGPU=$(sed -n 's/^cuda_app: ok, .* on \([0-9]*\) device(s)$/\1/p' "$IT_TMP/app.log")
@@ -188,8 +188,8 @@ cat "$IT_TMP/rec.log"
 "$B/dptop" --replay "$IT_TMP/run.dprec" --export "$IT_TMP/trace.json" >"$IT_TMP/export.out" 2>&1 ||
     it_fail "export failed: $(cat "$IT_TMP/export.out")"
 cat "$IT_TMP/export.out"
-[ -n "${DPTOP_KEEP_DUMP:-}" ] && cp "$IT_TMP/trace.json" "$DPTOP_KEEP_DUMP.trace.json" &&
-    cp "$IT_TMP/run.dprec" "$DPTOP_KEEP_DUMP.dprec"
+[ -n "${DPTEST_KEEP_DUMP:-}" ] && cp "$IT_TMP/trace.json" "$DPTEST_KEEP_DUMP.trace.json" &&
+    cp "$IT_TMP/run.dprec" "$DPTEST_KEEP_DUMP.dprec"
 "$IT_PY" - "$IT_TMP/trace.json" "$STEPS" "$IT_TMP"/app_0a.log "$IT_TMP"/app_0b.log \
     "$IT_TMP"/app_1.log <<'PY' ||
 import collections, json, re, statistics, sys

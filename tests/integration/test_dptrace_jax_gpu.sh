@@ -13,7 +13,7 @@
 . "$(dirname "$0")/lib.sh"
 
 STEPS=20
-it_trace_py_app jax "${DPTOP_JAX_PY:-$(command -v python3)}" $STEPS
+it_trace_py_app jax "${DPTEST_JAX_PY:-$(command -v python3)}" $STEPS
 
 "$IT_PY" - "$IT_TMP/dump.log" "$STEPS" <<'PY' || it_fail "trace check failed"
 import collections, sys

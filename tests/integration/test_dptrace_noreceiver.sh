@@ -40,6 +40,14 @@ DPTOP_TRACE_RING=lots LD_PRELOAD=$LIB "$APP" --steps 2 >"$IT_TMP/bad.log" 2>&1 |
 grep -q "tracing off: invalid value for trace_ring: 'lots'" "$IT_TMP/bad.log" ||
     it_fail "no message naming the bad setting"
 grep -q "hip_app: ok" "$IT_TMP/bad.log" || it_fail "hip_app did not finish with a bad setting"
+# A misspelt variable too, naming the one meant; dpnode's and dptop's pass.
+DPTOP_TRACE_INHERIT=1 LD_PRELOAD=$LIB "$APP" --steps 2 >"$IT_TMP/typo.log" 2>&1 ||
+    it_fail "hip_app failed with a misspelt setting"
+grep -q "tracing off: unknown environment variable DPTOP_TRACE_INHERIT: .*DPTOP_TRACE_INHERIT_STEP" \
+    "$IT_TMP/typo.log" || it_fail "misspelt setting: $(cat "$IT_TMP/typo.log")"
+DPTOP_FPS=5 DPTOP_PROBE_CADENCE_US=900 LD_PRELOAD=$LIB "$APP" --steps 2 >"$IT_TMP/other.log" 2>&1 ||
+    it_fail "hip_app failed with other programs' settings"
+grep -q "tracing off" "$IT_TMP/other.log" && it_fail "other programs' settings turned tracing off"
 DPTOP_TRACE_ENABLE=0 LD_PRELOAD=$LIB "$APP" --steps 2 >"$IT_TMP/off.log" 2>&1 ||
     it_fail "hip_app failed with tracing disabled"
 grep -q "events captured" "$IT_TMP/off.log" && it_fail "tracing was not disabled"

@@ -6,7 +6,7 @@
 # correlation ids unique across threads, the tree consistent.
 . "$(dirname "$0")/lib.sh"
 
-A=${DPTOP_ASAN_BUILD:-}
+A=${DPTEST_ASAN_BUILD:-}
 PRELOAD=
 if [ -n "$A" ] && [ -e "$A/libdptrace.so" ] && [ -e "$A/tests/fake_hip/hip_app" ]; then
     BD=$A

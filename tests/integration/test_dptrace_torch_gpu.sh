@@ -15,7 +15,7 @@
 . "$(dirname "$0")/lib.sh"
 
 STEPS=20
-it_trace_py_app torch "${DPTOP_TORCH_PY:-$(command -v python3)}" $STEPS
+it_trace_py_app torch "${DPTEST_TORCH_PY:-$(command -v python3)}" $STEPS
 
 "$IT_PY" - "$IT_TMP/dump.log" "$STEPS" <<'PY' || it_fail "trace check failed"
 import collections, json, sys
@@ -57,7 +57,7 @@ PY
 
 it_receiver "$IT_TMP/inherit.log" || it_fail "the dump tool did not bind $EP"
 DPTOP_TRACE_INHERIT_STEP=true CUDA_INJECTION64_PATH=$B/libdptrace_cupti.so DPTOP_TRACE_ENDPOINT=$EP \
-    timeout 150 "${DPTOP_TORCH_PY:-$(command -v python3)}" "$IT_ROOT/tests/cuda/torch_app.py" \
+    timeout 150 "${DPTEST_TORCH_PY:-$(command -v python3)}" "$IT_ROOT/tests/cuda/torch_app.py" \
     $STEPS >"$IT_TMP/inherit-app.log" 2>&1 ||
     it_fail "torch_app failed with DPTOP_TRACE_INHERIT_STEP: $(tail -5 "$IT_TMP/inherit-app.log")"
 it_wait 20 grep -q '"ev":"step".*"step":'$((STEPS - 1)), "$IT_TMP/inherit.log" ||
