@@ -395,6 +395,49 @@ int bus_hub_recv(bus_hub_t *self, bus_peer_t *peer, bus_msg_t **out, int timeout
 int bus_hub_send(bus_hub_t *self, const bus_peer_t *peer, bus_msg_t *msg, char *err);
 void bus_hub_stats(bus_hub_t *self, struct bus_hub_stats *out);
 
+/* ---- relay (a branch of the hub's tree) -------------------------------- */
+
+/*
+ * For clusters too large for one hub's fan-in and fan-out (SPEC §5), relays
+ * chain the same proxy pair into a tree.  A relay binds a publisher port
+ * (XSUB) and a subscriber port (XPUB) of its own, forwards what its
+ * publishers send to the upstream's publisher port and what the upstream's
+ * subscriber port carries to its subscribers; subscriptions travel up, so a
+ * topic nobody wants still never leaves its node.  The upstream is the
+ * hub or another relay.  Registration and state requests are not relayed:
+ * they are small, and go to the master's registration port directly.
+ *
+ * Messages pass through untouched (frames are forwarded, not decoded), so
+ * seq gaps still tell every subscriber what was lost on the way.  Upstream
+ * is one peer: a full queue there drops the message, counted (up_dropped).
+ * Downstream, as at the hub, a slow subscriber loses messages at its own
+ * high-water mark without holding up the others; it sees them as seq gaps.
+ */
+typedef struct bus_relay bus_relay_t;
+
+struct bus_relay_opts {
+    const char *upstream; /* registration endpoint of the hub or relay above:
+                           * its P+1 and P+2 are used (bus_endpoints_derive) */
+    const char *listen;   /* this relay's P: it binds P+1 and P+2 */
+    int hwm;              /* messages queued per socket and peer; 0: default 100000 */
+    const struct bus_curve *client_curve; /* towards the upstream; NULL: none */
+    const struct bus_curve *server_curve; /* the hub's server keys and admitted
+                                           * clients, for the peers below */
+};
+
+struct bus_relay_stats {
+    uint64_t up_msgs, up_bytes, up_dropped; /* publishers' messages passed up / lost */
+    uint64_t down_msgs, down_bytes;         /* upstream messages passed to subscribers */
+    uint64_t subs_up, subs_down;            /* subscription changes passed on */
+    uint64_t auth_allowed, auth_denied;     /* CURVE handshakes below */
+};
+
+bus_relay_t *bus_relay_new(const struct bus_relay_opts *opts, char *err);
+void bus_relay_destroy(bus_relay_t **self);
+/* The endpoints bound (wildcards resolved): BUS_HUB_PUB or BUS_HUB_SUB. */
+const char *bus_relay_endpoint(const bus_relay_t *self, enum bus_hub_port which);
+void bus_relay_stats(bus_relay_t *self, struct bus_relay_stats *out);
+
 /* ---- CRC32C (Castagnoli) ---------------------------------------------- */
 
 /* Continue a CRC: start with crc = 0.  Hardware SSE4.2 path when available. */

@@ -48,6 +48,26 @@ void *bus_zmq_socket(void *ctx, int type, int sndhwm, int rcvhwm, const char *wh
 
 /* CURVE options on a client socket (curve may be NULL: nothing to do). */
 int bus_curve_client(void *sock, const struct bus_curve *curve, char *err);
+/*
+ * The server side, shared by the hub and relays: the admitted client keys
+ * decoded, and the ZAP handler (RFC 27) libzmq asks about every CURVE
+ * handshake on the context's server sockets.  A zeroed struct is "no
+ * security".
+ */
+struct bus_zap {
+    void *sock;             /* REP on inproc://zeromq.zap.01; NULL: no CURVE */
+    uint8_t (*allowed)[32]; /* NULL: any client that knows the server key */
+    size_t nallowed;
+};
+/* Check the keys, decode the admitted ones and bind the handler in ctx
+ * (before the first handshake); curve NULL: nothing to do. */
+int bus_zap_open(struct bus_zap *zap, void *ctx, const struct bus_curve *curve, const char *who,
+                 char *err);
+/* Make sock a CURVE server (before it binds); curve NULL: nothing to do. */
+int bus_curve_server(void *sock, const struct bus_curve *curve, const char *who, char *err);
+/* Answer every pending request, adding to *allowed and *denied. */
+void bus_zap_answer(struct bus_zap *zap, const char *who, uint64_t *allowed, uint64_t *denied);
+void bus_zap_close(struct bus_zap *zap);
 /* A private copy of curve options (strings and list), NULL for NULL. */
 struct bus_curve *bus_curve_copy(const struct bus_curve *curve);
 void bus_curve_free(struct bus_curve *curve);

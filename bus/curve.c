@@ -1,4 +1,5 @@
-/* CURVE options shared by the client sockets (the server side is in hub.c). */
+/* CURVE: options of the client sockets, and the server side that the hub and
+ * relays share (server options, admitted keys, the ZAP handler). */
 #include "bus/bus_int.h"
 
 #include <errno.h>
@@ -65,4 +66,87 @@ void bus_curve_free(struct bus_curve *curve)
         free((char **)curve->allowed);
     }
     free(curve);
+}
+
+int bus_curve_server(void *sock, const struct bus_curve *curve, const char *who, char *err)
+{
+    if (curve == NULL)
+        return BASE_OK;
+    int one = 1;
+    if (zmq_setsockopt(sock, ZMQ_CURVE_SERVER, &one, sizeof one) != 0 ||
+        zmq_setsockopt(sock, ZMQ_CURVE_SECRETKEY, curve->secret_key, 40) != 0 ||
+        zmq_setsockopt(sock, ZMQ_ZAP_DOMAIN, "dptop", 5) != 0)
+        return base_err(err, "%s: CURVE server options: %s", who, zmq_strerror(errno));
+    return BASE_OK;
+}
+
+int bus_zap_open(struct bus_zap *zap, void *ctx, const struct bus_curve *curve, const char *who,
+                 char *err)
+{
+    memset(zap, 0, sizeof *zap);
+    if (curve == NULL)
+        return BASE_OK;
+    if (!bus_curve_available())
+        return base_err(err, "%s: this libzmq was built without CURVE support", who);
+    if (curve->secret_key == NULL || strlen(curve->secret_key) != 40)
+        return base_err(err, "%s: the CURVE secret key must be 40 characters of Z85", who);
+    if (curve->allowed) {
+        size_t n = 0;
+        while (curve->allowed[n])
+            n++;
+        zap->allowed = xcalloc(n ? n : 1, 32);
+        for (size_t i = 0; i < n; i++) {
+            if (strlen(curve->allowed[i]) != 40 ||
+                zmq_z85_decode(zap->allowed[i], curve->allowed[i]) == NULL)
+                return base_err(err, "%s: admitted client key %zu is not 40 characters of Z85", who,
+                                i + 1);
+        }
+        zap->nallowed = n;
+    }
+    zap->sock = bus_zmq_socket(ctx, ZMQ_REP, 0, 0, who, err);
+    if (zap->sock == NULL)
+        return BASE_ERR;
+    if (zmq_bind(zap->sock, "inproc://zeromq.zap.01") != 0)
+        return base_err(err, "%s: cannot bind the ZAP handler: %s", who, zmq_strerror(errno));
+    return BASE_OK;
+}
+
+void bus_zap_answer(struct bus_zap *zap, const char *who, uint64_t *allowed, uint64_t *denied)
+{
+    for (;;) {
+        zmq_msg_t f[8];
+        size_t n;
+        if (bus_zmq_recv_multi(zap->sock, f, BASE_ARRAY_LEN(f), &n, ZMQ_DONTWAIT, NULL) <= 0)
+            return;
+        size_t kept = n < BASE_ARRAY_LEN(f) ? n : BASE_ARRAY_LEN(f);
+        bool ok = false;
+        if (n == 7 && zmq_msg_size(&f[5]) == 5 && memcmp(zmq_msg_data(&f[5]), "CURVE", 5) == 0 &&
+            zmq_msg_size(&f[6]) == 32) {
+            ok = zap->allowed == NULL;
+            for (size_t i = 0; i < zap->nallowed && !ok; i++)
+                ok = memcmp(zap->allowed[i], zmq_msg_data(&f[6]), 32) == 0;
+        }
+        *(ok ? allowed : denied) += 1;
+        zmq_send(zap->sock, "1.0", 3, ZMQ_SNDMORE);
+        if (kept >= 2)
+            zmq_send(zap->sock, zmq_msg_data(&f[1]), zmq_msg_size(&f[1]), ZMQ_SNDMORE);
+        else
+            zmq_send(zap->sock, "", 0, ZMQ_SNDMORE);
+        zmq_send(zap->sock, ok ? "200" : "400", 3, ZMQ_SNDMORE);
+        const char *why = ok ? "OK" : "client key not admitted";
+        zmq_send(zap->sock, why, strlen(why), ZMQ_SNDMORE);
+        zmq_send(zap->sock, "", 0, ZMQ_SNDMORE); /* user id */
+        zmq_send(zap->sock, "", 0, 0);           /* metadata */
+        if (!ok)
+            base_log(BASE_LOG_WARN, who, "refused a peer whose CURVE key is not admitted");
+        bus_zmq_close_frames(f, kept);
+    }
+}
+
+void bus_zap_close(struct bus_zap *zap)
+{
+    if (zap->sock)
+        zmq_close(zap->sock);
+    free(zap->allowed);
+    memset(zap, 0, sizeof *zap);
 }

@@ -31,9 +31,8 @@
 
 struct bus_hub {
     void *ctx;
-    void *router, *xsub, *xpub, *ctl_proxy, *ctl_app, *cache_sub, *pair_hub, *pair_app, *zap;
-    uint8_t (*allowed)[32]; /* CURVE client keys admitted (binary); NULL: any */
-    size_t nallowed;
+    void *router, *xsub, *xpub, *ctl_proxy, *ctl_app, *cache_sub, *pair_hub, *pair_app;
+    struct bus_zap zap; /* CURVE handshakes: admitted client keys */
     bus_pub_t *sync_pub;
     pthread_t proxy_thread, hub_thread;
     bool proxy_running, hub_running;
@@ -295,35 +294,12 @@ static bool handle_app(bus_hub_t *self)
  * handshake on the hub's sockets, whether the client key may come in. */
 static void handle_zap(bus_hub_t *self)
 {
-    for (;;) {
-        zmq_msg_t f[8];
-        size_t n;
-        if (bus_zmq_recv_multi(self->zap, f, BASE_ARRAY_LEN(f), &n, ZMQ_DONTWAIT, NULL) <= 0)
-            return;
-        size_t kept = n < BASE_ARRAY_LEN(f) ? n : BASE_ARRAY_LEN(f);
-        bool ok = false;
-        if (n == 7 && zmq_msg_size(&f[5]) == 5 && memcmp(zmq_msg_data(&f[5]), "CURVE", 5) == 0 &&
-            zmq_msg_size(&f[6]) == 32) {
-            ok = self->allowed == NULL;
-            for (size_t i = 0; i < self->nallowed && !ok; i++)
-                ok = memcmp(self->allowed[i], zmq_msg_data(&f[6]), 32) == 0;
-        }
-        STAT_ADD(self, auth_allowed, ok ? 1 : 0);
-        STAT_ADD(self, auth_denied, ok ? 0 : 1);
-        zmq_send(self->zap, "1.0", 3, ZMQ_SNDMORE);
-        if (kept >= 2)
-            zmq_send(self->zap, zmq_msg_data(&f[1]), zmq_msg_size(&f[1]), ZMQ_SNDMORE);
-        else
-            zmq_send(self->zap, "", 0, ZMQ_SNDMORE);
-        zmq_send(self->zap, ok ? "200" : "400", 3, ZMQ_SNDMORE);
-        const char *why = ok ? "OK" : "client key not admitted";
-        zmq_send(self->zap, why, strlen(why), ZMQ_SNDMORE);
-        zmq_send(self->zap, "", 0, ZMQ_SNDMORE); /* user id */
-        zmq_send(self->zap, "", 0, 0);           /* metadata */
-        if (!ok)
-            base_log(BASE_LOG_WARN, "hub", "refused a peer whose CURVE key is not admitted");
-        bus_zmq_close_frames(f, kept);
-    }
+    uint64_t allowed = 0, denied = 0;
+    bus_zap_answer(&self->zap, "hub", &allowed, &denied);
+    pthread_mutex_lock(&self->lock);
+    self->st.auth_allowed += allowed;
+    self->st.auth_denied += denied;
+    pthread_mutex_unlock(&self->lock);
 }
 
 static void *hub_main(void *arg)
@@ -334,8 +310,8 @@ static void *hub_main(void *arg)
         zmq_pollitem_t it[4] = {{.socket = self->router, .events = ZMQ_POLLIN},
                                 {.socket = self->cache_sub, .events = ZMQ_POLLIN},
                                 {.socket = self->pair_hub, .events = ZMQ_POLLIN},
-                                {.socket = self->zap, .events = ZMQ_POLLIN}};
-        if (zmq_poll(it, self->zap ? 4 : 3, 1000) < 0) {
+                                {.socket = self->zap.sock, .events = ZMQ_POLLIN}};
+        if (zmq_poll(it, self->zap.sock ? 4 : 3, 1000) < 0) {
             if (errno == EINTR)
                 continue;
             if (errno == ETERM)
@@ -343,7 +319,7 @@ static void *hub_main(void *arg)
             base_log(BASE_LOG_ERROR, "hub", "poll: %s", zmq_strerror(errno));
             break;
         }
-        if (self->zap && (it[3].revents & ZMQ_POLLIN))
+        if (self->zap.sock && (it[3].revents & ZMQ_POLLIN))
             handle_zap(self);
         if (it[1].revents & ZMQ_POLLIN)
             drain_cache_sub(self, NULL);
@@ -360,50 +336,6 @@ static void *hub_main(void *arg)
 static void *make_socket(bus_hub_t *self, int type, int sndhwm, int rcvhwm, char *err)
 {
     return bus_zmq_socket(self->ctx, type, sndhwm, rcvhwm, "hub", err);
-}
-
-/* Make sock a CURVE server (before it binds) when the hub has keys. */
-static int curve_server(void *sock, const struct bus_curve *curve, char *err)
-{
-    if (curve == NULL)
-        return BASE_OK;
-    int one = 1;
-    if (zmq_setsockopt(sock, ZMQ_CURVE_SERVER, &one, sizeof one) != 0 ||
-        zmq_setsockopt(sock, ZMQ_CURVE_SECRETKEY, curve->secret_key, 40) != 0 ||
-        zmq_setsockopt(sock, ZMQ_ZAP_DOMAIN, "dptop", 5) != 0)
-        return base_err(err, "hub: CURVE server options: %s", zmq_strerror(errno));
-    return BASE_OK;
-}
-
-/* Server keys and the admitted client keys, checked and decoded. */
-static int curve_setup(bus_hub_t *self, const struct bus_curve *curve, char *err)
-{
-    if (curve == NULL)
-        return BASE_OK;
-    if (!bus_curve_available())
-        return base_err(err, "hub: this libzmq was built without CURVE support");
-    if (curve->secret_key == NULL || strlen(curve->secret_key) != 40)
-        return base_err(err, "hub: the CURVE secret key must be 40 characters of Z85");
-    if (curve->allowed) {
-        size_t n = 0;
-        while (curve->allowed[n])
-            n++;
-        self->allowed = xcalloc(n ? n : 1, 32);
-        for (size_t i = 0; i < n; i++) {
-            if (strlen(curve->allowed[i]) != 40 ||
-                zmq_z85_decode(self->allowed[i], curve->allowed[i]) == NULL)
-                return base_err(err, "hub: admitted client key %zu is not 40 characters of Z85",
-                                i + 1);
-        }
-        self->nallowed = n;
-    }
-    /* The handler must exist before the first handshake. */
-    self->zap = make_socket(self, ZMQ_REP, 0, 0, err);
-    if (self->zap == NULL)
-        return BASE_ERR;
-    if (zmq_bind(self->zap, "inproc://zeromq.zap.01") != 0)
-        return base_err(err, "hub: cannot bind the ZAP handler: %s", zmq_strerror(errno));
-    return BASE_OK;
 }
 
 static int bind_public(void *sock, const char *what, const char *endpoint, char *out, size_t len,
@@ -447,7 +379,7 @@ bus_hub_t *bus_hub_new(const struct bus_hub_opts *opts, char *err)
         base_err(err, "hub: cannot create a ZeroMQ context: %s", zmq_strerror(errno));
         goto err;
     }
-    if (curve_setup(self, opts->curve, err) != BASE_OK)
+    if (bus_zap_open(&self->zap, self->ctx, opts->curve, "hub", err) != BASE_OK)
         goto err;
     /* The ROUTER queue holds a whole state reply (the cache is bounded). */
     int router_hwm = (int)(co.max_msgs + 1024);
@@ -458,14 +390,14 @@ bus_hub_t *bus_hub_new(const struct bus_hub_opts *opts, char *err)
         base_err(err, "hub: socket options: %s", zmq_strerror(errno));
         goto err;
     }
-    if (curve_server(self->router, opts->curve, err) != BASE_OK)
+    if (bus_curve_server(self->router, opts->curve, "hub", err) != BASE_OK)
         goto err;
     if (bind_public(self->router, "registration",
                     opts->reg_endpoint ? opts->reg_endpoint : reg_default, self->ep[BUS_HUB_REG],
                     sizeof self->ep[0], err) != BASE_OK)
         goto err;
     self->xsub = make_socket(self, ZMQ_XSUB, 0, opts->rcvhwm > 0 ? opts->rcvhwm : 10000, err);
-    if (self->xsub == NULL || curve_server(self->xsub, opts->curve, err) != BASE_OK ||
+    if (self->xsub == NULL || bus_curve_server(self->xsub, opts->curve, "hub", err) != BASE_OK ||
         bind_public(self->xsub, "publisher", opts->pub_endpoint ? opts->pub_endpoint : pub_default,
                     self->ep[BUS_HUB_PUB], sizeof self->ep[0], err) != BASE_OK)
         goto err;
@@ -474,7 +406,7 @@ bus_hub_t *bus_hub_new(const struct bus_hub_opts *opts, char *err)
         goto err;
     }
     self->xpub = make_socket(self, ZMQ_XPUB, opts->sndhwm > 0 ? opts->sndhwm : 10000, 0, err);
-    if (self->xpub == NULL || curve_server(self->xpub, opts->curve, err) != BASE_OK ||
+    if (self->xpub == NULL || bus_curve_server(self->xpub, opts->curve, "hub", err) != BASE_OK ||
         bind_public(self->xpub, "subscriber", opts->sub_endpoint ? opts->sub_endpoint : sub_default,
                     self->ep[BUS_HUB_SUB], sizeof self->ep[0], err) != BASE_OK)
         goto err;
@@ -561,17 +493,16 @@ void bus_hub_destroy(bus_hub_t **self_p)
         zmq_send(self->ctl_app, "TERMINATE", 9, 0);
         pthread_join(self->proxy_thread, NULL);
     }
-    void *socks[] = {self->router,    self->xsub,     self->xpub,
-                     self->ctl_proxy, self->ctl_app,  self->cache_sub,
-                     self->pair_hub,  self->pair_app, self->zap};
+    void *socks[] = {self->router,  self->xsub,      self->xpub,     self->ctl_proxy,
+                     self->ctl_app, self->cache_sub, self->pair_hub, self->pair_app};
     for (size_t i = 0; i < BASE_ARRAY_LEN(socks); i++)
         if (socks[i])
             zmq_close(socks[i]);
+    bus_zap_close(&self->zap);
     bus_pub_destroy(&self->sync_pub);
     if (self->ctx)
         zmq_ctx_term(self->ctx);
     bus_cache_destroy(&self->cache);
-    free(self->allowed);
     pthread_mutex_destroy(&self->lock);
     free(self);
     *self_p = NULL;

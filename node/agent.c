@@ -314,10 +314,10 @@ static int read_key(const char *dir, const char *name, char out[41], char *err)
     return BASE_OK;
 }
 
-/* Client keys, and for the master the server keys with the admitted client
- * keys: client.public plus every line of authorized_keys when present. */
-static int load_curve(node_agent_t *self, const char *dir, char *err)
+int node_curve_load(const char *dir, bool server, struct bus_curve **client_out,
+                    struct bus_curve **server_out, char *err)
 {
+    *client_out = *server_out = NULL;
     char hub_pub[41], cl_pub[41], cl_sec[41];
     if (read_key(dir, "hub.public", hub_pub, err) != BASE_OK ||
         read_key(dir, "client.public", cl_pub, err) != BASE_OK ||
@@ -325,11 +325,12 @@ static int load_curve(node_agent_t *self, const char *dir, char *err)
         return BASE_ERR;
     if (!bus_curve_available())
         return base_err(err, "curve_dir: this libzmq has no CURVE support");
-    self->client_curve = xcalloc(1, sizeof *self->client_curve);
-    self->client_curve->public_key = xstrdup(cl_pub);
-    self->client_curve->secret_key = xstrdup(cl_sec);
-    self->client_curve->server_key = xstrdup(hub_pub);
-    if (!self->is_master)
+    struct bus_curve *client = xcalloc(1, sizeof *client);
+    client->public_key = xstrdup(cl_pub);
+    client->secret_key = xstrdup(cl_sec);
+    client->server_key = xstrdup(hub_pub);
+    *client_out = client;
+    if (!server)
         return BASE_OK;
     char hub_sec[41];
     if (read_key(dir, "hub.secret", hub_sec, err) != BASE_OK)
@@ -363,14 +364,15 @@ static int load_curve(node_agent_t *self, const char *dir, char *err)
         fclose(f);
     }
     allowed[n] = NULL;
-    self->server_curve = xcalloc(1, sizeof *self->server_curve);
-    self->server_curve->public_key = xstrdup(hub_pub);
-    self->server_curve->secret_key = xstrdup(hub_sec);
-    self->server_curve->allowed = (const char *const *)allowed;
+    struct bus_curve *srv = xcalloc(1, sizeof *srv);
+    srv->public_key = xstrdup(hub_pub);
+    srv->secret_key = xstrdup(hub_sec);
+    srv->allowed = (const char *const *)allowed;
+    *server_out = srv;
     return BASE_OK;
 }
 
-static void free_curve(struct bus_curve *c)
+void node_curve_free(struct bus_curve *c)
 {
     if (c == NULL)
         return;
@@ -1661,7 +1663,8 @@ node_agent_t *node_agent_new(const base_config_t *cfg, char *err)
 
     /* Security. */
     const char *cdir = base_config_str(cfg, "curve_dir");
-    if (*cdir && load_curve(self, cdir, err) != BASE_OK)
+    if (*cdir && node_curve_load(cdir, self->is_master, &self->client_curve, &self->server_curve,
+                                 err) != BASE_OK)
         goto err;
 
     /* The probe socket. */
@@ -1775,7 +1778,8 @@ node_agent_t *node_agent_new(const base_config_t *cfg, char *err)
         struct bus_endpoints ep;
         if (bus_endpoints_derive(self->hub, &ep, err) != BASE_OK)
             goto err;
-        snprintf(pubep, sizeof pubep, "%s", ep.pub);
+        const char *hub_pub = base_config_str(cfg, "hub_pub");
+        snprintf(pubep, sizeof pubep, "%s", *hub_pub ? hub_pub : ep.pub);
         struct bus_pub_opts po = {
             .endpoint = pubep, .node = BUS_NODE_NONE, .curve = self->client_curve};
         self->pub = bus_pub_new(&po, err);
@@ -1821,8 +1825,8 @@ void node_agent_destroy(node_agent_t **self_p)
     clock_sim_destroy(&self->sim);
     clock_sim_destroy(&self->sim_prober);
     node_devices_destroy(&self->devices);
-    free_curve(self->client_curve);
-    free_curve(self->server_curve);
+    node_curve_free(self->client_curve);
+    node_curve_free(self->server_curve);
     for (size_t i = 0; i < self->nprocs; i++)
         free_proc(self, &self->procs[i]);
     free(self->drain);

@@ -28,6 +28,12 @@ static const struct base_cfg_key keys[] = {
      "the master's registration endpoint (tcp://HOST:PORT; PORT+1 and PORT+2 are derived)"},
     {"listen", BASE_CFG_STRING, "tcp://*:7410", 1, 0,
      "master: where the hub binds its three sockets (tcp://ADDR:PORT, ipc://PATH)"},
+    {"relay", BASE_CFG_BOOL, "false", 1, 0,
+     "run as a relay of the bus tree: bind listen's PORT+1 and PORT+2 and forward them to and "
+     "from hub's (hub: the master or another relay)"},
+    {"hub_pub", BASE_CFG_STRING, "", 1, 0,
+     "where to publish when it is not the hub's PORT+1, e.g. a relay's tcp://RELAY:PORT+1 "
+     "(empty: derived from hub)"},
     {"node_id", BASE_CFG_INT, "-1", -1, 65535,
      "requested node id (-1: the master assigns one; the master itself takes 0)"},
     {"ref_node", BASE_CFG_INT, "-1", -1, 65535,
@@ -159,6 +165,21 @@ int node_config_check(const base_config_t *cfg, char *err)
     char e[BASE_ERRLEN];
     if (check_endpoint(cfg, "hub", err) != BASE_OK || check_endpoint(cfg, "listen", err) != BASE_OK)
         return BASE_ERR;
+    bool master = base_config_bool(cfg, "master");
+    if (master && base_config_bool(cfg, "relay"))
+        return base_err(err, "invalid value for relay: true (a master hosts the hub; a relay "
+                             "runs without master)");
+    const char *hp = base_config_str(cfg, "hub_pub");
+    if (*hp && strncmp(hp, "tcp://", 6) != 0 && strncmp(hp, "ipc://", 6) != 0)
+        return base_err(err,
+                        "invalid value for hub_pub: '%s' (expected tcp://HOST:PORT or "
+                        "ipc://PATH)",
+                        hp);
+    if (*hp && master)
+        return base_err(err,
+                        "invalid value for hub_pub: '%s' (the master publishes into its own "
+                        "hub)",
+                        hp);
     const char *ip = base_config_str(cfg, "bind_ip");
     struct in6_addr a6;
     struct in_addr a4;

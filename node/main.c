@@ -191,6 +191,14 @@ int main(int argc, char **argv)
     sigaction(SIGTERM, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
 
+    if (base_config_bool(cfg, "relay")) {
+        rc = 0;
+        if (node_relay_run(cfg, &stop_flag, err) != BASE_OK) {
+            fprintf(stderr, "dpnode: %s\n", err);
+            rc = 1;
+        }
+        goto out_flags;
+    }
     node_agent_t *agent = node_agent_new(cfg, err);
     if (agent == NULL) {
         fprintf(stderr, "dpnode: %s\n", err);

@@ -53,6 +53,13 @@ void node_agent_destroy(node_agent_t **self);
 int node_agent_run(node_agent_t *self, volatile sig_atomic_t *stop, char *err);
 
 /*
+ * A relay of the bus tree (`relay` set): binds listen's P+1 and P+2 and
+ * forwards them to and from hub's until *stop, logging what it moved and
+ * lost.  BASE_ERR when it cannot start.
+ */
+int node_relay_run(const base_config_t *cfg, volatile sig_atomic_t *stop, char *err);
+
+/*
  * Write a CURVE key pair for the hub (hub.public, hub.secret) and one for
  * nodes and consoles (client.public, client.secret) into dir, created when
  * missing.  Secret files are mode 0600.

@@ -291,6 +291,17 @@ _Static_assert(NODE_REFINE_MAX <= CLOCK_LAG_MAX, "a refinement's lag must decode
 struct bus_curve;
 struct bus_pub;
 
+/*
+ * CURVE keys of curve_dir (dpnode --gen-keys): the client pair with the hub's
+ * public key, and with `server` (the master, a relay) the hub's pair with the
+ * admitted client keys, client.public plus every line of authorized_keys.
+ * On failure what was loaded is still in *client / *server for the caller
+ * to free.
+ */
+int node_curve_load(const char *dir, bool server, struct bus_curve **client,
+                    struct bus_curve **server_out, char *err);
+void node_curve_free(struct bus_curve *curve);
+
 struct node_master_cfg {
     const char *listen; /* hub bind endpoint */
     uint32_t self_id;   /* the master's own node id */

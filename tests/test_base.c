@@ -32,6 +32,17 @@ static char *write_tmp(const char *text)
     return path;
 }
 
+/* What base_config_print writes, in a string to free. */
+static char *printed(const base_config_t *c)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&buf, &len);
+    base_config_print(c, mem);
+    fclose(mem);
+    return buf;
+}
+
 static void test_config_defaults(void **state)
 {
     base_config_t *c = base_config_new(keys, BASE_ARRAY_LEN(keys));
@@ -62,11 +73,7 @@ static void test_config_layers(void **state)
     assert_int_equal(base_config_source(c, "probe_cadence_us"), BASE_CFG_FLAG);
     unsetenv("DPTOP_PROBE_CADENCE_US");
 
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *mem = open_memstream(&buf, &len);
-    base_config_print(c, mem);
-    fclose(mem);
+    char *buf = printed(c);
     assert_non_null(strstr(buf, "probe_cadence_us"));
     assert_non_null(strstr(buf, "(flag)"));
     assert_non_null(strstr(buf, "(file)"));
@@ -126,11 +133,7 @@ static void test_config_shared(void **state)
     setenv("DPTOP_SUB_HWM", "5", 1);
     assert_int_equal(base_config_load_layers(c, NULL, err), BASE_OK);
     assert_true(base_config_double(c, "guard_ns") == 4.0);
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *mem = open_memstream(&buf, &len);
-    base_config_print(c, mem);
-    fclose(mem);
+    char *buf = printed(c);
     assert_non_null(strstr(buf, "# fps (file): read by dptop, not here"));
     assert_non_null(strstr(buf, "# trace_ring (file): read by libdptrace"));
     assert_non_null(strstr(buf, "# sub_hwm (env): read by dptop"));

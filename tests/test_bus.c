@@ -982,7 +982,9 @@ static void publish(bus_pub_t *pub, enum bus_kind k, const char *hdr_json)
     json_object *h = hdr_json ? parse(hdr_json) : NULL;
     bus_msg_t *m = sample_msg(k, h);
     json_object_put(h);
-    assert_int_equal(bus_pub_send(pub, m, err), BASE_OK);
+    int rc = bus_pub_send(pub, m, err);
+    if (rc != BASE_OK)
+        fail_msg("send: %d %s", rc, rc == BASE_ERR ? err : "");
     bus_msg_destroy(&m);
 }
 
@@ -1425,23 +1427,40 @@ static void test_slow_subscriber_gaps(void **state)
     bus_hub_destroy(&hub);
 }
 
+/* A server key pair that admits client 1 (good) and not client 2 (bad). */
+struct test_keys {
+    char srv_pub[41], srv_sec[41], c1_pub[41], c1_sec[41], c2_pub[41], c2_sec[41];
+    const char *allowed[2];
+    struct bus_curve server, good, bad;
+};
+
+static void make_keys(struct test_keys *k)
+{
+    assert_int_equal(zmq_curve_keypair(k->srv_pub, k->srv_sec), 0);
+    assert_int_equal(zmq_curve_keypair(k->c1_pub, k->c1_sec), 0);
+    assert_int_equal(zmq_curve_keypair(k->c2_pub, k->c2_sec), 0);
+    k->allowed[0] = k->c1_pub;
+    k->allowed[1] = NULL;
+    k->server = (struct bus_curve){
+        .public_key = k->srv_pub, .secret_key = k->srv_sec, .allowed = k->allowed};
+    k->good = (struct bus_curve){
+        .public_key = k->c1_pub, .secret_key = k->c1_sec, .server_key = k->srv_pub};
+    k->bad = (struct bus_curve){
+        .public_key = k->c2_pub, .secret_key = k->c2_sec, .server_key = k->srv_pub};
+}
+
 static void test_curve_admits_only_known_keys(void **state)
 {
     if (!bus_curve_available())
         skip();
     char err[BASE_ERRLEN];
-    char srv_pub[41], srv_sec[41], c1_pub[41], c1_sec[41], c2_pub[41], c2_sec[41];
-    assert_int_equal(zmq_curve_keypair(srv_pub, srv_sec), 0);
-    assert_int_equal(zmq_curve_keypair(c1_pub, c1_sec), 0);
-    assert_int_equal(zmq_curve_keypair(c2_pub, c2_sec), 0);
-    const char *allowed[] = {c1_pub, NULL};
-    struct bus_curve server = {.public_key = srv_pub, .secret_key = srv_sec, .allowed = allowed};
-    struct bus_curve good = {.public_key = c1_pub, .secret_key = c1_sec, .server_key = srv_pub};
-    struct bus_curve bad = {.public_key = c2_pub, .secret_key = c2_sec, .server_key = srv_pub};
+    struct test_keys k;
+    make_keys(&k);
+    const struct bus_curve *server = &k.server, *good = &k.good, *bad = &k.bad;
     struct bus_hub_opts ho = {.reg_endpoint = "tcp://127.0.0.1:*",
                               .pub_endpoint = "tcp://127.0.0.1:*",
                               .sub_endpoint = "tcp://127.0.0.1:*",
-                              .curve = &server};
+                              .curve = server};
     bus_hub_t *hub = bus_hub_new(&ho, err);
     if (hub == NULL)
         fail_msg("hub: %s", err);
@@ -1450,26 +1469,26 @@ static void test_curve_admits_only_known_keys(void **state)
     const char *pub_ep = bus_hub_endpoint(hub, BUS_HUB_PUB);
 
     /* An admitted subscriber and publisher talk through the hub. */
-    struct bus_sub_opts so = {.endpoint = sub_ep, .curve = &good};
+    struct bus_sub_opts so = {.endpoint = sub_ep, .curve = good};
     bus_sub_t *sub = bus_sub_new(&so, err);
     assert_non_null(sub);
     struct bus_state_info info;
     assert_int_equal(bus_sub_fetch_state(sub, reg_ep, 10000, &info, err), BASE_OK);
     assert_true(info.synced);
-    struct bus_pub_opts po = {.endpoint = pub_ep, .node = 1, .curve = &good};
+    struct bus_pub_opts po = {.endpoint = pub_ep, .node = 1, .curve = good};
     bus_pub_t *pub = bus_pub_new(&po, err);
     assert_non_null(pub);
     assert_int_equal(bus_pub_wait_subscribed(pub, BUS_K_HB, 10000), 1);
 
     /* A refused key, and no key at all, get nothing in and nothing out. */
-    struct bus_sub_opts bo = {.endpoint = sub_ep, .curve = &bad};
+    struct bus_sub_opts bo = {.endpoint = sub_ep, .curve = bad};
     bus_sub_t *intruder = bus_sub_new(&bo, err);
     assert_non_null(intruder);
     assert_int_equal(bus_sub_fetch_state(intruder, reg_ep, 1500, &info, err), BASE_ERR);
     struct bus_sub_opts plain_o = {.endpoint = sub_ep};
     bus_sub_t *plain = bus_sub_new(&plain_o, err);
     assert_non_null(plain);
-    struct bus_pub_opts bpo = {.endpoint = pub_ep, .node = 2, .curve = &bad, .linger_ms = -1};
+    struct bus_pub_opts bpo = {.endpoint = pub_ep, .node = 2, .curve = bad, .linger_ms = -1};
     bus_pub_t *bad_pub = bus_pub_new(&bpo, err);
     assert_non_null(bad_pub);
     assert_int_equal(bus_pub_wait_subscribed(bad_pub, BUS_K_HB, 1000), 0);
@@ -1493,7 +1512,8 @@ static void test_curve_admits_only_known_keys(void **state)
     assert_true(hs.auth_allowed >= 2);
 
     /* Keys that are not Z85 are refused up front. */
-    struct bus_curve broken = {.public_key = "short", .secret_key = c1_sec, .server_key = srv_pub};
+    struct bus_curve broken = {
+        .public_key = "short", .secret_key = k.c1_sec, .server_key = k.srv_pub};
     struct bus_sub_opts xo = {.endpoint = sub_ep, .curve = &broken};
     assert_null(bus_sub_new(&xo, err));
     assert_non_null(strstr(err, "40 characters"));
@@ -1503,6 +1523,182 @@ static void test_curve_admits_only_known_keys(void **state)
     bus_sub_destroy(&plain);
     bus_sub_destroy(&intruder);
     bus_sub_destroy(&sub);
+    bus_hub_destroy(&hub);
+}
+
+/* A hub on ipc endpoints named after base (relays derive P+1 and P+2). */
+static bus_hub_t *start_ipc_hub(const char *base, const struct bus_curve *curve)
+{
+    char err[BASE_ERRLEN];
+    struct bus_endpoints ep;
+    assert_int_equal(bus_endpoints_derive(base, &ep, err), BASE_OK);
+    struct bus_hub_opts o = {
+        .reg_endpoint = ep.reg, .pub_endpoint = ep.pub, .sub_endpoint = ep.sub, .curve = curve};
+    bus_hub_t *hub = bus_hub_new(&o, err);
+    if (hub == NULL)
+        fail_msg("hub: %s", err);
+    return hub;
+}
+
+static bus_relay_t *start_relay(const char *up, const char *listen, const struct bus_curve *client,
+                                const struct bus_curve *server)
+{
+    char err[BASE_ERRLEN];
+    struct bus_relay_opts o = {
+        .upstream = up, .listen = listen, .client_curve = client, .server_curve = server};
+    bus_relay_t *r = bus_relay_new(&o, err);
+    if (r == NULL)
+        fail_msg("relay: %s", err);
+    return r;
+}
+
+/* Two relays chained under the hub: publishers and subscribers on any level
+ * see each other, in order and without gaps; subscriptions travel up, so a
+ * branch carries only what its subscribers asked for. */
+static void test_relay_tree(void **state)
+{
+    char hub_ep[64], r1_ep[96], r2_ep[96], err[BASE_ERRLEN];
+    snprintf(hub_ep, sizeof hub_ep, "ipc:///tmp/dptest-relay-%d", (int)getpid());
+    snprintf(r1_ep, sizeof r1_ep, "%s-r1", hub_ep);
+    snprintf(r2_ep, sizeof r2_ep, "%s-r2", hub_ep);
+    bus_hub_t *hub = start_ipc_hub(hub_ep, NULL);
+    bus_relay_t *r1 = start_relay(hub_ep, r1_ep, NULL, NULL);
+    bus_relay_t *r2 = start_relay(r1_ep, r2_ep, NULL, NULL);
+    assert_non_null(strstr(bus_relay_endpoint(r2, BUS_HUB_PUB), "-r2.pub"));
+    assert_non_null(strstr(bus_relay_endpoint(r2, BUS_HUB_SUB), "-r2.sub"));
+    struct bus_relay_opts loop = {.upstream = r1_ep, .listen = r1_ep};
+    assert_null(bus_relay_new(&loop, err));
+    assert_non_null(strstr(err, "itself"));
+
+    /* Everything at the hub; heartbeats only at the bottom of the tree. */
+    struct bus_sub_opts so = {.endpoint = bus_hub_endpoint(hub, BUS_HUB_SUB)};
+    bus_sub_t *top = bus_sub_new(&so, err);
+    assert_non_null(top);
+    const char *hb_only[] = {"dp1.hb.", NULL};
+    struct bus_sub_opts bo = {.endpoint = bus_relay_endpoint(r2, BUS_HUB_SUB), .prefixes = hb_only};
+    bus_sub_t *leaf = bus_sub_new(&bo, err);
+    assert_non_null(leaf);
+    struct bus_state_info info;
+    assert_int_equal(bus_sub_fetch_state(top, hub_ep, 10000, &info, err), BASE_OK);
+    /* The state's sync marker reaches the leaf through both relays. */
+    assert_int_equal(bus_sub_fetch_state(leaf, hub_ep, 10000, &info, err), BASE_OK);
+    assert_true(info.synced);
+
+    struct bus_pub_opts po = {.endpoint = bus_relay_endpoint(r2, BUS_HUB_PUB), .node = NODE};
+    bus_pub_t *low = bus_pub_new(&po, err);
+    assert_non_null(low);
+    bus_pub_t *high = start_pub(hub, NODE + 1);
+    assert_int_equal(bus_pub_wait_subscribed(low, BUS_K_EV, 10000), 1);
+    assert_int_equal(bus_pub_wait_subscribed(high, BUS_K_HB, 10000), 1);
+    assert_int_equal(bus_pub_wait_subscribed(low, BUS_K_HB, 10000), 1);
+
+    enum { N = 400 };
+    for (int i = 0; i < N; i++) {
+        publish(low, i % 2 ? BUS_K_EV : BUS_K_HB, NULL);
+        publish(high, i % 2 ? BUS_K_EV : BUS_K_HB,
+                i % 2 ? "{\"node\":8,\"pid\":1,\"count\":3,\"dropped\":0}"
+                      : "{\"node\":8,\"t_ns\":5}");
+    }
+    /* The hub's subscriber gets both publishers' all; the leaf their
+     * heartbeats alone. */
+    size_t got[2][2] = {{0, 0}, {0, 0}}; /* [top, leaf][low, high] */
+    int64_t deadline = base_monotonic_ns() + 20000000000LL;
+    while ((got[0][0] + got[0][1] < 2 * N || got[1][0] + got[1][1] < N) &&
+           base_monotonic_ns() < deadline) {
+        bus_sub_t *subs[2] = {top, leaf};
+        for (int w = 0; w < 2; w++) {
+            bus_msg_t *m;
+            if (bus_sub_recv(subs[w], &m, 20, err) != 1)
+                continue;
+            if (bus_msg_kind(m) != BUS_K_SYNC) {
+                assert_true(bus_msg_node(m) == NODE || bus_msg_node(m) == NODE + 1);
+                if (w == 1)
+                    assert_int_equal(bus_msg_kind(m), BUS_K_HB);
+                got[w][bus_msg_node(m) - NODE]++;
+            }
+            bus_msg_destroy(&m);
+        }
+    }
+    assert_int_equal(got[0][0], N);
+    assert_int_equal(got[0][1], N);
+    assert_int_equal(got[1][0], N / 2);
+    assert_int_equal(got[1][1], N / 2);
+    struct bus_sub_stats ss;
+    bus_sub_stats(leaf, &ss);
+    assert_int_equal(ss.gaps, 0);
+    bus_sub_stats(top, &ss);
+    assert_int_equal(ss.gaps, 0);
+
+    struct bus_relay_stats rs1, rs2;
+    bus_relay_stats(r1, &rs1);
+    bus_relay_stats(r2, &rs2);
+    assert_int_equal(rs2.up_msgs, N);
+    assert_int_equal(rs1.up_msgs, N);
+    assert_int_equal(rs2.up_dropped + rs1.up_dropped, 0);
+    assert_true(rs2.up_bytes > 0 && rs1.up_bytes == rs2.up_bytes);
+    /* Down the tree: the heartbeats and sync markers, never an event batch. */
+    assert_true(rs1.down_msgs >= N && rs1.down_msgs < N + 10);
+    assert_true(rs2.down_msgs >= N && rs2.down_msgs < N + 10);
+    assert_true(rs1.subs_up > 0 && rs1.subs_down > 0);
+
+    bus_pub_destroy(&high);
+    bus_pub_destroy(&low);
+    bus_sub_destroy(&leaf);
+    bus_sub_destroy(&top);
+    bus_relay_destroy(&r2);
+    bus_relay_destroy(&r1);
+    assert_null(r1);
+    bus_hub_destroy(&hub);
+}
+
+/* A relay under a secured hub: a client of the hub above, the hub's keys to
+ * the peers below, which it admits or refuses as the hub would. */
+static void test_relay_curve(void **state)
+{
+    if (!bus_curve_available())
+        skip();
+    char err[BASE_ERRLEN];
+    struct test_keys k;
+    make_keys(&k);
+    const struct bus_curve *server = &k.server, *good = &k.good, *bad = &k.bad;
+    char hub_ep[64], r_ep[96];
+    snprintf(hub_ep, sizeof hub_ep, "ipc:///tmp/dptest-relayc-%d", (int)getpid());
+    snprintf(r_ep, sizeof r_ep, "%s-r", hub_ep);
+    bus_hub_t *hub = start_ipc_hub(hub_ep, server);
+    bus_relay_t *r = start_relay(hub_ep, r_ep, good, server);
+
+    struct bus_sub_opts so = {.endpoint = bus_hub_endpoint(hub, BUS_HUB_SUB), .curve = good};
+    bus_sub_t *sub = bus_sub_new(&so, err);
+    assert_non_null(sub);
+    struct bus_state_info info;
+    assert_int_equal(bus_sub_fetch_state(sub, hub_ep, 10000, &info, err), BASE_OK);
+    struct bus_pub_opts po = {
+        .endpoint = bus_relay_endpoint(r, BUS_HUB_PUB), .node = 1, .curve = good};
+    bus_pub_t *pub = bus_pub_new(&po, err);
+    assert_non_null(pub);
+    assert_int_equal(bus_pub_wait_subscribed(pub, BUS_K_HB, 10000), 1);
+    struct bus_pub_opts bpo = {
+        .endpoint = bus_relay_endpoint(r, BUS_HUB_PUB), .node = 2, .curve = bad, .linger_ms = -1};
+    bus_pub_t *bad_pub = bus_pub_new(&bpo, err);
+    assert_non_null(bad_pub);
+    assert_int_equal(bus_pub_wait_subscribed(bad_pub, BUS_K_HB, 1000), 0);
+    publish(pub, BUS_K_HB, "{\"node\":1,\"t_ns\":5}");
+    bus_msg_t *got = recv_kind(sub, BUS_K_HB, 10000);
+    assert_non_null(got);
+    assert_int_equal(bus_msg_node(got), 1);
+    bus_msg_destroy(&got);
+    struct bus_relay_stats rs;
+    bus_relay_stats(r, &rs);
+    assert_true(rs.auth_denied >= 1);
+    assert_true(rs.auth_allowed >= 1);
+    struct bus_hub_stats hs;
+    bus_hub_stats(hub, &hs);
+    assert_int_equal(hs.auth_denied, 0); /* the intruder never got past the relay */
+
+    bus_pub_destroy(&bad_pub);
+    bus_pub_destroy(&pub);
+    bus_sub_destroy(&sub);
+    bus_relay_destroy(&r);
     bus_hub_destroy(&hub);
 }
 
@@ -1551,6 +1747,8 @@ int main(void)
         cmocka_unit_test(test_publisher_never_blocks),
         cmocka_unit_test(test_slow_subscriber_gaps),
         cmocka_unit_test(test_curve_admits_only_known_keys),
+        cmocka_unit_test(test_relay_tree),
+        cmocka_unit_test(test_relay_curve),
         cmocka_unit_test(test_bad_bind_reported),
     };
     return cmocka_run_group_tests_name("bus", tests, setup_tmp, teardown_tmp);

@@ -9,7 +9,9 @@ late-joiner state (docs/PROTOCOL.md section 4) so that announcements made
 before it started (sim_truth, hello) are seen, and appends one JSON line per
 message, {"t": arrival (unix s), "m": arrival (CLOCK_MONOTONIC ns), "topic": ...,
 "state": bool, "h": header[, "p": payload in base64]}, flushed at once, until
-SIGTERM/SIGINT.  Written from docs/PROTOCOL.md alone.  A restarted
+SIGTERM/SIGINT.  Written from docs/PROTOCOL.md alone.  With
+DPNODE_WATCH_SUB=ENDPOINT it subscribes there instead (a relay's P + 2); the
+state still comes from the master.  A restarted
 master is followed: ZeroMQ reconnects, and the state is asked for again when
 the stream falls silent.  With DPNODE_WATCH_CURVE=DIR (dpnode --gen-keys
 DIR), both sockets use CURVE with DIR's client keys.
@@ -47,7 +49,7 @@ def secure(sock):
 sub = ctx.socket(zmq.SUB)
 secure(sub)
 sub.setsockopt(zmq.RCVHWM, 100000)
-sub.connect(f"{host}:{int(port) + 2}")
+sub.connect(os.environ.get("DPNODE_WATCH_SUB") or f"{host}:{int(port) + 2}")
 for k in kinds + ["sync"]:
     sub.setsockopt_string(zmq.SUBSCRIBE, f"dp1.{k}.")
 
