@@ -34,6 +34,11 @@ struct base_config {
      * by base_config_print so that a value set for dptop is not taken for
      * one dpnode applied. */
     char *foreign[CONFIG_FOREIGN_MAX];
+    /* libdptrace owns the names trace_*, dpnode and dptop the others: an
+     * unknown name in the other's space may be a newer release's, and is
+     * passed over rather than refused (the traced application's library
+     * is often older or newer than the agents). */
+    bool trace_space;
     enum base_cfg_source foreign_source[CONFIG_FOREIGN_MAX];
     size_t nforeign, foreign_more;
 };
@@ -91,6 +96,7 @@ static const struct {
     {"ref_node", "dpnode"},
     {"refine_windows", "dpnode"},
     {"relay", "dpnode"},
+    {"relay_hwm", "dpnode"},
     {"sim_clock", "dpnode"},
     {"sim_late_us", "dpnode"},
     {"sim_layers", "dpnode"},
@@ -198,12 +204,18 @@ static const char *nearest_name(const char *name)
         return NULL;
     for (char *p = norm; *p; p++)
         *p = (char)tolower((unsigned char)*p);
-    size_t limit = strlen(norm) / 4 > 2 ? strlen(norm) / 4 : 2, best = SIZE_MAX;
-    const char *found = NULL;
+    size_t len = strlen(norm), limit = len / 4 > 2 ? len / 4 : 2, best = SIZE_MAX, begun = 0;
+    const char *found = NULL, *begins = NULL;
+    for (size_t i = 0; i < BASE_ARRAY_LEN(product_names); i++) {
+        if (len >= 4 && strncmp(product_names[i].name, norm, len) == 0) {
+            begins = product_names[i].name;
+            begun++;
+        }
+    }
     for (size_t i = 0; i < BASE_ARRAY_LEN(product_names); i++) {
         size_t d = edit_distance(norm, product_names[i].name);
-        /* A name cut short ("trace_inherit") means the one it begins. */
-        if (strlen(norm) >= 4 && strncmp(product_names[i].name, norm, strlen(norm)) == 0)
+        /* A name cut short ("trace_inherit") means the one it begins, if one. */
+        if (begun == 1 && product_names[i].name == begins)
             d = 1;
         if (d <= limit && d < best) {
             best = d;
@@ -211,6 +223,11 @@ static const char *nearest_name(const char *name)
         }
     }
     return found;
+}
+
+static bool in_trace_space(const char *name)
+{
+    return strncmp(name, "trace_", 6) == 0;
 }
 
 static void note_foreign(base_config_t *self, const char *name, enum base_cfg_source source)
@@ -287,6 +304,7 @@ base_config_t *base_config_new(const struct base_cfg_key *keys, size_t nkeys)
     self->keys = keys;
     self->nkeys = nkeys;
     self->values = xcalloc(nkeys, sizeof *self->values);
+    self->trace_space = nkeys > 0;
     for (size_t i = 0; i < nkeys; i++) {
         char err[BASE_ERRLEN];
         if (base_config_readers(keys[i].name) == NULL) {
@@ -295,6 +313,7 @@ base_config_t *base_config_new(const struct base_cfg_key *keys, size_t nkeys)
                     keys[i].name);
             abort();
         }
+        self->trace_space = self->trace_space && in_trace_space(keys[i].name);
         if (parse_value(&keys[i], keys[i].def, &self->values[i], "default", err) != BASE_OK) {
             /* A bad built-in default is a programming error, not user input. */
             fprintf(stderr, "fatal: %s\n", err);
@@ -400,7 +419,22 @@ int base_config_load_file(base_config_t *self, const char *path, char *err)
     json_object_object_foreach(root, key, val)
     {
         long idx = find_key(self, key);
-        if (idx < 0 && base_config_readers(key) != NULL) {
+        const char *readers = idx < 0 ? base_config_readers(key) : NULL;
+        /* libdptrace reads the environment alone: its keys in a file would
+         * look set and do nothing. */
+        if (readers && !strstr(readers, "dpnode") && !strstr(readers, "dptop")) {
+            char var[128];
+            size_t n = 0;
+            for (; n < sizeof var - 1 && key[n]; n++)
+                var[n] = (char)toupper((unsigned char)(key[n] == '-' ? '_' : key[n]));
+            var[n] = '\0';
+            base_err(err,
+                     "configuration key '%s' [file %s] is read by %s from the environment "
+                     "only: set DPTOP_%s",
+                     key, path, readers, var);
+            goto out;
+        }
+        if (readers) {
             note_foreign(self, key, BASE_CFG_FILE);
             continue;
         }
@@ -454,7 +488,8 @@ int base_config_load_env(base_config_t *self, char *err)
                 return BASE_ERR;
             continue;
         }
-        if (upper && base_config_readers(name) != NULL) {
+        if (upper &&
+            (base_config_readers(name) != NULL || in_trace_space(name) != self->trace_space)) {
             note_foreign(self, name, BASE_CFG_ENV);
             continue;
         }
@@ -548,10 +583,13 @@ void base_config_print(const base_config_t *self, FILE *out)
         }
         fprintf(out, "%-24s = %-24s (%s)\n", k->name, text, base_config_source_name(v->source));
     }
-    for (size_t i = 0; i < self->nforeign; i++)
-        fprintf(out, "# %s (%s): read by %s, not here\n", self->foreign[i],
+    for (size_t i = 0; i < self->nforeign; i++) {
+        const char *readers = base_config_readers(self->foreign[i]);
+        fprintf(out, "# %s (%s): %s%s, not here\n", self->foreign[i],
                 base_config_source_name(self->foreign_source[i]),
-                base_config_readers(self->foreign[i]));
+                readers ? "read by " : "unknown to this release, in another program's names",
+                readers ? readers : "");
+    }
     if (self->foreign_more > 0)
         fprintf(out, "# and %zu more names read by other programs\n", self->foreign_more);
 }

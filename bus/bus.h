@@ -419,17 +419,22 @@ struct bus_relay_opts {
     const char *upstream; /* registration endpoint of the hub or relay above:
                            * its P+1 and P+2 are used (bus_endpoints_derive) */
     const char *listen;   /* this relay's P: it binds P+1 and P+2 */
-    int hwm;              /* messages queued per socket and peer; 0: default 100000 */
+    int hwm;              /* messages queued per socket and peer; 0: default 10000 */
     const struct bus_curve *client_curve; /* towards the upstream; NULL: none */
     const struct bus_curve *server_curve; /* the hub's server keys and admitted
                                            * clients, for the peers below */
 };
 
 struct bus_relay_stats {
-    uint64_t up_msgs, up_bytes, up_dropped; /* publishers' messages passed up / lost */
-    uint64_t down_msgs, down_bytes;         /* upstream messages passed to subscribers */
-    uint64_t subs_up, subs_down;            /* subscription changes passed on */
-    uint64_t auth_allowed, auth_denied;     /* CURVE handshakes below */
+    /* Publishers' messages handed to the upstream socket / refused by it.
+     * Handed is not delivered: a message no subscriber wants any more (the
+     * unsubscription on its way down) is discarded by the upstream socket. */
+    uint64_t up_msgs, up_bytes, up_dropped;
+    uint64_t down_msgs, down_bytes;     /* upstream messages passed to subscribers */
+    uint64_t subs_from_up;              /* subscription changes passed down to publishers */
+    uint64_t subs_from_below;           /* subscribers' changes passed up */
+    uint64_t auth_allowed, auth_denied; /* CURVE handshakes below */
+    bool failed;                        /* the relay's thread stopped on an error (logged) */
 };
 
 bus_relay_t *bus_relay_new(const struct bus_relay_opts *opts, char *err);

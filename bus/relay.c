@@ -34,8 +34,10 @@ struct bus_relay {
     bool running;
     char ep[2][256]; /* bound P+1 and P+2 */
     char inproc_ctl[96];
-    _Atomic uint64_t up_msgs, up_bytes, up_dropped, down_msgs, down_bytes, subs_up, subs_down;
+    _Atomic uint64_t up_msgs, up_bytes, up_dropped, down_msgs, down_bytes, subs_from_up,
+        subs_from_below;
     _Atomic uint64_t auth_allowed, auth_denied;
+    atomic_bool failed;
 };
 
 static void count(_Atomic uint64_t *c, uint64_t v)
@@ -93,8 +95,10 @@ static void *relay_main(void *arg)
         if (zmq_poll(it, self->zap.sock ? 6 : 5, 1000) < 0) {
             if (errno == EINTR)
                 continue;
-            if (errno != ETERM)
+            if (errno != ETERM) {
                 base_log(BASE_LOG_ERROR, "relay", "poll: %s", zmq_strerror(errno));
+                atomic_store(&self->failed, true);
+            }
             break;
         }
         if (it[4].revents & ZMQ_POLLIN)
@@ -122,11 +126,27 @@ static void *relay_main(void *arg)
             count(&self->down_bytes, b);
         }
         for (int i = 0; i < RELAY_BURST && move_one(self->pub_up, self->pub_in, &b) != 0; i++)
-            count(&self->subs_up, 1);
+            count(&self->subs_from_up, 1);
         for (int i = 0; i < RELAY_BURST && move_one(self->sub_out, self->sub_up, &b) != 0; i++)
-            count(&self->subs_down, 1);
+            count(&self->subs_from_below, 1);
     }
     return NULL;
+}
+
+/* Whether a connect endpoint reaches a bind endpoint of this host: the
+ * same text, or the same TCP port on a wildcard bind and a local address. */
+static bool same_place(const char *connect, const char *bind)
+{
+    if (strcmp(connect, bind) == 0)
+        return true;
+    if (strncmp(connect, "tcp://", 6) != 0 || strncmp(bind, "tcp://", 6) != 0)
+        return false;
+    const char *cp = strrchr(connect, ':'), *bp = strrchr(bind, ':');
+    if (strcmp(cp, bp) != 0)
+        return false;
+    bool wild = !strncmp(bind + 6, "*:", 2) || !strncmp(bind + 6, "0.0.0.0:", 8);
+    bool local = !strncmp(connect + 6, "127.", 4) || !strncmp(connect + 6, "localhost:", 10);
+    return wild && local;
 }
 
 static int bind_port(void *sock, const char *endpoint, char *out, size_t len, char *err)
@@ -155,10 +175,10 @@ bus_relay_t *bus_relay_new(const struct bus_relay_opts *opts, char *err)
     if (bus_endpoints_derive(opts->upstream, &up, err) != BASE_OK ||
         bus_endpoints_derive(opts->listen, &own, err) != BASE_OK)
         return NULL;
-    if (strcmp(up.pub, own.pub) == 0)
+    if (same_place(up.pub, own.pub))
         return base_err(err, "relay: the upstream %s is the relay itself", opts->upstream), NULL;
     bus_relay_t *self = xcalloc(1, sizeof *self);
-    int hwm = opts->hwm > 0 ? opts->hwm : 100000, one = 1;
+    int hwm = opts->hwm > 0 ? opts->hwm : 10000, one = 1;
     snprintf(self->inproc_ctl, sizeof self->inproc_ctl, "inproc://dp-relay-%p", (void *)self);
     self->ctx = zmq_ctx_new();
     if (self->ctx == NULL) {
@@ -241,9 +261,10 @@ void bus_relay_stats(bus_relay_t *self, struct bus_relay_stats *out)
         .up_dropped = atomic_load(&self->up_dropped),
         .down_msgs = atomic_load(&self->down_msgs),
         .down_bytes = atomic_load(&self->down_bytes),
-        .subs_up = atomic_load(&self->subs_up),
-        .subs_down = atomic_load(&self->subs_down),
+        .subs_from_up = atomic_load(&self->subs_from_up),
+        .subs_from_below = atomic_load(&self->subs_from_below),
         .auth_allowed = atomic_load(&self->auth_allowed),
         .auth_denied = atomic_load(&self->auth_denied),
+        .failed = atomic_load(&self->failed),
     };
 }

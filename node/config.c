@@ -31,6 +31,9 @@ static const struct base_cfg_key keys[] = {
     {"relay", BASE_CFG_BOOL, "false", 1, 0,
      "run as a relay of the bus tree: bind listen's PORT+1 and PORT+2 and forward them to and "
      "from hub's (hub: the master or another relay)"},
+    {"relay_hwm", BASE_CFG_INT, "10000", 100, 10000000,
+     "relay: messages queued per socket and peer before the relay drops (upstream: counted) "
+     "or a subscriber below loses them (seen as seq gaps)"},
     {"hub_pub", BASE_CFG_STRING, "", 1, 0,
      "where to publish when it is not the hub's PORT+1, e.g. a relay's tcp://RELAY:PORT+1 "
      "(empty: derived from hub)"},

@@ -23,8 +23,8 @@ static void report(bus_relay_t *relay, uint64_t *dropped_seen, bool last)
              "%" PRIu64 " down (%.1f MB), %" PRIu64 "/%" PRIu64
              " subscription changes up/down, CURVE %" PRIu64 " admitted %" PRIu64 " refused",
              last ? "at exit: " : "", st.up_msgs, (double)st.up_bytes / 1e6, st.up_dropped,
-             st.down_msgs, (double)st.down_bytes / 1e6, st.subs_down, st.subs_up, st.auth_allowed,
-             st.auth_denied);
+             st.down_msgs, (double)st.down_bytes / 1e6, st.subs_from_below, st.subs_from_up,
+             st.auth_allowed, st.auth_denied);
     *dropped_seen = st.up_dropped;
 }
 
@@ -38,6 +38,7 @@ int node_relay_run(const base_config_t *cfg, volatile sig_atomic_t *stop, char *
     struct bus_relay_opts o = {
         .upstream = base_config_str(cfg, "hub"),
         .listen = base_config_str(cfg, "listen"),
+        .hwm = (int)base_config_int(cfg, "relay_hwm"),
         .client_curve = client,
         .server_curve = server,
     };
@@ -51,6 +52,14 @@ int node_relay_run(const base_config_t *cfg, volatile sig_atomic_t *stop, char *
     int64_t next = base_monotonic_ns() + RELAY_REPORT_NS;
     while (!*stop) {
         base_sleep_ns(50 * 1000000);
+        struct bus_relay_stats st;
+        bus_relay_stats(relay, &st);
+        if (st.failed) {
+            report(relay, &dropped_seen, true);
+            bus_relay_destroy(&relay);
+            base_err(err, "relay: stopped on an error (logged above)");
+            goto out;
+        }
         if (base_monotonic_ns() >= next) {
             report(relay, &dropped_seen, false);
             next += RELAY_REPORT_NS;

@@ -216,6 +216,19 @@ static void header_draw(struct tui_app *app, struct tui_pane *p)
                  : s.asym_unseen   ? "⚠ no loop"
                                    : "");
     }
+    /* Narrower still: the warning first, so that the edge cuts figures, not it. */
+    if (tui_strwidth(buf) > p->w) {
+        lost[0] = '\0';
+        if (s.fits_lost || bus_lost)
+            snprintf(lost, sizeof lost, " │ lost %llu+%llu", (unsigned long long)s.fits_lost,
+                     (unsigned long long)bus_lost);
+        snprintf(buf, sizeof buf, " %s%s │ ev %s/%s -%llu │ drop %llu │ rej %llu%s",
+                 s.nodes_unaligned ? "⚠ unaligned │ "
+                 : s.asym_unseen   ? "⚠ no loop │ "
+                                   : "",
+                 aligned ? "ALIGNED" : "RAW", a, b, (unsigned long long)s.evicted,
+                 (unsigned long long)s.ev_drops, (unsigned long long)rejected, lost);
+    }
     tui_put(p->win, 1, 0, buf, p->w,
             s.nodes_unaligned || s.dec_errors || s.asym_unseen || s.fits_lost || bus_lost
                 ? app->role[R_WARN]

@@ -503,12 +503,13 @@ def check_windows(path, nodes):
                       "n_fwd", "n_rev", "from_ns", "to_ns"):
                 assert f in d, "edge_fit without %s" % f
     wins = sorted(kinds["win"])
-    edges = set().union(*(per[k]["win"] for k in wins))
-    # Windows while the nodes join and the probe graph grows hold fewer edges
-    # (and the first window of a new edge, probed only part of the time, may
-    # have no fit); the last may be cut by the end of the recording.  From
-    # the first window where every edge has its statistics and its fit, every
-    # window has each line kind for every edge and node.
+    # Windows while the nodes join and the probe graph grows hold other edges
+    # (a plan of two nodes may own its one edge from the other end; the first
+    # window of a new edge, probed only part of the time, may have no fit);
+    # the last may be cut by the end of the recording.  From the first window
+    # in which every edge of the final plan has its statistics and its fit,
+    # every window has each line kind for every edge and node.
+    edges = per[wins[-2]]["win"] if len(wins) >= 2 else set()
     first = next((i for i, k in enumerate(wins)
                   if per[k]["win"] == edges and per[k]["edge_fit"] == edges), len(wins))
     steady = wins[first:-1]
