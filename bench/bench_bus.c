@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <unistd.h>
 #include <zmq.h>
 
 #include "bus/bus.h"
@@ -414,6 +415,71 @@ static void report(const char *name, struct run *runs, struct run *median)
     print_row(name, median, rate(&runs[0]), rate(&runs[REPS - 1]));
 }
 
+/*
+ * Relays (the bus as a tree): the same event batches from a publisher below
+ * one relay, and below two chained relays, to a subscriber on the same
+ * relay, through the hub at the root, against publisher and subscriber on
+ * the hub itself.  All on ipc, so the ratio is the relays' own cost.
+ */
+static int relay_section(uint64_t events)
+{
+    char err[BASE_ERRLEN], root[64], mid[80], low[80];
+    snprintf(root, sizeof root, "ipc:///tmp/dp-bench-bus-%d", (int)getpid());
+    snprintf(mid, sizeof mid, "%s-r1", root);
+    snprintf(low, sizeof low, "%s-r2", root);
+    struct bus_endpoints ep;
+    if (bus_endpoints_derive(root, &ep, err) != BASE_OK)
+        return fprintf(stderr, "bench_bus: %s\n", err), 1;
+    struct bus_hub_opts ho = {
+        .reg_endpoint = ep.reg, .pub_endpoint = ep.pub, .sub_endpoint = ep.sub};
+    bus_hub_t *hub = bus_hub_new(&ho, err);
+    struct bus_relay_opts o1 = {.upstream = root, .listen = mid},
+                          o2 = {.upstream = mid, .listen = low};
+    bus_relay_t *r1 = hub ? bus_relay_new(&o1, err) : NULL;
+    bus_relay_t *r2 = r1 ? bus_relay_new(&o2, err) : NULL;
+    if (r2 == NULL) {
+        fprintf(stderr, "bench_bus: %s\n", err);
+        bus_relay_destroy(&r1);
+        bus_hub_destroy(&hub);
+        return 1;
+    }
+    const char *pubs[3] = {ep.pub, bus_relay_endpoint(r1, BUS_HUB_PUB),
+                           bus_relay_endpoint(r2, BUS_HUB_PUB)};
+    const char *subs[3] = {ep.sub, bus_relay_endpoint(r1, BUS_HUB_SUB),
+                           bus_relay_endpoint(r2, BUS_HUB_SUB)};
+    static const char *const names[3] = {"ipc: pub -> hub -> sub", "ipc: through 1 relay",
+                                         "ipc: through 2 chained relays"};
+    struct run runs[3][REPS], med[3];
+    int failed = 0;
+    for (int k = 0; k < REPS; k++)
+        for (int i = 0; i < 3; i++) {
+            runs[i][k] = (struct run){.path = PATH_BUS,
+                                      .batch = HEADLINE_BATCH,
+                                      .target_events = events,
+                                      .pub_ep = pubs[i],
+                                      .sub_ep = subs[i]};
+            run_bus(&runs[i][k], ep.reg);
+            failed |= runs[i][k].failed;
+        }
+    printf("\n");
+    for (int i = 0; i < 3; i++)
+        report(names[i], runs[i], &med[i]);
+    struct bus_relay_stats s1, s2;
+    bus_relay_stats(r1, &s1);
+    bus_relay_stats(r2, &s2);
+    printf("relays: upstream drops %" PRIu64 " and %" PRIu64 "\n", s1.up_dropped, s2.up_dropped);
+    printf("BENCH bus_relay1_events_per_s %.0f ev/s\n", rate(&med[1]));
+    printf("BENCH bus_relay2_events_per_s %.0f ev/s\n", rate(&med[2]));
+    printf("BENCH bus_relay1_vs_hub_ratio %.3f ratio\n",
+           rate(&med[0]) > 0 ? rate(&med[1]) / rate(&med[0]) : 0);
+    printf("BENCH bus_relay2_vs_hub_ratio %.3f ratio\n",
+           rate(&med[0]) > 0 ? rate(&med[2]) / rate(&med[0]) : 0);
+    bus_relay_destroy(&r2);
+    bus_relay_destroy(&r1);
+    bus_hub_destroy(&hub);
+    return failed;
+}
+
 int main(int argc, char **argv)
 {
     /* Events per measured run: about a second at the target rate.  A second
@@ -510,5 +576,6 @@ int main(int argc, char **argv)
                rate(&raw_at[i]) > 0 ? rate(&bus_at[i]) / rate(&raw_at[i]) : 0);
     }
     bus_hub_destroy(&hub);
+    failed |= relay_section(events);
     return failed ? 1 : 0;
 }
