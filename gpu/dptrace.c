@@ -59,6 +59,9 @@ struct dpt_snap_last {
     bool sent; /* to the receiver now connected */
 };
 
+/* The longest snapshot period; an agents' DPTOP_SNAPSHOT_PERIOD_MS above it is cut to it. */
+#define DPT_SNAPSHOT_MAX_MS 60000
+
 static const struct base_cfg_key cfg_keys[] = {
     {"trace_enable", BASE_CFG_BOOL, "true", 0, -1, "trace this process"},
     {"trace_endpoint", BASE_CFG_STRING, "", 0, -1,
@@ -66,7 +69,8 @@ static const struct base_cfg_key cfg_keys[] = {
     {"trace_ring", BASE_CFG_INT, "8192", 256, 1048576, "ring records per application thread"},
     {"trace_hwm", BASE_CFG_INT, "64", 1, 100000, "messages queued on the link at most"},
     {"trace_flush_ms", BASE_CFG_INT, "20", 1, 10000, "longest wait before a batch is sent"},
-    {"trace_snapshot_ms", BASE_CFG_INT, "100", 1, 60000, "GPU/trace snapshot pair period"},
+    {"trace_snapshot_ms", BASE_CFG_INT, "100", 1, DPT_SNAPSHOT_MAX_MS,
+     "GPU/trace snapshot pair period"},
     {"trace_pending", BASE_CFG_INT, "65536", 64, 16777216, "GPU operations awaiting completion"},
     {"trace_events", BASE_CFG_INT, "16384", 64, 1048576, "pooled HIP events per device"},
     {"trace_hip_library", BASE_CFG_STRING, "", 0, -1, "HIP runtime to forward to (empty: next)"},
@@ -269,6 +273,28 @@ static enum cfg_result load_config(char *err)
     if (res == CFG_OK && !base_config_bool(cfg, "trace_enable")) {
         base_err(err, "disabled by DPTOP_TRACE_ENABLE");
         res = CFG_DISABLED;
+    }
+    /*
+     * SPEC 3's snapshot_period governs every snapshot pair of a host: with
+     * no DPTOP_TRACE_SNAPSHOT_MS of its own, libdptrace takes the agents'
+     * DPTOP_SNAPSHOT_PERIOD_MS from the environment they share (up to its
+     * own longest period: an agents' setting must not turn tracing off).
+     */
+    const char *period = getenv("DPTOP_SNAPSHOT_PERIOD_MS");
+    if (res == CFG_OK && period != NULL &&
+        base_config_source(cfg, "trace_snapshot_ms") == BASE_CFG_DEFAULT) {
+        char *end, text[32], perr[BASE_ERRLEN];
+        errno = 0;
+        long long ms = strtoll(period, &end, 10);
+        snprintf(text, sizeof text, "%lld", ms > DPT_SNAPSHOT_MAX_MS ? DPT_SNAPSHOT_MAX_MS : ms);
+        if (errno != 0 || end == period || *end != '\0' ||
+            base_config_set(cfg, "trace_snapshot_ms", text, BASE_CFG_ENV, perr) != BASE_OK) {
+            base_err(err,
+                     "invalid value for DPTOP_SNAPSHOT_PERIOD_MS: '%s' (expected an integer "
+                     "of at least 1)",
+                     period);
+            res = CFG_BAD;
+        }
     }
     bool ok = res == CFG_OK;
     if (ok) {

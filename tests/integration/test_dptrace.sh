@@ -126,4 +126,26 @@ check(sorted(r["step"] for r in ranges.values() if r["ev"] == "step") == list(ra
       "step numbers")
 print("trace OK: %d events, %d scope pairs" % (len(events), len(pairs)))
 PY
-it_pass "libdptrace captured every kind with correlation and scopes"
+
+# The snapshot period (SPEC 3): DPTOP_SNAPSHOT_PERIOD_MS, the agents', sets
+# libdptrace's too unless DPTOP_TRACE_SNAPSHOT_MS is given; about 1 s of work.
+snaps() {
+    local name=snapdump-$1 pid
+    it_spawn "$name" "$DUMP" "$EP" --ready "$IT_TMP/ready-$1"
+    pid=$IT_PID
+    it_wait 10 test -f "$IT_TMP/ready-$1" || it_fail "the dump tool did not bind $EP"
+    shift
+    env "$@" DPTOP_TRACE_ENDPOINT="$EP" LD_PRELOAD="$LIB" "$APP" --steps 100 --kernel-us 2000 \
+        >/dev/null 2>&1 || it_fail "hip_app failed with $*"
+    it_wait 20 grep -q '"name":"hipDeviceSynchronize"' "$IT_TMP/$name.log" ||
+        it_fail "$*: the final batch did not arrive"
+    it_stop "$pid"
+    grep -c '"msg":"snap"' "$IT_TMP/$name.log"
+}
+base=$(snaps a DPTEST_NONE=1)
+fast=$(snaps b DPTOP_SNAPSHOT_PERIOD_MS=20)
+own=$(snaps c DPTOP_SNAPSHOT_PERIOD_MS=20 DPTOP_TRACE_SNAPSHOT_MS=300)
+echo "snapshot pairs: default $base, DPTOP_SNAPSHOT_PERIOD_MS=20 $fast, and TRACE_SNAPSHOT_MS=300 $own"
+[ "$fast" -ge $((3 * base)) ] && [ "$own" -lt "$base" ] ||
+    it_fail "snapshot periods not followed: $base / $fast / $own"
+it_pass "libdptrace captured every kind with correlation and scopes; snapshot period followed"
