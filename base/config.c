@@ -34,13 +34,13 @@ struct base_config {
      * by base_config_print so that a value set for dptop is not taken for
      * one dpnode applied. */
     char *foreign[CONFIG_FOREIGN_MAX];
+    enum base_cfg_source foreign_source[CONFIG_FOREIGN_MAX];
+    size_t nforeign, foreign_more;
     /* libdptrace owns the names trace_*, dpnode and dptop the others: an
      * unknown name in the other's space may be a newer release's, and is
      * passed over rather than refused (the traced application's library
      * is often older or newer than the agents). */
     bool trace_space;
-    enum base_cfg_source foreign_source[CONFIG_FOREIGN_MAX];
-    size_t nforeign, foreign_more;
 };
 
 /*

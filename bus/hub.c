@@ -45,7 +45,14 @@ struct bus_hub {
     uint64_t hub_seq[BUS_K_NKINDS]; /* state_end sent by the hub thread */
     pthread_mutex_t lock;           /* guards st */
     struct bus_hub_stats st;
+    /* hub thread: rejected input is logged once, then a line at most every
+     * HUB_REJECT_LOG_NS with how many came since (a flood must not fill
+     * the log; every one is counted in st.dec). */
+    int64_t reject_logged_ns;
+    uint64_t reject_unlogged;
 };
+
+#define HUB_REJECT_LOG_NS 10000000000LL
 
 #define STAT_ADD(h, field, v)                                                                      \
     do {                                                                                           \
@@ -59,6 +66,22 @@ static void count_dec(bus_hub_t *self, enum base_dec dec)
     pthread_mutex_lock(&self->lock);
     base_decstats_add(&self->st.dec, dec);
     pthread_mutex_unlock(&self->lock);
+}
+
+static void log_reject(bus_hub_t *self, const char *what, const char *err)
+{
+    int64_t now = base_monotonic_ns();
+    if (self->reject_logged_ns != 0 && now - self->reject_logged_ns < HUB_REJECT_LOG_NS) {
+        self->reject_unlogged++;
+        return;
+    }
+    if (self->reject_unlogged)
+        base_log(BASE_LOG_WARN, "hub", "%s rejected: %s (and %" PRIu64 " more since the last line)",
+                 what, err, self->reject_unlogged);
+    else
+        base_log(BASE_LOG_WARN, "hub", "%s rejected: %s", what, err);
+    self->reject_logged_ns = now;
+    self->reject_unlogged = 0;
 }
 
 static void *proxy_main(void *arg)
@@ -98,7 +121,7 @@ static bool drain_cache_sub(bus_hub_t *self, const char *token)
         bus_zmq_close_frames(frames, n < BASE_ARRAY_LEN(frames) ? n : BASE_ARRAY_LEN(frames));
         count_dec(self, dec);
         if (dec != BASE_DEC_OK) {
-            base_log(BASE_LOG_WARN, "hub", "bus message rejected: %s", err);
+            log_reject(self, "bus message", err);
             continue;
         }
         if (m->kind == BUS_K_SYNC) {
@@ -229,7 +252,7 @@ static void handle_router(bus_hub_t *self)
                                    : BASE_DEC_TRUNCATED;
         count_dec(self, dec);
         if (dec != BASE_DEC_OK) {
-            base_log(BASE_LOG_WARN, "hub", "registration message rejected: %s", err);
+            log_reject(self, "registration message", err);
         } else {
             STAT_ADD(self, reg_msgs, 1);
             if (m->kind == BUS_K_STATE_REQ) {

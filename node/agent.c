@@ -47,7 +47,7 @@
 #define SIM_TICK_NS     20000000LL
 #define ANNOUNCE_EVERY  10000000000LL /* hello and sim_truth again, for late caches */
 #define ALERTS_PENDING  4             /* warnings kept until the node has its id */
-#define REJ_SOURCES     5
+#define REJ_SOURCES     6
 #define REJ_REPORT_NS   10000000000LL /* lines about rejected input: 10 s apart at first */
 #define MAX_INGEST_TICK 512
 
@@ -1181,7 +1181,7 @@ static void report_rejects(node_agent_t *self, const uint64_t tot[REJ_SOURCES])
 {
     static const char *const what[REJ_SOURCES] = {"probe datagrams", "device readings",
                                                   "local link messages", "registration messages",
-                                                  "messages to the master"};
+                                                  "messages to the master", "messages to the hub"};
     int64_t now = base_monotonic_ns();
     if (self->rej_interval_ns == 0)
         self->rej_interval_ns = REJ_REPORT_NS;
@@ -1243,9 +1243,13 @@ static void publish_status(node_agent_t *self, int64_t period_ns)
     if (self->reg)
         merge_dec(dec, bus_reg_decstats(self->reg));
     struct node_master_stats ms;
+    struct bus_hub_stats hs;
     if (self->master) {
         node_master_stats(self->master, &ms);
         merge_dec(dec, &ms.dec);
+        /* What the hub refused: registration junk, malformed bus messages. */
+        bus_hub_stats(node_master_hub(self->master), &hs);
+        merge_dec(dec, &hs.dec);
     }
     uint64_t ev_drops = self->ev_bus_drops;
     for (size_t i = 0; i < self->nprocs; i++)
@@ -1256,6 +1260,7 @@ static void publish_status(node_agent_t *self, int64_t period_ns)
         self->ingest ? base_decstats_errors(gpu_ingest_stats(self->ingest)) : 0,
         self->reg ? base_decstats_errors(bus_reg_decstats(self->reg)) : 0,
         self->master ? base_decstats_errors(&ms.dec) : 0,
+        self->master ? base_decstats_errors(&hs.dec) : 0,
     };
     report_rejects(self, rej);
 
@@ -1343,8 +1348,6 @@ static void publish_status(node_agent_t *self, int64_t period_ns)
         bus_msg_set_u64(m, "table_full", ms.table_full);
         bus_msg_set_u64(m, "clock_back", ms.clock_back);
         bus_msg_set_u64(m, "history_ignored", ms.history_ignored);
-        struct bus_hub_stats hs;
-        bus_hub_stats(node_master_hub(self->master), &hs);
         bus_msg_set_u64(m, "hub_cache_msgs", hs.cache_msgs);
         bus_msg_set_u64(m, "hub_cache_evicted", hs.cache_evicted);
         bus_msg_set_u64(m, "hub_state_reqs", hs.state_reqs);

@@ -20,6 +20,7 @@ usage: dpnode_check.py COMMAND FILE ARGS...
                               after SINCE with N nodes up or unaligned
   status FILE NODE FIELD MIN [MAX]
                               the latest status of NODE has FIELD >= MIN (and <= MAX)
+                              (dec_errors_total: the sum of its dec_errors)
   refined FILE SINCE MAX_NS    the master's refinements (node fits with a lag) after
                               SINCE: each arrived after its window's first map and
                               after the first map of the window it waited for;
@@ -322,6 +323,8 @@ def main():
         node, field, lo = int(a[0]), a[1], float(a[2])
         hi = float(a[3]) if len(a) > 3 else float("inf")
         h = latest(recs, "status", node=node)
+        if h is not None and field == "dec_errors_total":  # every decoder's refusals
+            h = dict(h, dec_errors_total=sum(h.get("dec_errors", {}).values()))
         if h is None or field not in h:
             return 1
         print(f"{field}={h[field]}")

@@ -4,7 +4,9 @@
 # runs with a probe MAC key): random datagrams, wrong versions, probes
 # without or with a wrong MAC, probes with the right MAC from the wrong
 # address, probes from an unknown node, and a flood.  Every one is counted
-# in the agent's status, the fits are unaffected, nothing crashes.
+# in the agent's status, the fits are unaffected, nothing crashes.  Then 300
+# malformed messages to the master's registration port: counted in its
+# status (the console's REJ), logged in a line or two, not 300.
 . "$(dirname "$0")/lib.sh"
 it_dpnode_bus
 KEY=00112233445566778899aabbccddeeff
@@ -126,4 +128,23 @@ limit=$(awk -v m="$bmax" 'BEGIN { printf "%.0f", 2 * m + 200 }')
 after=$($CHECK errors "$REC" 3 "$t_attack" "$limit") || it_fail "fits disturbed: before $before; after $after"
 echo "before: $before"
 echo "after:  $after"
-it_pass "garbage and forgeries counted; fits before the attack max ${bmax} ns, after: $after"
+
+# Junk on the master's registration port (ROUTER): a DEALER anyone can open.
+before_rej=$($CHECK status "$REC" 0 dec_errors_total 0 | sed 's/.*=//')
+"$IT_PY" - "$H" <<'PY' || it_fail "registration junk script failed"
+import sys, zmq
+d = zmq.Context().socket(zmq.DEALER)
+d.setsockopt(zmq.LINGER, 2000)
+d.connect(sys.argv[1])
+for i in range(100):
+    d.send_multipart([b"garbage"])
+    d.send_multipart([b"dp1.hello.-", b"{not json"])
+    d.send_multipart([b"dp9.hello.-", b"{}"])
+d.close()
+PY
+it_wait 10 $CHECK status "$REC" 0 dec_errors_total $((before_rej + 300)) >/dev/null ||
+    it_fail "registration junk not counted: $($CHECK status "$REC" 0 dec_errors_total)"
+lines=$(grep -c "registration message rejected" "$IT_TMP/master.log")
+[ "$lines" -le 3 ] || it_fail "$lines log lines for 300 rejected registration messages"
+it_pass "garbage and forgeries counted; fits before the attack max ${bmax} ns, after: $after;" \
+    "300 registration messages rejected in $lines log lines"
