@@ -1179,8 +1179,8 @@ static void merge_dec(uint64_t *acc, const base_decstats_t *st)
  */
 static void report_rejects(node_agent_t *self, const uint64_t tot[REJ_SOURCES])
 {
-    static const char *const what[REJ_SOURCES] = {"probe datagrams", "device readings",
-                                                  "local link messages", "registration messages",
+    static const char *const what[REJ_SOURCES] = {"probe datagrams",        "device readings",
+                                                  "local link messages",    "registration messages",
                                                   "messages to the master", "messages to the hub"};
     int64_t now = base_monotonic_ns();
     if (self->rej_interval_ns == 0)
