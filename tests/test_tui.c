@@ -994,6 +994,15 @@ static void test_chrome(void **state)
     assert_int_equal(strlen(strrchr(path, '/') + 1), strlen("dptop-YYYYmmdd-HHMMSS.json"));
     assert_int_equal(tui_chrome_write_file(m, path, &o, &st, err), BASE_OK);
     assert_int_equal(access(path, R_OK), 0);
+    /* A second file in the same second gets a name of its own. */
+    char second[512];
+    assert_int_equal(tui_snapshot_path(second, sizeof second, dir, 1790000000, "json", err),
+                     BASE_OK);
+    assert_string_not_equal(second, path);
+    assert_non_null(strstr(second, "-2.json"));
+    assert_int_equal(tui_snapshot_path(second, sizeof second, dir, 1790000000, "dprec", err),
+                     BASE_OK);
+    assert_null(strstr(second, "-2."));
     char tmp[600];
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     assert_int_not_equal(access(tmp, F_OK), 0);

@@ -13,6 +13,7 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <sys/stat.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -390,9 +391,17 @@ int tui_snapshot_path(char *buf, size_t len, const char *dir, int64_t when_s, co
     char stamp[32];
     strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
     const char *d = dir && dir[0] ? dir : ".";
-    int n = snprintf(buf, len, "%s%sdptop-%s.%s", d, d[strlen(d) - 1] == '/' ? "" : "/", stamp,
-                     ext ? ext : "json");
-    if (n < 0 || (size_t)n >= len)
-        return base_err(err, "output path too long in %s", d);
-    return BASE_OK;
+    for (int k = 1; k <= 1000; k++) {
+        char suffix[16] = "";
+        if (k > 1)
+            snprintf(suffix, sizeof suffix, "-%d", k);
+        int n = snprintf(buf, len, "%s%sdptop-%s%s.%s", d, d[strlen(d) - 1] == '/' ? "" : "/",
+                         stamp, suffix, ext ? ext : "json");
+        if (n < 0 || (size_t)n >= len)
+            return base_err(err, "output path too long in %s", d);
+        struct stat sb;
+        if (stat(buf, &sb) != 0 && errno == ENOENT)
+            return BASE_OK;
+    }
+    return base_err(err, "%s: 1000 files named dptop-%s already", d, stamp);
 }

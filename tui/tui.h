@@ -398,7 +398,9 @@ int tui_chrome_write(tui_model_t *model, FILE *out, const struct tui_chrome_opts
  * file); BASE_ERR with the reason on any I/O error. */
 int tui_chrome_write_file(tui_model_t *model, const char *path, const struct tui_chrome_opts *opts,
                           struct tui_chrome_stats *st, char *err);
-/* "DIR/dptop-YYYYmmdd-HHMMSS.EXT" for local time `when` (seconds). */
+/* "DIR/dptop-YYYYmmdd-HHMMSS.EXT" for local time `when` (seconds), or with
+ * "-2", "-3", ... before the extension where that file exists: two
+ * snapshots or recordings in one second must not overwrite each other. */
 int tui_snapshot_path(char *buf, size_t len, const char *dir, int64_t when_s, const char *ext,
                       char *err);
 /* Write s as a JSON string (quotes included): control characters escaped,
