@@ -56,7 +56,7 @@ static const struct {
 } product_names[] = {
     {"bind_ip", "dpnode"},
     {"color", "dptop"},
-    {"curve_dir", "dpnode"},
+    {"curve_dir", "dpnode dptop"},
     {"curve_public_key", "dptop"},
     {"curve_secret_key", "dptop"},
     {"curve_server_key", "dptop"},

@@ -226,6 +226,9 @@ struct bus_curve {
 };
 /* Whether this libzmq can do CURVE. */
 bool bus_curve_available(void);
+/* One key of a key directory (dpnode --gen-keys DIR: hub.public, hub.secret,
+ * client.public, client.secret): 40 characters of Z85, NUL-terminated. */
+int bus_curve_key_file(const char *dir, const char *name, char out[41], char *err);
 
 /* ---- publisher --------------------------------------------------------- */
 

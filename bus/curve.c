@@ -3,6 +3,7 @@
 #include "bus/bus_int.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -149,4 +150,23 @@ void bus_zap_close(struct bus_zap *zap)
         zmq_close(zap->sock);
     free(zap->allowed);
     memset(zap, 0, sizeof *zap);
+}
+
+int bus_curve_key_file(const char *dir, const char *name, char out[41], char *err)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return base_err(err, "curve_dir: cannot open %s: %s", path, strerror(errno));
+    char buf[128];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' '))
+        buf[--n] = '\0';
+    if (n != 40)
+        return base_err(err, "curve_dir: %s is not a 40-character Z85 key", path);
+    memcpy(out, buf, 41);
+    return BASE_OK;
 }

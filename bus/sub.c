@@ -27,6 +27,12 @@ struct topic_state {
     uint64_t last_seq, msgs, gaps, resets;
 };
 
+/* With CURVE, a hub that refuses the client's key looks just like one that
+ * is not there: say which to check. */
+#define CURVE_HINT                                                                                 \
+    " (with CURVE, also what a hub that does not admit this client's key looks like: check "       \
+    "its authorized_keys and this client's key pair)"
+
 struct bus_sub {
     void *ctx;
     bool own_ctx;
@@ -312,7 +318,8 @@ static int send_state_req(bus_sub_t *self, void *dealer, const char *token, int6
         if (rc != BUS_DROPPED)
             break;
         if (base_monotonic_ns() >= deadline) {
-            rc = base_err(err, "no connection to the hub's registration endpoint");
+            rc = base_err(err, "no connection to the hub's registration endpoint%s",
+                          self->curve ? CURVE_HINT : "");
             break;
         }
         base_sleep_ns(5 * 1000000);
@@ -439,7 +446,8 @@ int bus_sub_fetch_state(bus_sub_t *self, const char *reg_endpoint, int timeout_m
     }
     if (!(f.ended && f.synced)) {
         if (!have_unsynced) {
-            base_err(err, "no state reply from %s within %d ms", reg_endpoint, timeout_ms);
+            base_err(err, "no state reply from %s within %d ms%s", reg_endpoint, timeout_ms,
+                     self->curve ? CURVE_HINT : "");
             goto out;
         }
         fetch_reset(&f);

@@ -295,33 +295,14 @@ static void random_instance(char *buf, size_t len)
     snprintf(buf, len, "%016" PRIx64, x);
 }
 
-static int read_key(const char *dir, const char *name, char out[41], char *err)
-{
-    char path[512];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "r");
-    if (f == NULL)
-        return base_err(err, "curve_dir: cannot open %s: %s", path, strerror(errno));
-    char buf[128];
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' '))
-        buf[--n] = '\0';
-    if (n != 40)
-        return base_err(err, "curve_dir: %s is not a 40-character Z85 key", path);
-    memcpy(out, buf, 41);
-    return BASE_OK;
-}
-
 int node_curve_load(const char *dir, bool server, struct bus_curve **client_out,
                     struct bus_curve **server_out, char *err)
 {
     *client_out = *server_out = NULL;
     char hub_pub[41], cl_pub[41], cl_sec[41];
-    if (read_key(dir, "hub.public", hub_pub, err) != BASE_OK ||
-        read_key(dir, "client.public", cl_pub, err) != BASE_OK ||
-        read_key(dir, "client.secret", cl_sec, err) != BASE_OK)
+    if (bus_curve_key_file(dir, "hub.public", hub_pub, err) != BASE_OK ||
+        bus_curve_key_file(dir, "client.public", cl_pub, err) != BASE_OK ||
+        bus_curve_key_file(dir, "client.secret", cl_sec, err) != BASE_OK)
         return BASE_ERR;
     if (!bus_curve_available())
         return base_err(err, "curve_dir: this libzmq has no CURVE support");
@@ -333,7 +314,7 @@ int node_curve_load(const char *dir, bool server, struct bus_curve **client_out,
     if (!server)
         return BASE_OK;
     char hub_sec[41];
-    if (read_key(dir, "hub.secret", hub_sec, err) != BASE_OK)
+    if (bus_curve_key_file(dir, "hub.secret", hub_sec, err) != BASE_OK)
         return BASE_ERR;
     size_t n = 1, cap = 8;
     char **allowed = xcalloc(cap + 1, sizeof *allowed);

@@ -112,6 +112,9 @@ static const struct base_cfg_key cfg_keys[] = {
     {"demo_log", BASE_CFG_STRING, "", 1, 0,
      "--demo: write the children, endpoints and simulated clocks (JSON lines) here"},
     {"dpnode", BASE_CFG_STRING, "", 1, 0, "--demo: the dpnode program (empty: next to dptop)"},
+    {"curve_dir", BASE_CFG_STRING, "", 1, 0,
+     "directory of CURVE keys (dpnode --gen-keys): the hub's public key and a client pair, "
+     "hub.public, client.public, client.secret (instead of the three keys below)"},
     {"curve_server_key", BASE_CFG_STRING, "", 1, 0,
      "the hub's CURVE public key (Z85); empty: no bus security"},
     {"curve_public_key", BASE_CFG_STRING, "", 1, 0, "this client's CURVE public key (Z85)"},

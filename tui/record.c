@@ -67,6 +67,19 @@ int tui_sub_setup(const base_config_t *cfg, const char *hub_override, struct tui
         keys[i] = base_config_str(cfg, curve_keys[i]);
         nkeys += keys[i][0] != '\0';
     }
+    const char *dir = base_config_str(cfg, "curve_dir");
+    if (*dir && nkeys > 0)
+        return base_err(err,
+                        "invalid value for curve_dir: '%s' (give the key directory or the "
+                        "three curve keys, not both)",
+                        dir);
+    static const char *const key_files[] = {"hub.public", "client.public", "client.secret"};
+    for (int i = 0; i < 3 && *dir; i++) {
+        if (bus_curve_key_file(dir, key_files[i], out->key_buf[i], err) != BASE_OK)
+            return BASE_ERR;
+        keys[i] = out->key_buf[i];
+        nkeys++;
+    }
     for (int i = 0; i < 3 && nkeys > 0; i++)
         if (strlen(keys[i]) != 40)
             return base_err(err, "invalid value for %s: expected 40 characters of Z85 (%s)",

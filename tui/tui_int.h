@@ -200,6 +200,7 @@ struct tui_sub_setup {
     struct bus_limits lim;
     struct bus_curve curve;
     bool use_curve;
+    char key_buf[3][41]; /* the keys read from curve_dir */
 };
 /* hub_override: use this master endpoint instead of the configured one. */
 int tui_sub_setup(const base_config_t *cfg, const char *hub_override, struct tui_sub_setup *out,

@@ -2,7 +2,9 @@
 # timeout: 120
 # CURVE on the bus (SPEC §10): with keys configured, a recorder holding an
 # admitted key records the stream, one holding another key gets nothing
-# (the hub refuses its handshake and counts it), and so does a publisher.
+# (the hub refuses its handshake and counts it, the recorder says what to
+# check), and so does a publisher.  A recorder given a key directory
+# (--curve-dir, as dpnode --gen-keys writes it) records like the first.
 . "$(dirname "$0")/lib.sh"
 for t in bus_hub bus_emit rec_check; do
     [ -x "$B/tests/tools/$t" ] || it_skip "$t not built (needs the bus and gpu modules)"
@@ -25,6 +27,15 @@ it_wait 20 grep -q '^READY' "$IT_TMP/hub.log" || it_fail "hub did not start"
 it_spawn good env DPTOP_CURVE_SERVER_KEY="$SP" DPTOP_CURVE_PUBLIC_KEY="$C1P" \
     DPTOP_CURVE_SECRET_KEY="$C1S" "$B/dptop" --record "$IT_TMP/good.dprec" --hub "$H"
 GOOD=$IT_PID
+mkdir -p "$IT_TMP/keys"
+echo "$SP" >"$IT_TMP/keys/hub.public"
+echo "$C1P" >"$IT_TMP/keys/client.public"
+(umask 077 && echo "$C1S" >"$IT_TMP/keys/client.secret")
+it_spawn dir "$B/dptop" --record "$IT_TMP/dir.dprec" --hub "$H" --curve-dir "$IT_TMP/keys"
+DIR=$IT_PID
+out=$("$B/dptop" --record "$IT_TMP/x.dprec" --hub "$H" --curve-dir "$IT_TMP/keys" \
+    --curve-public-key "$C1P" 2>&1)
+[ $? -eq 2 ] && grep -q "curve_dir" <<<"$out" || it_fail "--curve-dir with a key: $out"
 it_spawn bad "$B/dptop" --record "$IT_TMP/bad.dprec" --hub "$H" --curve-server-key "$SP" \
     --curve-public-key "$C2P" --curve-secret-key "$C2S" --state-timeout-ms 1000
 BAD=$IT_PID
@@ -36,15 +47,19 @@ INTRUDER=$IT_PID
     it_fail "the admitted publisher failed: $(cat "$IT_TMP/emit.log")"
 it_wait 30 bash -c "'$B/tests/tools/rec_check' '$IT_TMP/good.dprec' | grep -q ' ev=50 '" ||
     it_fail "the admitted recorder did not get the 50 batches"
-kill -TERM $GOOD $BAD
+it_wait 30 bash -c "'$B/tests/tools/rec_check' '$IT_TMP/dir.dprec' | grep -q ' ev=50 '" ||
+    it_fail "the recorder with --curve-dir did not get the 50 batches"
+kill -TERM $GOOD $BAD $DIR
 wait $GOOD || it_fail "admitted recorder exit status"
+wait $DIR || it_fail "--curve-dir recorder exit status"
 wait $BAD || it_fail "refused recorder exit status"
 "$B/tests/tools/rec_check" "$IT_TMP/good.dprec" --dump >"$IT_TMP/good.txt"
 grep -q '^REC .* ev=50 ev_seq_gaps=0 ' "$IT_TMP/good.txt" || it_fail "good recording"
 grep -q 'topic=dp1.ev.9 ' "$IT_TMP/good.txt" && it_fail "the refused publisher got through"
 "$B/tests/tools/rec_check" "$IT_TMP/bad.dprec" >"$IT_TMP/bad.txt"
 grep -q '^REC frames=0 ' "$IT_TMP/bad.txt" || it_fail "the refused recorder recorded: $(cat "$IT_TMP/bad.txt")"
-grep -qE 'no state reply|no connection to the hub' "$IT_TMP/bad.log" || it_fail "the refused recorder did not say it got no state"
+grep -qE '(no state reply|no connection to the hub).*authorized_keys' "$IT_TMP/bad.log" ||
+    it_fail "the refused recorder did not say it got no state and what to check"
 it_stop "$INTRUDER"
 kill -TERM "$HUB"
 it_wait 20 grep -q '^HUB auth_allowed' "$IT_TMP/hub.log" || it_fail "no hub summary"
