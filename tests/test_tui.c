@@ -2053,6 +2053,19 @@ static void test_export_format(void **state)
     assert_int_equal(tui_export_format_of("trace.json", TUI_EXPORT_XPLANE), TUI_EXPORT_XPLANE);
 }
 
+/* The timeline's `/` filter: a substring, either case. */
+static void test_name_filter(void **state)
+{
+    assert_true(tui_name_matches("", NULL));
+    assert_true(tui_name_matches("", "gemm"));
+    assert_true(tui_name_matches("gemm", "ampere_sgemm_128x64"));
+    assert_true(tui_name_matches("GEMM", "ampere_sgemm_128x64"));
+    assert_true(tui_name_matches("AllReduce", "ncclKernel_allreduce_RING"));
+    assert_false(tui_name_matches("gemv", "ampere_sgemm_128x64"));
+    assert_false(tui_name_matches("gemm", NULL));
+    assert_true(tui_name_matches("é", "layer_é"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -2077,6 +2090,7 @@ int main(void)
         cmocka_unit_test(test_xplane),
         cmocka_unit_test(test_winlog),
         cmocka_unit_test(test_export_format),
+        cmocka_unit_test(test_name_filter),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -101,12 +101,18 @@ struct lane_ctx {
     bool raw;
 };
 
+bool tui_name_matches(const char *filter, const char *name)
+{
+    if (!filter[0])
+        return true;
+    return name && strcasestr(name, filter);
+}
+
 static bool name_matches(struct tui_app *app, uint16_t node, uint32_t pid, const tui_ev_t *e)
 {
     if (!app->filter[0])
         return true;
-    const char *n = tui_model_name(app->model, node, pid, e->name_id);
-    return n && strstr(n, app->filter);
+    return tui_name_matches(app->filter, tui_model_name(app->model, node, pid, e->name_id));
 }
 
 /* Paint columns [c0, c1] with the event's block and as much of its name as fits. */

@@ -403,6 +403,10 @@ int tui_chrome_write_file(tui_model_t *model, const char *path, const struct tui
  * snapshots or recordings in one second must not overwrite each other. */
 int tui_snapshot_path(char *buf, size_t len, const char *dir, int64_t when_s, const char *ext,
                       char *err);
+/* Whether an event name passes the timeline's `/` filter: it holds the
+ * filter text, letters of either case alike (ASCII); an empty filter passes
+ * everything, and a name that is not known passes nothing but it. */
+bool tui_name_matches(const char *filter, const char *name);
 /* Write s as a JSON string (quotes included): control characters escaped,
  * invalid UTF-8 replaced by U+FFFD. */
 void tui_json_str(FILE *out, const char *s);
