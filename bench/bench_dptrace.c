@@ -1,7 +1,8 @@
 /*
- * bench_dptrace — host time libdptrace adds to an intercepted HIP launch
- * and to an annotation push/pop, against the same calls without it, in the
- * same run.
+ * bench_dptrace — host time libdptrace adds to intercepted HIP calls (a
+ * launch, an async copy, an async memset) and to annotations (a range
+ * push/pop, a step begin/end, a mark), against the same calls without it,
+ * in the same run.
  *
  * The fake HIP runtime (BUILD/tests/fake_hip/libamdhip64.so.5) is loaded
  * and called directly for the baseline; libdptrace.so is loaded beside it
@@ -51,6 +52,11 @@ typedef int (*create_fn)(void **, unsigned int);
 typedef int (*ecreate_fn)(void **);
 typedef void (*push_fn)(const char *);
 typedef void (*pop_fn)(void);
+typedef int (*copy_fn)(void *, const void *, size_t, int, void *);
+typedef int (*set_fn)(void *, int, size_t, void *);
+typedef int (*malloc_fn)(void **, size_t);
+typedef void (*step_fn)(uint64_t);
+typedef void (*mark_fn)(const char *);
 
 struct receiver {
     void *ctx, *pull;
@@ -162,14 +168,24 @@ int main(void)
     ecreate_fn ecreate = (ecreate_fn)dlsym(hf, "hipEventCreate");
     push_fn push = (push_fn)dlsym(hl, "dpt_range_push");
     pop_fn pop = (pop_fn)dlsym(hl, "dpt_range_pop");
+    copy_fn copy_d = (copy_fn)dlsym(hf, "hipMemcpyAsync"),
+            copy_t = (copy_fn)dlsym(hl, "hipMemcpyAsync");
+    set_fn set_d = (set_fn)dlsym(hf, "hipMemsetAsync"), set_t = (set_fn)dlsym(hl, "hipMemsetAsync");
+    malloc_fn dmalloc = (malloc_fn)dlsym(hf, "hipMalloc");
+    step_fn step_begin = (step_fn)dlsym(hl, "dpt_step_begin");
+    pop_fn step_end = (pop_fn)dlsym(hl, "dpt_step_end");
+    mark_fn mark = (mark_fn)dlsym(hl, "dpt_mark");
     if (!direct || !traced || !record || !ssync || !screate || !ecreate || !push || !pop ||
-        direct == traced) {
+        direct == traced || !copy_d || !copy_t || copy_d == copy_t || !set_d || !set_t ||
+        set_d == set_t || !dmalloc || !step_begin || !step_end || !mark) {
         fprintf(stderr, "bench_dptrace: missing entry points\n");
         return 1;
     }
-    void *stream, *ev;
+    void *stream, *ev, *buf_a, *buf_b;
     screate(&stream, 0);
     ecreate(&ev);
+    dmalloc(&buf_a, 64);
+    dmalloc(&buf_b, 64);
     struct dim3x g = {1, 1, 1};
     int64_t zero = 0, block = BLOCK_NS;
     void *args0[] = {&zero}, *argsb[] = {&block};
@@ -179,23 +195,39 @@ int main(void)
         traced((const void *)bench_kernel, g, g, args0, 0, stream);
     ssync(stream);
 
-    double t_direct[ROUNDS] = {0}, t_traced[ROUNDS] = {0}, t_record[ROUNDS] = {0},
-           t_pair[ROUNDS] = {0};
+    /* Modes of a round: launch direct / traced, event record, copy direct /
+     * traced, memset direct / traced (one queued 20 ms kernel ahead of each). */
+    enum { M_LAUNCH_D, M_LAUNCH_T, M_RECORD, M_COPY_D, M_COPY_T, M_SET_D, M_SET_T, M_N };
+    double t_mode[M_N][ROUNDS] = {{0}}, t_pair[ROUNDS] = {0}, t_step[ROUNDS] = {0},
+           t_mark[ROUNDS] = {0};
     for (int r = 0; r < ROUNDS; r++) {
-        for (int mode = 0; mode < 3; mode++) {
+        for (int mode = 0; mode < M_N; mode++) {
             direct((const void *)bench_kernel, g, g, argsb, 0, stream);
             int64_t t0 = base_monotonic_ns();
             for (int i = 0; i < LAUNCHES; i++) {
-                if (mode == 0)
+                switch (mode) {
+                case M_LAUNCH_D:
                     direct((const void *)bench_kernel, g, g, args0, 0, stream);
-                else if (mode == 1)
+                    break;
+                case M_LAUNCH_T:
                     traced((const void *)bench_kernel, g, g, args0, 0, stream);
-                else
+                    break;
+                case M_RECORD:
                     record(ev, stream);
+                    break;
+                case M_COPY_D:
+                case M_COPY_T:
+                    (mode == M_COPY_D ? copy_d : copy_t)(buf_b, buf_a, 64, 3, stream);
+                    break;
+                default:
+                    (mode == M_SET_D ? set_d : set_t)(buf_a, i & 0xff, 64, stream);
+                    break;
+                }
             }
-            double per = (double)(base_monotonic_ns() - t0) / LAUNCHES;
-            (mode == 0 ? t_direct : mode == 1 ? t_traced : t_record)[r] = per;
+            t_mode[mode][r] = (double)(base_monotonic_ns() - t0) / LAUNCHES;
             ssync(stream);
+            if (mode == M_LAUNCH_T || mode == M_COPY_T || mode == M_SET_T)
+                base_sleep_ns(5000000); /* let the background thread drain */
         }
         int64_t t0 = base_monotonic_ns();
         for (int i = 0; i < PAIRS; i++) {
@@ -203,11 +235,26 @@ int main(void)
             pop();
         }
         t_pair[r] = (double)(base_monotonic_ns() - t0) / PAIRS;
-        base_sleep_ns(10000000); /* let the background thread drain */
+        base_sleep_ns(10000000);
+        t0 = base_monotonic_ns();
+        for (int i = 0; i < PAIRS / 2; i++) {
+            step_begin((uint64_t)(r * PAIRS + i));
+            step_end();
+        }
+        t_step[r] = (double)(base_monotonic_ns() - t0) / (PAIRS / 2);
+        base_sleep_ns(10000000);
+        t0 = base_monotonic_ns();
+        for (int i = 0; i < PAIRS; i++)
+            mark("tick");
+        t_mark[r] = (double)(base_monotonic_ns() - t0) / PAIRS;
+        base_sleep_ns(10000000);
     }
-    double d = median(t_direct, ROUNDS), t = median(t_traced, ROUNDS);
-    double rec = median(t_record, ROUNDS), pair = median(t_pair, ROUNDS);
+    double d = median(t_mode[M_LAUNCH_D], ROUNDS), t = median(t_mode[M_LAUNCH_T], ROUNDS);
+    double rec = median(t_mode[M_RECORD], ROUNDS), pair = median(t_pair, ROUNDS);
     double added = t - d, own = added - 2 * rec;
+    double cd = median(t_mode[M_COPY_D], ROUNDS), ct = median(t_mode[M_COPY_T], ROUNDS);
+    double sd = median(t_mode[M_SET_D], ROUNDS), st = median(t_mode[M_SET_T], ROUNDS);
+    double step = median(t_step, ROUNDS), mk = median(t_mark, ROUNDS);
 
     /* Let the last batches arrive before reporting what was received. */
     base_sleep_ns(300000000);
@@ -219,10 +266,17 @@ int main(void)
     printf("  %-34s %10.1f %10.1f %10.1f %8s\n", "hipLaunchKernel", d, t, added, "<= 300");
     printf("  %-34s %10.1f %10s %10s %8s\n", "  of which 2 x hipEventRecord", 2 * rec, "", "", "");
     printf("  %-34s %10s %10s %10.1f %8s\n", "  libdptrace bookkeeping", "", "", own, "");
+    printf("  %-34s %10.1f %10.1f %10.1f %8s\n", "hipMemcpyAsync (64 B)", cd, ct, ct - cd,
+           "<= 300");
+    printf("  %-34s %10.1f %10.1f %10.1f %8s\n", "hipMemsetAsync (64 B)", sd, st, st - sd,
+           "<= 300");
     printf("  %-34s %10s %10.1f %10.1f %8s\n", "dpt_range_push + dpt_range_pop", "0", pair, pair,
            "<= 100");
     printf("  %-34s %10s %10.1f %10.1f %8s\n", "  per annotation call", "0", pair / 2, pair / 2,
            "<= 50");
+    printf("  %-34s %10s %10.1f %10.1f %8s\n", "dpt_step_begin + dpt_step_end", "0", step, step,
+           "<= 100");
+    printf("  %-34s %10s %10.1f %10.1f %8s\n", "dpt_mark", "0", mk, mk, "<= 50");
     printf("  receiver: %" PRIu64 " events, sender dropped %" PRIu64 "\n", rx.events, rx.dropped);
     printf("BENCH dptrace_launch_direct_ns %.1f ns\n", d);
     printf("BENCH dptrace_launch_traced_ns %.1f ns\n", t);
@@ -231,6 +285,12 @@ int main(void)
     printf("BENCH dptrace_launch_traced_ratio %.2f x\n", t / d);
     printf("BENCH dptrace_push_pop_ns %.1f ns\n", pair);
     printf("BENCH dptrace_annotation_call_ns %.1f ns\n", pair / 2);
+    printf("BENCH dptrace_memcpy_async_overhead_ns %.1f ns\n", ct - cd);
+    printf("BENCH dptrace_memcpy_async_traced_ratio %.2f x\n", ct / cd);
+    printf("BENCH dptrace_memset_async_overhead_ns %.1f ns\n", st - sd);
+    printf("BENCH dptrace_memset_async_traced_ratio %.2f x\n", st / sd);
+    printf("BENCH dptrace_step_pair_ns %.1f ns\n", step);
+    printf("BENCH dptrace_mark_ns %.1f ns\n", mk);
     printf("BENCH dptrace_bench_dropped %" PRIu64 " events\n", rx.dropped);
     zmq_close(rx.pull);
     zmq_ctx_term(rx.ctx);

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# timeout: 120
+# Every libFuzzer target (tests/fuzz/fuzz_*.c), linked with a main of its
+# own (tests/fuzz/replay.c), replays its seeds, 2000 mutations of each and
+# 5000 random inputs, in the normal build and in the ASan+UBSan one: the
+# targets compile without clang and no decoder crashes on what they give.
+. "$(dirname "$0")/lib.sh"
+builds=("$B")
+[ -n "${DPTEST_ASAN_BUILD:-}" ] && [ -d "$DPTEST_ASAN_BUILD/tests/fuzz/replay" ] &&
+    builds+=("$DPTEST_ASAN_BUILD")
+total=0 targets=0
+for b in "${builds[@]}"; do
+    n=0
+    for src in "$IT_ROOT"/tests/fuzz/fuzz_*.c; do
+        name=$(basename "$src" .c)
+        f=$b/tests/fuzz/replay/$name
+        [ -x "$f" ] || it_fail "$name was not built in $b"
+        seeds=()
+        [ -d "$IT_ROOT/tests/fuzz/seeds/$name" ] && seeds=("$IT_ROOT/tests/fuzz/seeds/$name")
+        out=$(ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+            "$f" --mutate 2000 --random 5000 "${seeds[@]}" 2>&1) ||
+            it_fail "$name ($b): $(tail -30 <<<"$out")"
+        runs=$(sed -n 's/.*: \([0-9]*\) inputs, no crash$/\1/p' <<<"$out")
+        [ -n "$runs" ] || it_fail "$name: $out"
+        total=$((total + runs))
+        n=$((n + 1))
+    done
+    echo "$b: $n targets"
+    targets=$((targets + n))
+done
+[ "$targets" -ge 9 ] || it_fail "only $targets fuzz targets ran"
+it_pass "$targets fuzz target runs (${#builds[@]} builds), $total inputs, no crash"
