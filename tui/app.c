@@ -16,7 +16,9 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <fcntl.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -345,27 +347,95 @@ static void update_edge(struct tui_app *app, int64_t now_mono)
 
 /* ---- actions --------------------------------------------------------------- */
 
+/* What a snapshot child reports through its pipe (under PIPE_BUF: one write). */
+struct snap_result {
+    int rc;
+    unsigned long long events, raw_events;
+    char err[BASE_ERRLEN];
+};
+
+static void snapshot_report(struct tui_app *app, const struct snap_result *r)
+{
+    if (r->rc != BASE_OK)
+        tui_app_status(app, TUI_MSG_ERROR, "snapshot failed: %s", r->err);
+    else
+        tui_app_status(app, r->raw_events ? TUI_MSG_WARN : TUI_MSG_INFO,
+                       "snapshot: %s (%llu events%s)", app->snap_path, r->events,
+                       r->raw_events ? ", some on raw clocks" : "");
+}
+
+static void snapshot_write(struct tui_app *app, struct snap_result *r)
+{
+    struct tui_chrome_opts o = {.flows = true, .source = "snapshot", .hub = app->hub};
+    struct tui_chrome_stats st = {0};
+    r->rc = tui_chrome_write_file(app->model, app->snap_path, &o, &st, r->err);
+    r->events = st.events;
+    r->raw_events = st.raw_events;
+}
+
+/* The running snapshot's end, when it came (wait: until it comes). */
+static void snapshot_poll(struct tui_app *app, bool wait)
+{
+    if (app->snap_pid <= 0)
+        return;
+    int status;
+    pid_t got = waitpid(app->snap_pid, &status, wait ? 0 : WNOHANG);
+    if (got == 0 || (got < 0 && errno == EINTR))
+        return;
+    struct snap_result r = {.rc = BASE_ERR};
+    ssize_t n = read(app->snap_fd, &r, sizeof r);
+    if (n != (ssize_t)sizeof r) {
+        r.rc = BASE_ERR;
+        if (got > 0 && WIFSIGNALED(status))
+            snprintf(r.err, sizeof r.err, "its writer died of signal %d", WTERMSIG(status));
+        else
+            snprintf(r.err, sizeof r.err, "its writer ended without a result");
+    }
+    close(app->snap_fd);
+    app->snap_pid = 0;
+    snapshot_report(app, &r);
+}
+
 void tui_app_snapshot(struct tui_app *app)
 {
-    char path[1200], err[BASE_ERRLEN];
-    struct tui_chrome_stats st;
-    if (tui_snapshot_path(path, sizeof path, app->outdir, base_realtime_ns() / 1000000000LL, "json",
-                          err) != BASE_OK) {
+    char err[BASE_ERRLEN];
+    if (app->snap_pid > 0) {
+        tui_app_status(app, TUI_MSG_WARN, "a snapshot is still being written: %s", app->snap_path);
+        return;
+    }
+    if (tui_snapshot_path(app->snap_path, sizeof app->snap_path, app->outdir,
+                          base_realtime_ns() / 1000000000LL, "json", err) != BASE_OK) {
         tui_app_status(app, TUI_MSG_ERROR, "snapshot failed: %s", err);
         return;
     }
-    struct tui_chrome_opts o = {.flows = true, .source = "snapshot", .hub = app->hub};
-    /* A full buffer takes seconds to write: say so on screen first. */
-    tui_app_status(app, TUI_MSG_INFO, "writing %s (%zu events) ...", path,
-                   tui_store_count(tui_model_store(app->model)));
+    size_t count = tui_store_count(tui_model_store(app->model));
+    int fds[2];
+    pid_t pid = -1;
+    if (pipe2(fds, O_CLOEXEC) == 0) {
+        pid = fork();
+        if (pid == 0) {
+            /* The child: only the file; no curses, no sockets, no exit handlers. */
+            close(fds[0]);
+            struct snap_result r = {0};
+            snapshot_write(app, &r);
+            _exit(write(fds[1], &r, sizeof r) == (ssize_t)sizeof r ? 0 : 1);
+        }
+        close(fds[1]);
+        if (pid < 0)
+            close(fds[0]);
+    }
+    if (pid > 0) {
+        app->snap_pid = pid;
+        app->snap_fd = fds[0];
+        tui_app_status(app, TUI_MSG_INFO, "writing %s (%zu events) ...", app->snap_path, count);
+        return;
+    }
+    /* No process to spare: write it here, the console waits. */
+    tui_app_status(app, TUI_MSG_INFO, "writing %s (%zu events) ...", app->snap_path, count);
     tui_app_frame(app, base_monotonic_ns());
-    if (tui_chrome_write_file(app->model, path, &o, &st, err) != BASE_OK) {
-        tui_app_status(app, TUI_MSG_ERROR, "snapshot failed: %s", err);
-        return;
-    }
-    tui_app_status(app, st.raw_events ? TUI_MSG_WARN : TUI_MSG_INFO, "snapshot: %s (%llu events%s)",
-                   path, (unsigned long long)st.events,
-                   st.raw_events ? ", some on raw clocks" : "");
+    struct snap_result r = {0};
+    snapshot_write(app, &r);
+    snapshot_report(app, &r);
 }
 
 static void stop_record(struct tui_app *app, const char *why)
@@ -794,10 +864,17 @@ void tui_app_destroy(tui_app_t **self)
     struct tui_app *app = *self;
     if (app->rec)
         stop_record(app, NULL);
+    bool snapping = app->snap_pid > 0;
     free_windows(app);
     if (app->screen) {
         endwin();
         delscreen(app->screen);
+    }
+    /* A snapshot under way is finished, and said how it went. */
+    if (snapping) {
+        fprintf(stderr, "dptop: waiting for the snapshot %s\n", app->snap_path);
+        snapshot_poll(app, true);
+        fprintf(stderr, "dptop: %s\n", app->status);
     }
     if (app->own_term_files)
         fclose(app->term_in);
@@ -862,6 +939,7 @@ static int run_loop(struct tui_app *app, volatile sig_atomic_t *stop)
                 base_sleep_ns(wait);
         }
         read_keys(app);
+        snapshot_poll(app, false);
         if (app->hook)
             app->hook(app, app->hook_ctx);
         now = base_monotonic_ns();

@@ -137,6 +137,13 @@ struct tui_app {
     int64_t eval_global; /* the global instant the node table's offsets are evaluated at */
 
     /* status line */
+    /* `s`: a snapshot written by a child process (fork: a copy of the
+     * store that costs nothing until the console changes it), so that the
+     * console runs on while seconds of JSON are written. */
+    pid_t snap_pid; /* 0: none running */
+    int snap_fd;    /* the child's result */
+    char snap_path[1200];
+
     char status[320];
     enum tui_status_level status_level;
     int64_t status_until; /* monotonic ns */
