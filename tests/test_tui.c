@@ -432,6 +432,32 @@ static void test_model_nodes(void **state)
     /* A log line reaches the status bar, without control characters. */
     apply_ok(m, BUS_K_LOG, "{\"node\":5,\"level\":\"warn\",\"msg\":\"clock\\nstep\"}");
     assert_string_equal(tui_model_last_log(m, NULL), "n5 warn: clock step");
+    /* The log keeps every line and alert, newest first, up to its size. */
+    apply_ok(m, BUS_K_LOG, "{\"level\":\"debug\",\"msg\":\"chatter\"}");
+    apply_ok(m, BUS_K_LOG,
+             "{\"node\":2,\"level\":\"error\",\"component\":\"master\",\"msg\":\"x\"}");
+    struct tui_log_stats ls;
+    tui_model_log_stats(m, &ls);
+    assert_int_equal(ls.lines, 2);
+    assert_int_equal(ls.warnings, 1);
+    assert_int_equal(ls.errors, 1);
+    const struct tui_log_line *l0 = tui_model_log_line(m, 0), *l1 = tui_model_log_line(m, 1);
+    assert_non_null(l0);
+    assert_int_equal(l0->node, 2);
+    assert_int_equal(l0->level, 'E');
+    assert_string_equal(l0->text, "master: x");
+    assert_int_equal(l1->level, 'W');
+    assert_string_equal(l1->text, "clock step");
+    assert_null(tui_model_log_line(m, 2));
+    for (int i = 0; i < TUI_LOG_LINES + 10; i++)
+        apply_ok(m, BUS_K_LOG, "{\"node\":1,\"level\":\"info\",\"msg\":\"line %d\"}", i);
+    tui_model_log_stats(m, &ls);
+    assert_int_equal(ls.lines, TUI_LOG_LINES);
+    assert_int_equal(ls.total, TUI_LOG_LINES + 12);
+    assert_int_equal(ls.dropped, 12);
+    assert_string_equal(tui_model_log_line(m, 0)->text, "line 265");
+    assert_string_equal(tui_model_log_line(m, TUI_LOG_LINES - 1)->text, "line 10");
+    assert_null(tui_model_log_line(m, TUI_LOG_LINES));
     tui_model_destroy(&m);
     assert_null(m);
 }

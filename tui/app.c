@@ -611,7 +611,9 @@ void tui_app_key(tui_app_t *app, int ch)
         return;
     case '?':
     case KEY_F(1):
+    case 'L':
         app->help = true;
+        app->help_log = ch == 'L';
         app->help_top = 0;
         app->pane[TUI_P_HELP].dirty = true;
         return;

@@ -73,6 +73,9 @@ struct tui_model {
     char last_error[BASE_ERRLEN];
     char last_log[256];
     int64_t last_log_ns;
+    struct tui_log_line log[TUI_LOG_LINES]; /* a ring: log_next is the oldest once full */
+    size_t log_next;
+    struct tui_log_stats log_st;
     uint64_t dropped_nodes, dropped_edges, dropped_names, dropped_procs;
     int64_t latest_global, latest_raw;
     int64_t tick_ns;
@@ -1011,13 +1014,30 @@ static enum base_dec on_ev(tui_model_t *self, const bus_msg_t *msg, json_object 
 
 static enum base_dec on_log(tui_model_t *self, json_object *h, int64_t arrival_ns, char *err)
 {
-    const char *level, *text;
+    const char *level, *text, *comp = NULL;
     int64_t node = -1;
     TRY(base_json_get_str(h, "level", &level, err));
     TRY(base_json_get_str(h, "msg", &text, err));
     TRY(base_json_opt_i64(h, "node", &node, err));
     if (strcmp(level, "debug") == 0)
         return BASE_DEC_OK;
+    base_json_get_str(h, "component", &comp, NULL);
+    struct tui_log_line *l = &self->log[self->log_next];
+    if (self->log_st.lines == TUI_LOG_LINES)
+        self->log_st.dropped++;
+    else
+        self->log_st.lines++;
+    self->log_next = (self->log_next + 1) % TUI_LOG_LINES;
+    self->log_st.total++;
+    l->arrival_ns = arrival_ns;
+    l->node = node >= 0 && node <= 65535 ? (int)node : -1;
+    l->level = !strcmp(level, "error") ? 'E' : !strcmp(level, "warn") ? 'W' : 'I';
+    self->log_st.warnings += l->level == 'W';
+    self->log_st.errors += l->level == 'E';
+    snprintf(l->text, sizeof l->text, "%s%s%s", comp ? comp : "", comp ? ": " : "", text);
+    for (char *c = l->text; *c; c++)
+        if ((unsigned char)*c < 0x20)
+            *c = ' ';
     if (node >= 0)
         snprintf(self->last_log, sizeof self->last_log, "n%lld %s: %s", (long long)node, level,
                  text);
@@ -1237,6 +1257,21 @@ tui_store_t *tui_model_store(const tui_model_t *self)
 {
     assert(self);
     return self->store;
+}
+
+const struct tui_log_line *tui_model_log_line(const tui_model_t *self, size_t newest_first)
+{
+    assert(self);
+    if (newest_first >= self->log_st.lines)
+        return NULL;
+    size_t i = (self->log_next + TUI_LOG_LINES - 1 - newest_first) % TUI_LOG_LINES;
+    return &self->log[i];
+}
+
+void tui_model_log_stats(const tui_model_t *self, struct tui_log_stats *out)
+{
+    assert(self && out);
+    *out = self->log_st;
 }
 
 const char *tui_model_last_log(const tui_model_t *self, int64_t *arrival_ns)

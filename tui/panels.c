@@ -857,9 +857,13 @@ static void status_draw(struct tui_app *app, struct tui_pane *p)
     } else {
         int64_t at;
         const char *log = tui_model_last_log(app->model, &at);
-        if (log[0] && base_realtime_ns() - at < 30000000000LL)
-            tui_put(p->win, 0, 0, log, room, app->role[R_DIM]);
-        else if (app->filter[0]) {
+        const struct tui_log_line *last = tui_model_log_line(app->model, 0);
+        bool alert = last && last->level != 'I';
+        if (log[0] && base_realtime_ns() - at < 30000000000LL) {
+            char buf[300];
+            snprintf(buf, sizeof buf, "%s%s", log, alert ? "  (L: the log)" : "");
+            tui_put(p->win, 0, 0, buf, room, alert ? app->role[R_WARN] : app->role[R_DIM]);
+        } else if (app->filter[0]) {
             char buf[96];
             snprintf(buf, sizeof buf, "filter: \"%s\" (Esc clears)", app->filter);
             tui_put(p->win, 0, 0, buf, room, app->role[R_DIM]);
@@ -880,6 +884,7 @@ static const char *const help_lines[] = {
     "a            aligned (global time base) / raw (each node's clock)",
     "e            expand lanes: one per GPU queue and host thread",
     "/            filter events by name (Enter applies, Esc clears)",
+    "L            the log: the nodes' messages and alerts, newest first",
     "Tab  S-Tab   cycle the focus: nodes, windows, timeline (a screen",
     "             too short for both tables shows the last one focused)",
     "↑  ↓  j  k   select a node / scroll the focused table",
@@ -911,10 +916,42 @@ int tui_help_lines(void)
     return (int)BASE_ARRAY_LEN(help_lines);
 }
 
-/* The first help line shown, kept where the last page still fills the box. */
+/* The overlay's lines: the keys, or the log (one line saying it is empty). */
+static int overlay_total(const struct tui_app *app)
+{
+    if (!app->help_log)
+        return (int)BASE_ARRAY_LEN(help_lines);
+    struct tui_log_stats st;
+    tui_model_log_stats(app->model, &st);
+    return st.lines ? (int)st.lines : 1;
+}
+
+static const char *overlay_line(const struct tui_app *app, int i, char *buf, size_t len,
+                                chtype *attr)
+{
+    *attr = A_NORMAL;
+    if (!app->help_log)
+        return help_lines[i];
+    const struct tui_log_line *l = tui_model_log_line(app->model, (size_t)i);
+    if (l == NULL)
+        return "(nothing logged yet)";
+    time_t t = (time_t)(l->arrival_ns / 1000000000LL);
+    struct tm tm;
+    char hms[16] = "--:--:--";
+    if (localtime_r(&t, &tm))
+        strftime(hms, sizeof hms, "%H:%M:%S", &tm);
+    char who[16] = "";
+    if (l->node >= 0)
+        snprintf(who, sizeof who, "n%d ", l->node);
+    snprintf(buf, len, "%s %s%c %s", hms, who, l->level, l->text);
+    *attr = l->level == 'E' ? app->role[R_ERROR] : l->level == 'W' ? app->role[R_WARN] : A_NORMAL;
+    return buf;
+}
+
+/* The first line shown, kept where the last page still fills the box. */
 static int help_top(const struct tui_app *app, int shown)
 {
-    int most = (int)BASE_ARRAY_LEN(help_lines) - shown;
+    int most = overlay_total(app) - shown;
     int top = app->help_top;
     if (top > most)
         top = most;
@@ -924,7 +961,7 @@ static int help_top(const struct tui_app *app, int shown)
 bool tui_help_scroll(struct tui_app *app, int ch)
 {
     int shown = app->pane[TUI_P_HELP].h - 2;
-    if (shown <= 0 || shown >= (int)BASE_ARRAY_LEN(help_lines))
+    if (shown <= 0 || shown >= overlay_total(app))
         return false;
     int top = help_top(app, shown);
     switch (ch) {
@@ -949,7 +986,7 @@ bool tui_help_scroll(struct tui_app *app, int ch)
         break;
     case KEY_END:
     case 'G':
-        top = (int)BASE_ARRAY_LEN(help_lines);
+        top = overlay_total(app);
         break;
     default:
         return false;
@@ -962,18 +999,34 @@ bool tui_help_scroll(struct tui_app *app, int ch)
 
 static void help_draw(struct tui_app *app, struct tui_pane *p)
 {
-    int shown = p->h - 2, total = (int)BASE_ARRAY_LEN(help_lines);
+    int shown = p->h - 2, total = overlay_total(app);
     int top = help_top(app, shown);
     wattrset(p->win, app->role[R_TITLE]);
     wborder_set(p->win, WACS_VLINE, WACS_VLINE, WACS_HLINE, WACS_HLINE, WACS_ULCORNER,
                 WACS_URCORNER, WACS_LLCORNER, WACS_LRCORNER);
     wattrset(p->win, A_NORMAL);
-    tui_put(p->win, 0, 2, " dptop keys ", p->w - 4, app->role[R_TITLE]);
-    for (int i = 0; top + i < total && i < shown; i++)
-        tui_put(p->win, i + 1, 2, help_lines[top + i], p->w - 4, A_NORMAL);
+    char title[160] = " dptop keys ";
+    if (app->help_log) {
+        struct tui_log_stats st;
+        tui_model_log_stats(app->model, &st);
+        int n = snprintf(title, sizeof title,
+                         " log, newest first: %llu warnings, %llu errors of %llu lines ",
+                         (unsigned long long)st.warnings, (unsigned long long)st.errors,
+                         (unsigned long long)st.total);
+        if (st.dropped && n > 0 && (size_t)n < sizeof title)
+            snprintf(title + n - 1, sizeof title - (size_t)n + 1, " (%llu oldest not kept) ",
+                     (unsigned long long)st.dropped);
+    }
+    tui_put(p->win, 0, 2, title, p->w - 4, app->role[R_TITLE]);
+    for (int i = 0; top + i < total && i < shown; i++) {
+        char buf[256];
+        chtype attr;
+        const char *line = overlay_line(app, top + i, buf, sizeof buf, &attr);
+        tui_put(p->win, i + 1, 2, line, p->w - 4, attr);
+    }
     if (shown > 0 && shown < total) {
         /* Too short for every line: say where it is and how to move. */
-        char where[64];
+        char where[96];
         snprintf(where, sizeof where, " %d–%d of %d, ↑↓ PgUp PgDn scroll ", top + 1, top + shown,
                  total);
         int ww = tui_strwidth(where);

@@ -320,6 +320,23 @@ void tui_model_summary(const tui_model_t *self, struct tui_summary *out);
 /* The last log line or alert published on the bus ("" when none). */
 const char *tui_model_last_log(const tui_model_t *self, int64_t *arrival_ns);
 
+/* The log: the latest TUI_LOG_LINES lines and alerts of every node (debug
+ * left out), newest first; older ones are counted as dropped. */
+#define TUI_LOG_LINES 256
+struct tui_log_line {
+    int64_t arrival_ns; /* CLOCK_REALTIME when it arrived */
+    int node;           /* -1: no node */
+    char level;         /* 'I'nfo, 'W'arn, 'E'rror */
+    char text[220];     /* "component: message", control characters as spaces */
+};
+struct tui_log_stats {
+    size_t lines;              /* held */
+    uint64_t total, dropped;   /* received; pushed out of the ring */
+    uint64_t warnings, errors; /* received of each level */
+};
+const struct tui_log_line *tui_model_log_line(const tui_model_t *self, size_t newest_first);
+void tui_model_log_stats(const tui_model_t *self, struct tui_log_stats *out);
+
 /* Whether a node's events can be put on the global time base: its latest
  * fit is aligned (or it is the reference) and it has snapshot pairs. */
 bool tui_model_aligned(const tui_model_t *self, uint16_t node);

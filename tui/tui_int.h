@@ -132,7 +132,8 @@ struct tui_app {
     int sel_node; /* node id, -1: none */
     int focus;    /* enum tui_pane_id of the focused panel */
     bool help;
-    int help_top; /* first help line shown when it does not fit */
+    bool help_log; /* the overlay shows the log (L), not the keys (?) */
+    int help_top;  /* first help line shown when it does not fit */
     bool quit;
     int64_t eval_global; /* the global instant the node table's offsets are evaluated at */
 

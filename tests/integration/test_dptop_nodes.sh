@@ -71,6 +71,15 @@ grep -Eq "rejected input: [0-9]+ probe datagrams" "$IT_TMP/master.log" ||
     it_fail "the master logged no line for the garbage: $(tail -5 "$IT_TMP/master.log")"
 it_wait 10 bash -c "${TM[*]} capture-pane -p -t t | grep -Eq 'n0 warn: rejected input: [0-9]+ probe datagrams'" ||
     { pane; cat "$IT_TMP/pane.txt"; it_fail "the console did not show the node's warning"; }
+# The log (L) keeps it, marked W, after the status bar has moved on.
+"${TM[@]}" send-keys -t t L
+it_wait 10 bash -c "${TM[*]} capture-pane -p -t t | grep -q 'log, newest first: [1-9][0-9]* warnings'" ||
+    { pane; it_fail "L did not open the log"; }
+"${TM[@]}" capture-pane -p -t t | grep -Eq '[0-9:]{8} n0 W node: rejected input: [0-9]+ probe datagrams' ||
+    { pane; it_fail "the log does not hold the node's warning"; }
+"${TM[@]}" send-keys -t t x
+it_wait 5 bash -c "! ${TM[*]} capture-pane -p -t t | grep -q 'log, newest first'" ||
+    it_fail "a key did not close the log"
 
 # A node killed: down, and nothing of its last status shown as if it were live.
 kill -KILL "$AGENT"
