@@ -87,6 +87,11 @@ wait_for 10 'dptop keys'
 render dptop-help "dptop: keys"
 "${TM[@]}" send-keys -t shot x
 sleep 0.5
+"${TM[@]}" send-keys -t shot L
+wait_for 10 'log, newest first'
+render dptop-log "dptop: the log, the nodes' messages and alerts"
+"${TM[@]}" send-keys -t shot x
+sleep 0.5
 
 # Freeze the view, one lane per node, 100 ms: a step's collective on each.
 "${TM[@]}" send-keys -t shot ' ' + e
