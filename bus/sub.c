@@ -30,8 +30,7 @@ struct topic_state {
 /* With CURVE, a hub that refuses the client's key looks just like one that
  * is not there: say which to check. */
 #define CURVE_HINT                                                                                 \
-    " (with CURVE, also what a hub that does not admit this client's key looks like: check "       \
-    "its authorized_keys and this client's key pair)"
+    " (with CURVE, a hub refusing this key looks the same: check its authorized_keys)"
 
 struct bus_sub {
     void *ctx;

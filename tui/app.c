@@ -12,11 +12,11 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <locale.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
-#include <fcntl.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -379,7 +379,10 @@ static void snapshot_poll(struct tui_app *app, bool wait)
     if (app->snap_pid <= 0)
         return;
     int status;
-    pid_t got = waitpid(app->snap_pid, &status, wait ? 0 : WNOHANG);
+    pid_t got;
+    do
+        got = waitpid(app->snap_pid, &status, wait ? 0 : WNOHANG);
+    while (wait && got < 0 && errno == EINTR);
     if (got == 0 || (got < 0 && errno == EINTR))
         return;
     struct snap_result r = {.rc = BASE_ERR};
