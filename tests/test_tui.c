@@ -16,10 +16,17 @@
 #include <cmocka.h>
 
 #include <curses.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <pthread.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "tui/tui.h"
@@ -2092,6 +2099,142 @@ static void test_name_filter(void **state)
     assert_true(tui_name_matches("é", "layer_é"));
 }
 
+/* An encoded ev message of n records, as the console receives them. */
+static bus_msg_t *rec_msg(size_t n, uint64_t seq)
+{
+    bus_msg_t *m = bus_msg_new(BUS_K_EV);
+    bus_msg_set_i64(m, "node", 3);
+    bus_msg_set_i64(m, "pid", 1);
+    bus_msg_set_i64(m, "count", (int64_t)n);
+    bus_msg_set_u64(m, "dropped", 0);
+    gpu_event_t *ev = calloc(n, sizeof *ev);
+    assert_non_null(ev);
+    gpu_batch_encode(ev, n, bus_msg_payload_alloc(m, gpu_batch_size(n)));
+    free(ev);
+    char err[BASE_ERRLEN];
+    struct bus_limits lim = {0};
+    if (bus_msg_encode(m, 3, seq, &lim, err) != BASE_OK)
+        fail_msg("encode: %s", err);
+    return m;
+}
+
+static void *drain_fifo(void *arg)
+{
+    int fd = *(int *)arg;
+    char buf[65536];
+    for (;;) {
+        ssize_t n = read(fd, buf, sizeof buf);
+        if (n == 0)
+            break;
+        if (n < 0 && errno != EAGAIN && errno != EINTR)
+            break;
+        if (n < 0)
+            base_sleep_ns(1000000);
+    }
+    return NULL;
+}
+
+/* The console's recording queue: everything reaches the file in order; a
+ * file system that stops taking data stops nothing but the writer thread
+ * (the queue fills and drops, counted), and what was queued is written
+ * once it moves again. */
+static void test_record_queue(void **state)
+{
+    char dir[] = "/tmp/test_tui_recq.XXXXXX", path[128], err[BASE_ERRLEN];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/a.dprec", dir);
+    tui_recq_t *q = tui_recq_open(path, 10, 0, err);
+    assert_non_null(q);
+    for (uint64_t i = 1; i <= 500; i++) {
+        bus_msg_t *m = rec_msg(10, i);
+        assert_int_equal(tui_recq_add(q, m, err), BASE_OK);
+        bus_msg_destroy(&m);
+    }
+    struct tui_recq_stats rs;
+    assert_int_equal(tui_recq_close(&q, &rs, err), BASE_OK);
+    assert_null(q);
+    assert_int_equal(rs.queued, 500);
+    assert_int_equal(rs.written, 500);
+    assert_int_equal(rs.dropped, 0);
+    bus_recreader_t *r = bus_recreader_open(path, NULL, err);
+    assert_non_null(r);
+    struct bus_rec_frame f;
+    enum base_dec dec;
+    struct bus_limits lim = {0};
+    uint64_t n = 0;
+    while (bus_recreader_next(r, &f, &dec, err) == 1) {
+        bus_msg_t *m = NULL;
+        assert_int_equal(bus_msg_decode(f.frames, f.nframes, &lim, &m, err), BASE_DEC_OK);
+        assert_int_equal(bus_msg_seq(m), ++n);
+        bus_msg_destroy(&m);
+    }
+    assert_int_equal(n, 500);
+    bus_recreader_destroy(&r);
+    unlink(path);
+
+    /* A FIFO nobody reads: the writer thread blocks, the console does not. */
+    snprintf(path, sizeof path, "%s/stuck", dir);
+    assert_int_equal(mkfifo(path, 0600), 0);
+    int rd = open(path, O_RDONLY | O_NONBLOCK);
+    assert_true(rd >= 0);
+    q = tui_recq_open(path, 10, 1u << 20, err);
+    assert_non_null(q);
+    int64_t t0 = base_monotonic_ns();
+    uint64_t ok = 0, dropped = 0;
+    for (uint64_t i = 1; i <= 200; i++) {
+        bus_msg_t *m = rec_msg(1024, i);
+        int rc = tui_recq_add(q, m, err);
+        assert_true(rc == BASE_OK || rc == BUS_DROPPED);
+        ok += rc == BASE_OK;
+        dropped += rc == BUS_DROPPED;
+        bus_msg_destroy(&m);
+    }
+    /* 13 MB offered against a 64 KiB pipe and a 1 MiB queue, in well under
+     * the time a blocked write would take to give up (none does). */
+    assert_true(base_monotonic_ns() - t0 < 5000000000LL);
+    assert_true(dropped > 100);
+    tui_recq_stats(q, &rs, NULL);
+    assert_int_equal(rs.dropped, dropped);
+    assert_false(rs.failed);
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, drain_fifo, &rd), 0);
+    assert_int_equal(tui_recq_close(&q, &rs, err), BASE_OK);
+    pthread_join(th, NULL);
+    assert_int_equal(rs.written, ok);
+    close(rd);
+    unlink(path);
+
+    /* A write that fails (a 64 KiB file size limit stands in for a full
+     * disk): the console hears of it at its next message, with the reason. */
+    snprintf(path, sizeof path, "%s/full.dprec", dir);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        signal(SIGXFSZ, SIG_IGN);
+        struct rlimit rl = {.rlim_cur = 64 * 1024, .rlim_max = 64 * 1024};
+        setrlimit(RLIMIT_FSIZE, &rl);
+        tui_recq_t *fq = tui_recq_open(path, 10, 0, err);
+        int rc = BASE_OK;
+        for (uint64_t i = 1; i <= 2000 && rc != BASE_ERR; i++) {
+            bus_msg_t *m = rec_msg(64, i);
+            rc = fq ? tui_recq_add(fq, m, err) : BASE_ERR;
+            bus_msg_destroy(&m);
+            if (rc != BASE_ERR)
+                base_sleep_ns(1000000);
+        }
+        bool told = rc == BASE_ERR && strstr(err, "File too large") != NULL;
+        struct tui_recq_stats fs = {0};
+        int closed = tui_recq_close(&fq, &fs, err);
+        _exit(told && closed == BASE_ERR && fs.failed && fs.written > 0 ? 0 : 1);
+    }
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    unlink(path);
+    rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -2117,6 +2260,7 @@ int main(void)
         cmocka_unit_test(test_winlog),
         cmocka_unit_test(test_export_format),
         cmocka_unit_test(test_name_filter),
+        cmocka_unit_test(test_record_queue),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

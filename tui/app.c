@@ -444,17 +444,16 @@ void tui_app_snapshot(struct tui_app *app)
 static void stop_record(struct tui_app *app, const char *why)
 {
     char err[BASE_ERRLEN];
-    struct bus_recwriter_stats ws;
-    bus_recwriter_flush(app->rec, NULL);
-    bus_recwriter_stats(app->rec, &ws);
-    int rc = bus_recwriter_close(&app->rec, err);
+    struct tui_recq_stats rs = {0};
+    int rc = tui_recq_close(&app->rec, &rs, err);
     if (why)
         tui_app_status(app, TUI_MSG_ERROR, "recording stopped: %s", why);
     else if (rc != BASE_OK)
         tui_app_status(app, TUI_MSG_ERROR, "recording %s: %s", app->rec_path, err);
     else
-        tui_app_status(app, TUI_MSG_INFO, "recorded %llu messages to %s",
-                       (unsigned long long)ws.written, app->rec_path);
+        tui_app_status(app, rs.dropped ? TUI_MSG_WARN : TUI_MSG_INFO,
+                       "recorded %llu messages to %s%s", (unsigned long long)rs.written,
+                       app->rec_path, rs.dropped ? " (some dropped: the disk fell behind)" : "");
     app->pane[TUI_P_HEADER].dirty = true;
 }
 
@@ -471,11 +470,11 @@ void tui_app_toggle_record(struct tui_app *app)
     }
     if (tui_snapshot_path(app->rec_path, sizeof app->rec_path, app->outdir,
                           base_realtime_ns() / 1000000000LL, "dprec", err) != BASE_OK ||
-        (app->rec = bus_recwriter_new(app->rec_path, app->record_flush_ms, err)) == NULL) {
+        (app->rec = tui_recq_open(app->rec_path, app->record_flush_ms, 0, err)) == NULL) {
         tui_app_status(app, TUI_MSG_ERROR, "cannot record: %s", err);
         return;
     }
-    app->rec_msgs = 0;
+    app->rec_msgs = app->rec_dropped = 0;
     /* Ask the hub for its state again: it is queued ahead of the live
      * stream, so the recording starts self-contained (docs/RECORDING.md). */
     struct bus_state_info info;
@@ -495,10 +494,11 @@ static void record_msg(struct tui_app *app, bus_msg_t *m)
     if (app->rec == NULL)
         return;
     char err[BASE_ERRLEN];
-    struct bus_frame f[BUS_MAX_FRAMES];
-    size_t n = bus_msg_frames(m, f);
-    if (bus_recwriter_add(app->rec, bus_msg_arrival_ns(m), f, n, err) != BASE_OK)
+    int rc = tui_recq_add(app->rec, m, err);
+    if (rc == BASE_ERR)
         stop_record(app, err);
+    else if (rc == BUS_DROPPED)
+        app->rec_dropped++;
     else
         app->rec_msgs++;
 }
@@ -933,7 +933,9 @@ static int run_loop(struct tui_app *app, volatile sig_atomic_t *stop)
                 if (base_monotonic_ns() > deadline)
                     break;
             }
-            if (app->rec && bus_recwriter_tick(app->rec, err) != BASE_OK)
+            /* The writer thread ticks the file; a failure of its stops here. */
+            struct tui_recq_stats rs;
+            if (app->rec && (tui_recq_stats(app->rec, &rs, err), rs.failed))
                 stop_record(app, err);
         } else if (app->replay) {
             tui_replay_pump(app, now, 20000000LL);

@@ -143,8 +143,11 @@ static void header_draw(struct tui_app *app, struct tui_pane *p)
     } else {
         snprintf(src, sizeof src, "%s %s", app->paused ? "PAUSED" : "LIVE", app->hub);
     }
-    char rec[64];
-    if (app->rec)
+    char rec[96];
+    if (app->rec && app->rec_dropped)
+        snprintf(rec, sizeof rec, "● REC %llu msgs, %llu dropped ",
+                 (unsigned long long)app->rec_msgs, (unsigned long long)app->rec_dropped);
+    else if (app->rec)
         snprintf(rec, sizeof rec, "● REC %llu msgs ", (unsigned long long)app->rec_msgs);
     else
         snprintf(rec, sizeof rec, "not recording");

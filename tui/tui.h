@@ -420,6 +420,29 @@ int tui_chrome_write_file(tui_model_t *model, const char *path, const struct tui
  * snapshots or recordings in one second must not overwrite each other. */
 int tui_snapshot_path(char *buf, size_t len, const char *dir, int64_t when_s, const char *ext,
                       char *err);
+/*
+ * The console's recording queue: a writer thread owns the recording, the
+ * console hands it copies of the messages, so a slow or stuck file system
+ * never stops the console.  A message beyond max_bytes queued is dropped
+ * and counted.  tui_recq_close waits until everything queued is written.
+ */
+#define TUI_RECQ_MAX_BYTES (64u << 20)
+typedef struct tui_recq tui_recq_t;
+struct tui_recq_stats {
+    uint64_t queued, dropped; /* messages handed over / refused (queue full) */
+    uint64_t written;         /* wholly in the file */
+    bool failed;              /* a write failed: the recording stopped there */
+};
+/* Create the file (an unwritable one fails here) and start the writer;
+ * max_bytes 0: TUI_RECQ_MAX_BYTES. */
+tui_recq_t *tui_recq_open(const char *path, int flush_ms, size_t max_bytes, char *err);
+/* BASE_OK (queued), BUS_DROPPED (queue full, counted) or BASE_ERR (the
+ * writer failed; err says why). */
+int tui_recq_add(tui_recq_t *self, const bus_msg_t *m, char *err);
+/* failure: NULL, or BASE_ERRLEN bytes for the writer's failure ("" when none). */
+void tui_recq_stats(tui_recq_t *self, struct tui_recq_stats *out, char *failure);
+int tui_recq_close(tui_recq_t **self, struct tui_recq_stats *out, char *err);
+
 /* Whether an event name passes the timeline's `/` filter: it holds the
  * filter text, letters of either case alike (ASCII); an empty filter passes
  * everything, and a name that is not known passes nothing but it. */

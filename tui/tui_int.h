@@ -109,10 +109,10 @@ struct tui_app {
     bus_sub_t *sub; /* live */
     struct bus_endpoints ep;
     int state_timeout_ms;
-    bus_recwriter_t *rec; /* `r`: recording from the console */
+    tui_recq_t *rec; /* `r`: recording from the console, by a writer thread */
     char rec_path[1100];
-    uint64_t rec_msgs;
-    struct tui_replay *replay; /* --replay */
+    uint64_t rec_msgs, rec_dropped; /* handed to the writer / refused by its full queue */
+    struct tui_replay *replay;      /* --replay */
 
     /* view */
     enum tui_clock clock;
