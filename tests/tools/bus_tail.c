@@ -11,7 +11,8 @@
  * (received + seq gaps).  --slow-us sleeps after each message (a slow
  * consumer).  --print writes "MSG topic seq state header" per message.
  * --ready touches FILE once the subscription is known to be active.
- * Ends with "TAIL ..." and one "TOPIC ..." line per topic.
+ * Ends with "TAIL ..." (ev_span_ms: from the first event batch to the last)
+ * and one "TOPIC ..." line per topic.
  */
 #include <getopt.h>
 #include <inttypes.h>
@@ -133,6 +134,7 @@ int main(int argc, char **argv)
     }
     int64_t start = base_monotonic_ns(), last_msg = start;
     uint64_t ev_msgs = 0, ev_records = 0;
+    int64_t ev_first_ns = 0, ev_last_ns = 0; /* arrivals of the first and last batch */
     int rc = 0;
     while (!stop_flag) {
         int64_t now = base_monotonic_ns();
@@ -155,6 +157,9 @@ int main(int argc, char **argv)
             continue;
         last_msg = base_monotonic_ns();
         if (bus_msg_kind(m) == BUS_K_EV) {
+            ev_last_ns = base_monotonic_ns();
+            if (ev_first_ns == 0)
+                ev_first_ns = ev_last_ns;
             ev_msgs++;
             int64_t count = 0;
             base_json_get_i64(bus_msg_header(m), "count", &count, NULL);
@@ -174,9 +179,9 @@ int main(int argc, char **argv)
     bus_sub_stats(sub, &st);
     printf("TAIL msgs=%" PRIu64 " state=%" PRIu64 " ev=%" PRIu64 " ev_records=%" PRIu64
            " gaps=%" PRIu64 " ev_gaps=%" PRIu64 " resets=%" PRIu64 " dec_errors=%" PRIu64
-           " queue_drops=%" PRIu64 "\n",
+           " queue_drops=%" PRIu64 " ev_span_ms=%.3f\n",
            st.msgs, st.state_msgs, ev_msgs, ev_records, st.gaps, st.kind[BUS_K_EV].gaps, st.resets,
-           base_decstats_errors(&st.dec), st.queue_drops);
+           base_decstats_errors(&st.dec), st.queue_drops, (double)(ev_last_ns - ev_first_ns) / 1e6);
     struct bus_topic_stats ts[256];
     size_t n = bus_sub_topic_stats(sub, ts, 256);
     for (size_t i = 0; i < n && i < 256; i++)

@@ -8,9 +8,12 @@
  *                                                      names received so far
  *   {"msg":"stats", ...}                               at exit
  *
- * Usage: gpu_ingest_dump ENDPOINT [--seconds S] [--ready FILE]
+ * Usage: gpu_ingest_dump ENDPOINT [--seconds S] [--ready FILE] [--count]
  * Runs until SIGTERM/SIGINT or for S seconds; FILE is created once the
- * endpoint is bound.  Exit status 0, or 1 when the endpoint cannot be bound.
+ * endpoint is bound.  --count prints nothing but the stats, which then also
+ * say over how long the events came (ev_span_ms: first to last event
+ * message), for benchmarks.  Exit status 0, or 1 when the endpoint cannot
+ * be bound.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -32,6 +35,8 @@ struct dump {
     struct pid_names pids[MAX_PIDS];
     size_t npids;
     uint64_t events, unknown_names;
+    bool count_only;
+    int64_t first_ev_ns, last_ev_ns;
 };
 
 static volatile sig_atomic_t stop_flag;
@@ -80,6 +85,15 @@ static void add_name(struct pid_names *pn, uint32_t id, const char *name)
 static void on_msg(void *ctx, const gpu_msg_t *m)
 {
     struct dump *d = ctx;
+    if (d->count_only) {
+        if (m->kind == GPU_MSG_EV) {
+            d->last_ev_ns = base_monotonic_ns();
+            if (d->first_ev_ns == 0)
+                d->first_ev_ns = d->last_ev_ns;
+            d->events += m->nev;
+        }
+        return;
+    }
     struct pid_names *pn = names_of(d, m->pid);
     printf("{\"msg\":\"%s\",\"pid\":%" PRIu32 ",\"seq\":%" PRIu64, gpu_msg_kind_name(m->kind),
            m->pid, m->seq);
@@ -149,20 +163,24 @@ int main(int argc, char **argv)
 {
     const char *endpoint = NULL, *ready = NULL;
     double seconds = 0;
+    bool count_only = false;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--seconds") && i + 1 < argc)
             seconds = atof(argv[++i]);
         else if (!strcmp(argv[i], "--ready") && i + 1 < argc)
             ready = argv[++i];
+        else if (!strcmp(argv[i], "--count"))
+            count_only = true;
         else if (argv[i][0] != '-' && endpoint == NULL)
             endpoint = argv[i];
         else {
-            fprintf(stderr, "usage: gpu_ingest_dump ENDPOINT [--seconds S] [--ready FILE]\n");
+            fprintf(stderr,
+                    "usage: gpu_ingest_dump ENDPOINT [--seconds S] [--ready FILE] [--count]\n");
             return 2;
         }
     }
     if (endpoint == NULL) {
-        fprintf(stderr, "usage: gpu_ingest_dump ENDPOINT [--seconds S] [--ready FILE]\n");
+        fprintf(stderr, "usage: gpu_ingest_dump ENDPOINT [--seconds S] [--ready FILE] [--count]\n");
         return 2;
     }
     struct sigaction sa;
@@ -172,6 +190,7 @@ int main(int argc, char **argv)
     sigaction(SIGINT, &sa, NULL);
     struct dump d;
     memset(&d, 0, sizeof d);
+    d.count_only = count_only;
     char err[BASE_ERRLEN];
     gpu_ingest_t *in = gpu_ingest_new(endpoint, on_msg, &d, err);
     if (in == NULL) {
@@ -196,6 +215,8 @@ int main(int argc, char **argv)
            st->n[BASE_DEC_OK], base_decstats_errors(st), d.events, d.unknown_names);
     for (int k = 1; k < BASE_DEC_NKINDS; k++)
         printf(",\"%s\":%" PRIu64, base_dec_name((enum base_dec)k), st->n[k]);
+    if (count_only)
+        printf(",\"ev_span_ms\":%.3f", (double)(d.last_ev_ns - d.first_ev_ns) / 1e6);
     printf(",\"last_error\":");
     print_json_string(gpu_ingest_last_error(in));
     printf("}\n");
