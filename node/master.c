@@ -1018,6 +1018,25 @@ static void check_liveness(node_master_t *self)
     }
 }
 
+void node_master_registration(node_master_t *self, const bus_peer_t *peer, bus_msg_t *msg)
+{
+    assert(self && peer && msg);
+    switch (bus_msg_kind(msg)) {
+    case BUS_K_HELLO:
+        on_hello(self, peer, msg);
+        break;
+    case BUS_K_HB:
+        on_hb(self, peer, msg);
+        break;
+    case BUS_K_BYE:
+        on_bye(self, msg);
+        break;
+    default:
+        base_decstats_add(&self->st.dec, BASE_DEC_BAD_TYPE);
+        break;
+    }
+}
+
 int node_master_tick(node_master_t *self, int wait_ms, char *err)
 {
     assert(self);
@@ -1029,20 +1048,7 @@ int node_master_tick(node_master_t *self, int wait_ms, char *err)
             return BASE_ERR;
         if (rc == 0)
             break;
-        switch (bus_msg_kind(msg)) {
-        case BUS_K_HELLO:
-            on_hello(self, &peer, msg);
-            break;
-        case BUS_K_HB:
-            on_hb(self, &peer, msg);
-            break;
-        case BUS_K_BYE:
-            on_bye(self, msg);
-            break;
-        default:
-            base_decstats_add(&self->st.dec, BASE_DEC_BAD_TYPE);
-            break;
-        }
+        node_master_registration(self, &peer, msg);
         bus_msg_destroy(&msg);
     }
     /* Where the solve stands before the fits that waited are judged late or ahead. */
