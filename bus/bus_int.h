@@ -45,6 +45,10 @@ void *bus_zmq_context(void *given, bool *own, const char *who, char *err);
 /* A socket with linger 0 and the given high-water marks (0 = leave), or NULL
  * with err filled. */
 void *bus_zmq_socket(void *ctx, int type, int sndhwm, int rcvhwm, const char *who, char *err);
+/* Bind sock to endpoint and write the endpoint actually bound (a wildcard
+ * port resolved) to out; "who: cannot bind the WHAT endpoint ..." on failure. */
+int bus_zmq_bind(void *sock, const char *who, const char *what, const char *endpoint, char *out,
+                 size_t len, char *err);
 
 /* CURVE options on a client socket (curve may be NULL: nothing to do). */
 int bus_curve_client(void *sock, const struct bus_curve *curve, char *err);

@@ -361,18 +361,6 @@ static void *make_socket(bus_hub_t *self, int type, int sndhwm, int rcvhwm, char
     return bus_zmq_socket(self->ctx, type, sndhwm, rcvhwm, "hub", err);
 }
 
-static int bind_public(void *sock, const char *what, const char *endpoint, char *out, size_t len,
-                       char *err)
-{
-    if (zmq_bind(sock, endpoint) != 0)
-        return base_err(err, "hub: cannot bind the %s endpoint %s: %s", what, endpoint,
-                        zmq_strerror(errno));
-    size_t l = len;
-    if (zmq_getsockopt(sock, ZMQ_LAST_ENDPOINT, out, &l) != 0)
-        snprintf(out, len, "%s", endpoint);
-    return BASE_OK;
-}
-
 bus_hub_t *bus_hub_new(const struct bus_hub_opts *opts, char *err)
 {
     assert(opts);
@@ -415,14 +403,15 @@ bus_hub_t *bus_hub_new(const struct bus_hub_opts *opts, char *err)
     }
     if (bus_curve_server(self->router, opts->curve, "hub", err) != BASE_OK)
         goto err;
-    if (bind_public(self->router, "registration",
-                    opts->reg_endpoint ? opts->reg_endpoint : reg_default, self->ep[BUS_HUB_REG],
-                    sizeof self->ep[0], err) != BASE_OK)
+    if (bus_zmq_bind(self->router, "hub", "registration",
+                     opts->reg_endpoint ? opts->reg_endpoint : reg_default, self->ep[BUS_HUB_REG],
+                     sizeof self->ep[0], err) != BASE_OK)
         goto err;
     self->xsub = make_socket(self, ZMQ_XSUB, 0, opts->rcvhwm > 0 ? opts->rcvhwm : 10000, err);
     if (self->xsub == NULL || bus_curve_server(self->xsub, opts->curve, "hub", err) != BASE_OK ||
-        bind_public(self->xsub, "publisher", opts->pub_endpoint ? opts->pub_endpoint : pub_default,
-                    self->ep[BUS_HUB_PUB], sizeof self->ep[0], err) != BASE_OK)
+        bus_zmq_bind(self->xsub, "hub", "publisher",
+                     opts->pub_endpoint ? opts->pub_endpoint : pub_default, self->ep[BUS_HUB_PUB],
+                     sizeof self->ep[0], err) != BASE_OK)
         goto err;
     if (zmq_bind(self->xsub, self->inproc_pub) != 0) {
         base_err(err, "hub: bind %s: %s", self->inproc_pub, zmq_strerror(errno));
@@ -430,8 +419,9 @@ bus_hub_t *bus_hub_new(const struct bus_hub_opts *opts, char *err)
     }
     self->xpub = make_socket(self, ZMQ_XPUB, opts->sndhwm > 0 ? opts->sndhwm : 10000, 0, err);
     if (self->xpub == NULL || bus_curve_server(self->xpub, opts->curve, "hub", err) != BASE_OK ||
-        bind_public(self->xpub, "subscriber", opts->sub_endpoint ? opts->sub_endpoint : sub_default,
-                    self->ep[BUS_HUB_SUB], sizeof self->ep[0], err) != BASE_OK)
+        bus_zmq_bind(self->xpub, "hub", "subscriber",
+                     opts->sub_endpoint ? opts->sub_endpoint : sub_default, self->ep[BUS_HUB_SUB],
+                     sizeof self->ep[0], err) != BASE_OK)
         goto err;
     if (zmq_bind(self->xpub, self->inproc_sub) != 0) {
         base_err(err, "hub: bind %s: %s", self->inproc_sub, zmq_strerror(errno));

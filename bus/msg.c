@@ -587,3 +587,15 @@ void *bus_zmq_socket(void *ctx, int type, int sndhwm, int rcvhwm, const char *wh
     }
     return sock;
 }
+
+int bus_zmq_bind(void *sock, const char *who, const char *what, const char *endpoint, char *out,
+                 size_t len, char *err)
+{
+    if (zmq_bind(sock, endpoint) != 0)
+        return base_err(err, "%s: cannot bind the %s endpoint %s: %s", who, what, endpoint,
+                        zmq_strerror(errno));
+    size_t l = len;
+    if (zmq_getsockopt(sock, ZMQ_LAST_ENDPOINT, out, &l) != 0)
+        snprintf(out, len, "%s", endpoint);
+    return BASE_OK;
+}

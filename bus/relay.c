@@ -149,16 +149,6 @@ static bool same_place(const char *connect, const char *bind)
     return wild && local;
 }
 
-static int bind_port(void *sock, const char *endpoint, char *out, size_t len, char *err)
-{
-    if (zmq_bind(sock, endpoint) != 0)
-        return base_err(err, "relay: cannot bind %s: %s", endpoint, zmq_strerror(errno));
-    size_t l = len;
-    if (zmq_getsockopt(sock, ZMQ_LAST_ENDPOINT, out, &l) != 0)
-        snprintf(out, len, "%s", endpoint);
-    return BASE_OK;
-}
-
 static int connect_up(void *sock, const struct bus_curve *curve, const char *endpoint, char *err)
 {
     if (bus_curve_client(sock, curve, err) != BASE_OK)
@@ -199,8 +189,10 @@ bus_relay_t *bus_relay_new(const struct bus_relay_opts *opts, char *err)
     }
     if (bus_curve_server(self->pub_in, opts->server_curve, "relay", err) != BASE_OK ||
         bus_curve_server(self->sub_out, opts->server_curve, "relay", err) != BASE_OK ||
-        bind_port(self->pub_in, own.pub, self->ep[0], sizeof self->ep[0], err) != BASE_OK ||
-        bind_port(self->sub_out, own.sub, self->ep[1], sizeof self->ep[1], err) != BASE_OK ||
+        bus_zmq_bind(self->pub_in, "relay", "publisher", own.pub, self->ep[0], sizeof self->ep[0],
+                     err) != BASE_OK ||
+        bus_zmq_bind(self->sub_out, "relay", "subscriber", own.sub, self->ep[1], sizeof self->ep[1],
+                     err) != BASE_OK ||
         connect_up(self->pub_up, opts->client_curve, up.pub, err) != BASE_OK ||
         connect_up(self->sub_up, opts->client_curve, up.sub, err) != BASE_OK)
         goto err;
