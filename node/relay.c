@@ -50,24 +50,20 @@ int node_relay_run(const base_config_t *cfg, volatile sig_atomic_t *stop, char *
              o.upstream);
     uint64_t dropped_seen = 0;
     int64_t next = base_monotonic_ns() + RELAY_REPORT_NS;
-    while (!*stop) {
+    bool failed = false;
+    while (!*stop && !failed) {
         base_sleep_ns(50 * 1000000);
         struct bus_relay_stats st;
         bus_relay_stats(relay, &st);
-        if (st.failed) {
-            report(relay, &dropped_seen, true);
-            bus_relay_destroy(&relay);
-            base_err(err, "relay: stopped on an error (logged above)");
-            goto out;
-        }
-        if (base_monotonic_ns() >= next) {
+        failed = st.failed;
+        if (!failed && base_monotonic_ns() >= next) {
             report(relay, &dropped_seen, false);
             next += RELAY_REPORT_NS;
         }
     }
     report(relay, &dropped_seen, true);
     bus_relay_destroy(&relay);
-    rc = BASE_OK;
+    rc = failed ? base_err(err, "relay: stopped on an error (logged above)") : BASE_OK;
 out:
     node_curve_free(client);
     node_curve_free(server);
