@@ -32,9 +32,12 @@ void gpu_clockmap_destroy(gpu_clockmap_t **self_p)
     *self_p = NULL;
 }
 
+/* Pair i from the oldest; head + i < 2 * cap, so no division (this is on
+ * libdptrace's per-event path). */
 static const struct gpu_snap_pair *at(const gpu_clockmap_t *self, size_t i)
 {
-    return &self->p[(self->head + i) % self->cap];
+    size_t k = self->head + i;
+    return &self->p[k >= self->cap ? k - self->cap : k];
 }
 
 int gpu_clockmap_add(gpu_clockmap_t *self, int64_t a_ns, int64_t b_ns, char *err)
@@ -73,8 +76,14 @@ int gpu_clockmap_map(const gpu_clockmap_t *self, int64_t a_ns, int64_t *b_ns)
         *b_ns = at(self, 0)->b_ns + (a_ns - at(self, 0)->a_ns);
         return BASE_OK;
     }
-    /* Binary search for the last pair with a <= a_ns. */
+    /*
+     * The last pair with a <= a_ns.  Times mapped are mostly recent ones,
+     * past the last pair but one: that segment is tried first, the binary
+     * search is for older times.
+     */
     size_t lo = 0, hi = self->n;
+    if (at(self, self->n - 2)->a_ns <= a_ns)
+        lo = self->n - 2, hi = lo + 1;
     while (hi - lo > 1) {
         size_t mid = (lo + hi) / 2;
         if (at(self, mid)->a_ns <= a_ns)

@@ -582,6 +582,29 @@ static void test_clockmap(void **state)
     assert_true(llabs(b - (t0 + dt)) <= 2);
     gpu_clockmap_destroy(&m);
     assert_null(m);
+
+    /* Segments of different slopes, the ring wrapped (13 pairs in 8): a
+     * time maps on its own segment, whether it is the last one, the one
+     * before (tried first) or older (searched), and on the pairs exactly. */
+    m = gpu_clockmap_new(8);
+    int64_t pa[13], pb[13], prev = t0 - 1000000LL;
+    for (int k = 0; k < 13; k++) {
+        pa[k] = t0 + k * 1000000LL;
+        pb[k] = prev + 1000000LL + (k % 2 ? 300 : -200) * (k % 5);
+        prev = pb[k];
+        assert_int_equal(gpu_clockmap_add(m, pa[k], pb[k], err), BASE_OK);
+    }
+    for (int k = 5; k < 13; k++) {
+        assert_int_equal(gpu_clockmap_map(m, pa[k], &b), BASE_OK);
+        assert_true(b == pb[k]);
+        if (k == 12)
+            break;
+        int64_t a = pa[k] + 250000; /* a quarter into segment k */
+        int64_t want = pb[k] + (pb[k + 1] - pb[k]) / 4;
+        assert_int_equal(gpu_clockmap_map(m, a, &b), BASE_OK);
+        assert_true(llabs(b - want) <= 1);
+    }
+    gpu_clockmap_destroy(&m);
 }
 
 /* ------------------------------------------------------ link and ingest */
