@@ -16,15 +16,17 @@
 #include "tui/tui_int.h"
 
 static void print_summary(FILE *out, const char *path, const struct bus_sub_stats *st,
-                          const struct bus_recwriter_stats *ws, double secs)
+                          const struct tui_recq_stats *ws, double secs)
 {
     fprintf(out,
             "dptop: recorded %" PRIu64 " messages (%" PRIu64 " bytes, %" PRIu64
             " from the late-joiner state) in %.1f s to %s (%" PRIu64 " bytes on disk)\n",
             ws->written, st->bytes, st->state_msgs, secs, path, ws->bytes);
     if (ws->written != st->msgs)
-        fprintf(out, "dptop: received %" PRIu64 " messages, %" PRIu64 " did not reach the file\n",
-                st->msgs, st->msgs - ws->written);
+        fprintf(out,
+                "dptop: received %" PRIu64 " messages, %" PRIu64 " did not reach the file (%" PRIu64
+                " dropped: the write queue was full)\n",
+                st->msgs, st->msgs - ws->written, ws->dropped);
     fprintf(out, "dptop: drops seen via seq gaps: %" PRIu64, st->gaps);
     const char *sep = " (";
     for (int k = 0; k < BUS_K_NKINDS; k++)
@@ -102,7 +104,9 @@ int tui_record_run(const base_config_t *cfg, const char *path, volatile sig_atom
     const char *sub_ep = su.sub_ep;
     struct bus_endpoints ep = su.ep;
     struct bus_limits lim = su.lim;
-    bus_recwriter_t *w = bus_recwriter_new(path, (int)base_config_int(cfg, "record_flush_ms"), err);
+    /* Written by a thread of its own, so that a slow disk does not stop the
+     * receiving (the hub would drop for this subscriber, seen as gaps). */
+    tui_recq_t *w = tui_recq_open(path, (int)base_config_int(cfg, "record_flush_ms"), 0, err);
     if (w == NULL) {
         fprintf(stderr, "dptop: %s\n", err);
         return 1;
@@ -114,7 +118,7 @@ int tui_record_run(const base_config_t *cfg, const char *path, volatile sig_atom
     bus_sub_t *sub = bus_sub_new(&so, err);
     if (sub == NULL) {
         fprintf(stderr, "dptop: %s\n", err);
-        bus_recwriter_close(&w, NULL);
+        tui_recq_close(&w, NULL, NULL);
         return 1;
     }
     fprintf(stderr, "dptop: recording %s to %s (SIGINT or SIGTERM stops)\n", sub_ep, path);
@@ -144,10 +148,10 @@ int tui_record_run(const base_config_t *cfg, const char *path, volatile sig_atom
             break;
         }
         if (r == 1) {
-            struct bus_frame f[BUS_MAX_FRAMES];
-            size_t n = bus_msg_frames(m, f);
-            r = bus_recwriter_add(w, bus_msg_arrival_ns(m), f, n, err);
+            r = tui_recq_add(w, m, err);
             bus_msg_destroy(&m);
+            if (r == BUS_DROPPED)
+                r = BASE_OK; /* counted, and in the summary */
             /*
              * Started before the hub: its first message says it is up, and
              * its state (name tables, node table, plan...) is fetched then,
@@ -168,7 +172,9 @@ int tui_record_run(const base_config_t *cfg, const char *path, volatile sig_atom
                 }
             }
         } else {
-            r = bus_recwriter_tick(w, err);
+            struct tui_recq_stats rs;
+            tui_recq_stats(w, &rs, err);
+            r = rs.failed ? BASE_ERR : BASE_OK;
         }
         if (r != BASE_OK) {
             fprintf(stderr, "dptop: %s; recording stopped\n", err);
@@ -176,11 +182,9 @@ int tui_record_run(const base_config_t *cfg, const char *path, volatile sig_atom
             break;
         }
     }
-    /* Flush first so that the counters include everything that reached the file. */
-    bus_recwriter_flush(w, NULL);
-    struct bus_recwriter_stats ws;
-    bus_recwriter_stats(w, &ws);
-    if (bus_recwriter_close(&w, err) != BASE_OK) {
+    /* Everything queued is written, flushed and synced before the counts. */
+    struct tui_recq_stats ws;
+    if (tui_recq_close(&w, &ws, err) != BASE_OK) {
         if (rc == 0)
             fprintf(stderr, "dptop: %s\n", err);
         rc = 1;

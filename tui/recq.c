@@ -1,7 +1,8 @@
 /*
- * The console's recording (`r`) is written by a thread of its own.  The
- * console copies each message into a bounded queue and goes on, so a slow
- * or stuck file system never stops it drawing or receiving; a full queue
+ * Recordings (the console's `r`, dptop --record) are written by a thread of
+ * their own.  The receiver copies each message into a bounded queue and
+ * goes on, so a slow or stuck file system never stops it drawing or
+ * receiving; a full queue
  * drops the message, counted (the header shows it).  The writer thread
  * owns the bus_recwriter_t and ticks it, so a quiet bus still reaches the
  * file within the flush period.
@@ -72,6 +73,7 @@ static void *recq_main(void *arg)
         if (it)
             self->queued_bytes -= it->bytes;
         self->st.written = ws.written;
+        self->st.bytes = ws.bytes;
         if (rc != BASE_OK && !self->st.failed) {
             self->st.failed = true;
             snprintf(self->failure, sizeof self->failure, "%s", err);
@@ -173,6 +175,7 @@ int tui_recq_close(tui_recq_t **self_p, struct tui_recq_stats *out, char *err)
     struct bus_recwriter_stats ws;
     bus_recwriter_stats(self->w, &ws);
     self->st.written = ws.written;
+    self->st.bytes = ws.bytes;
     int rc = bus_recwriter_close(&self->w, cerr);
     if (self->st.failed)
         rc = base_err(err, "%s", self->failure);

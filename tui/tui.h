@@ -421,16 +421,17 @@ int tui_chrome_write_file(tui_model_t *model, const char *path, const struct tui
 int tui_snapshot_path(char *buf, size_t len, const char *dir, int64_t when_s, const char *ext,
                       char *err);
 /*
- * The console's recording queue: a writer thread owns the recording, the
- * console hands it copies of the messages, so a slow or stuck file system
- * never stops the console.  A message beyond max_bytes queued is dropped
- * and counted.  tui_recq_close waits until everything queued is written.
+ * The recording queue (the console's `r` and dptop --record): a writer
+ * thread owns the recording, the receiver hands it copies of the messages,
+ * so a slow or stuck file system never stops the console or the receiving.  A message beyond
+ * max_bytes queued is dropped and counted.  tui_recq_close waits until everything queued is
+ * written.
  */
 #define TUI_RECQ_MAX_BYTES (64u << 20)
 typedef struct tui_recq tui_recq_t;
 struct tui_recq_stats {
     uint64_t queued, dropped; /* messages handed over / refused (queue full) */
-    uint64_t written;         /* wholly in the file */
+    uint64_t written, bytes;  /* messages wholly in the file; the file's size */
     bool failed;              /* a write failed: the recording stopped there */
 };
 /* Create the file (an unwritable one fails here) and start the writer;
