@@ -465,6 +465,17 @@ static void test_model_nodes(void **state)
     assert_string_equal(tui_model_log_line(m, 0)->text, "line 265");
     assert_string_equal(tui_model_log_line(m, TUI_LOG_LINES - 1)->text, "line 10");
     assert_null(tui_model_log_line(m, TUI_LOG_LINES));
+    /* The console's own warnings go in beside the nodes' (node -1), and do
+     * not become the last bus line. */
+    tui_model_log_add(m, 42, -1, 'W', "dptop", "the master\trestarted");
+    assert_int_equal(tui_model_log_line(m, 0)->node, -1);
+    assert_int_equal(tui_model_log_line(m, 0)->level, 'W');
+    assert_int_equal(tui_model_log_line(m, 0)->arrival_ns, 42);
+    assert_string_equal(tui_model_log_line(m, 0)->text, "dptop: the master restarted");
+    assert_string_equal(tui_model_last_log(m, NULL), "n1 info: line 265");
+    tui_model_log_stats(m, &ls);
+    assert_int_equal(ls.warnings, 2);
+    assert_int_equal(ls.dropped, 13);
     tui_model_destroy(&m);
     assert_null(m);
 }

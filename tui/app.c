@@ -118,6 +118,10 @@ void tui_app_status(struct tui_app *app, enum tui_status_level level, const char
     app->status_level = level;
     app->status_until = base_monotonic_ns() + STATUS_SHOW_NS;
     app->pane[TUI_P_STATUS].dirty = true;
+    /* The status line is gone in seconds: warnings and errors stay in `L`. */
+    if (level != TUI_MSG_INFO)
+        tui_model_log_add(app->model, base_realtime_ns(), -1, level == TUI_MSG_ERROR ? 'E' : 'W',
+                          "dptop", app->status);
 }
 
 void tui_app_redraw(tui_app_t *app)
@@ -898,6 +902,70 @@ static void read_keys(struct tui_app *app)
         tui_app_key(app, ch);
 }
 
+/*
+ * The master is heard through its node table, published at least every
+ * heartbeat period.  Silence after it was heard (a dead or restarted
+ * master, a cut network) is shown in the header, and its state is fetched
+ * again once it is heard anew: names, plan and scope trees published while
+ * this console was not subscribed would otherwise never come.  A master
+ * that restarts within the silence threshold shows as a sender restart on
+ * its node table.
+ */
+static void master_heard(struct tui_app *app, int64_t now)
+{
+    if (app->master_last_ns > 0) {
+        int64_t gap = now - app->master_last_ns;
+        if (gap >= tui_app_silence_ns(app)) {
+            tui_app_status(app, TUI_MSG_WARN, "the master answers again after %.0f s",
+                           (double)gap / 1e9);
+            app->want_state = true;
+            app->state_next_ns = 0;
+        }
+        app->master_period_ns = gap;
+    }
+    app->master_last_ns = now;
+    struct bus_sub_stats st;
+    bus_sub_stats(app->sub, &st);
+    if (st.kind[BUS_K_NODES].resets > app->master_resets) {
+        app->master_resets = st.kind[BUS_K_NODES].resets;
+        tui_app_status(app, TUI_MSG_WARN, "the master restarted");
+        app->want_state = true;
+        app->state_next_ns = 0;
+    }
+    app->pane[TUI_P_HEADER].dirty = true;
+}
+
+int64_t tui_app_silence_ns(const struct tui_app *app)
+{
+    int64_t t = 4 * app->master_period_ns;
+    return t > TUI_SILENT_NS ? t : TUI_SILENT_NS;
+}
+
+/* The hub's state, asked for again while wanted and the master is heard;
+ * every failure doubles the wait before the next try (5 s to 80 s). */
+static void state_refetch(struct tui_app *app, int64_t now)
+{
+    if (!app->want_state || app->state_timeout_ms <= 0 || now < app->state_next_ns ||
+        app->master_last_ns == 0 || now - app->master_last_ns > 2000000000LL)
+        return;
+    struct bus_state_info info;
+    char err[BASE_ERRLEN];
+    int to = app->state_timeout_ms < 2000 ? app->state_timeout_ms : 2000;
+    if (bus_sub_fetch_state(app->sub, app->ep.reg, to, &info, err) == BASE_OK) {
+        app->want_state = false;
+        app->state_wait_ns = 0;
+        tui_app_status(app, TUI_MSG_INFO, "the hub's state fetched (%llu messages)",
+                       (unsigned long long)info.count);
+        return;
+    }
+    app->state_wait_ns = app->state_wait_ns ? app->state_wait_ns * 2 : 5000000000LL;
+    if (app->state_wait_ns > 80000000000LL)
+        app->state_wait_ns = 80000000000LL;
+    app->state_next_ns = base_monotonic_ns() + app->state_wait_ns;
+    tui_app_status(app, TUI_MSG_WARN, "no state from the hub (%s); asking again in %.0f s", err,
+                   (double)app->state_wait_ns / 1e9);
+}
+
 /* The loop shared by the live console and the replay. */
 static int run_loop(struct tui_app *app, volatile sig_atomic_t *stop)
 {
@@ -923,6 +991,8 @@ static int run_loop(struct tui_app *app, volatile sig_atomic_t *stop)
                 }
                 if (r == 0)
                     break;
+                if (bus_msg_kind(m) == BUS_K_NODES && !bus_msg_from_state(m))
+                    master_heard(app, base_monotonic_ns());
                 char merr[BASE_ERRLEN];
                 if (tui_model_apply(app->model, m, bus_msg_arrival_ns(m), merr) != BASE_DEC_OK)
                     tui_app_status(app, TUI_MSG_WARN, "rejected %s message: %s",
@@ -937,6 +1007,7 @@ static int run_loop(struct tui_app *app, volatile sig_atomic_t *stop)
             struct tui_recq_stats rs;
             if (app->rec && (tui_recq_stats(app->rec, &rs, err), rs.failed))
                 stop_record(app, err);
+            state_refetch(app, base_monotonic_ns());
         } else if (app->replay) {
             tui_replay_pump(app, now, 20000000LL);
             int64_t wait = next - base_monotonic_ns();
@@ -1056,11 +1127,15 @@ int tui_console_live(const base_config_t *cfg, const char *hub_override,
     tui_app_status(app, TUI_MSG_INFO, "connecting to %s ...", hub);
     tui_app_frame(app, base_monotonic_ns());
     struct bus_state_info info;
+    app->live_since_ns = base_monotonic_ns();
     if (app->state_timeout_ms > 0 &&
-        bus_sub_fetch_state(sub, ep.reg, app->state_timeout_ms, &info, err) != BASE_OK)
-        tui_app_status(app, TUI_MSG_WARN, "no state from the hub yet (%s); showing the live stream",
+        bus_sub_fetch_state(sub, ep.reg, app->state_timeout_ms, &info, err) != BASE_OK) {
+        tui_app_status(app, TUI_MSG_WARN,
+                       "no state from the hub yet (%s); showing the live stream, and its state "
+                       "once the master is heard",
                        err);
-    else
+        app->want_state = true;
+    } else
         tui_app_status(app, TUI_MSG_INFO, "connected to %s", hub); /* the hint says "? help" */
     int64_t t_start = base_monotonic_ns();
     int rc = run_loop(app, stop);

@@ -1012,6 +1012,29 @@ static enum base_dec on_ev(tui_model_t *self, const bus_msg_t *msg, json_object 
     return BASE_DEC_OK;
 }
 
+void tui_model_log_add(tui_model_t *self, int64_t arrival_ns, int node, char level,
+                       const char *component, const char *text)
+{
+    assert(self && text);
+    struct tui_log_line *l = &self->log[self->log_next];
+    if (self->log_st.lines == TUI_LOG_LINES)
+        self->log_st.dropped++;
+    else
+        self->log_st.lines++;
+    self->log_next = (self->log_next + 1) % TUI_LOG_LINES;
+    self->log_st.total++;
+    l->arrival_ns = arrival_ns;
+    l->node = node >= 0 && node <= 65535 ? node : -1;
+    l->level = level == 'E' || level == 'W' ? level : 'I';
+    self->log_st.warnings += l->level == 'W';
+    self->log_st.errors += l->level == 'E';
+    snprintf(l->text, sizeof l->text, "%s%s%s", component ? component : "", component ? ": " : "",
+             text);
+    for (char *c = l->text; *c; c++)
+        if ((unsigned char)*c < 0x20)
+            *c = ' ';
+}
+
 static enum base_dec on_log(tui_model_t *self, json_object *h, int64_t arrival_ns, char *err)
 {
     const char *level, *text, *comp = NULL;
@@ -1022,22 +1045,11 @@ static enum base_dec on_log(tui_model_t *self, json_object *h, int64_t arrival_n
     if (strcmp(level, "debug") == 0)
         return BASE_DEC_OK;
     base_json_get_str(h, "component", &comp, NULL);
-    struct tui_log_line *l = &self->log[self->log_next];
-    if (self->log_st.lines == TUI_LOG_LINES)
-        self->log_st.dropped++;
-    else
-        self->log_st.lines++;
-    self->log_next = (self->log_next + 1) % TUI_LOG_LINES;
-    self->log_st.total++;
-    l->arrival_ns = arrival_ns;
-    l->node = node >= 0 && node <= 65535 ? (int)node : -1;
-    l->level = !strcmp(level, "error") ? 'E' : !strcmp(level, "warn") ? 'W' : 'I';
-    self->log_st.warnings += l->level == 'W';
-    self->log_st.errors += l->level == 'E';
-    snprintf(l->text, sizeof l->text, "%s%s%s", comp ? comp : "", comp ? ": " : "", text);
-    for (char *c = l->text; *c; c++)
-        if ((unsigned char)*c < 0x20)
-            *c = ' ';
+    tui_model_log_add(self, arrival_ns, node >= 0 && node <= 65535 ? (int)node : -1,
+                      !strcmp(level, "error")  ? 'E'
+                      : !strcmp(level, "warn") ? 'W'
+                                               : 'I',
+                      comp, text);
     if (node >= 0)
         snprintf(self->last_log, sizeof self->last_log, "n%lld %s: %s", (long long)node, level,
                  text);

@@ -135,13 +135,27 @@ static void header_draw(struct tui_app *app, struct tui_pane *p)
     char worst[48] = "-";
     if (s.worst_unc_node >= 0)
         snprintf(worst, sizeof worst, "±%s (n%d)", unc, s.worst_unc_node);
-    char src[300];
+    /* Live: whether the master is heard (its node table, every heartbeat). */
+    char live[48];
+    bool silent = false;
+    int64_t now = base_monotonic_ns();
+    snprintf(live, sizeof live, "%s", app->paused ? "PAUSED" : "LIVE");
+    if (app->sub && app->master_last_ns == 0 && now - app->live_since_ns >= TUI_SILENT_NS) {
+        snprintf(live, sizeof live, "NO MASTER %.0fs", (double)(now - app->live_since_ns) / 1e9);
+        silent = true;
+    } else if (app->sub && app->master_last_ns > 0 &&
+               now - app->master_last_ns >= tui_app_silence_ns(app)) {
+        snprintf(live, sizeof live, "MASTER SILENT %.0fs",
+                 (double)(now - app->master_last_ns) / 1e9);
+        silent = true;
+    }
+    char src[320];
     if (app->replay) {
         char d[128];
         tui_replay_describe(app, d, sizeof d);
         snprintf(src, sizeof src, "REPLAY %s", d);
     } else {
-        snprintf(src, sizeof src, "%s %s", app->paused ? "PAUSED" : "LIVE", app->hub);
+        snprintf(src, sizeof src, "%s %s", live, app->hub);
     }
     char rec[96];
     if (app->rec && app->rec_dropped)
@@ -156,10 +170,7 @@ static void header_draw(struct tui_app *app, struct tui_pane *p)
      * any figure: at 80 columns the drops and the recording state stay.
      */
     for (int fit = 0; fit < 3; fit++) {
-        const char *where = fit < 2       ? src
-                            : app->replay ? "REPLAY"
-                            : app->paused ? "PAUSED"
-                                          : "LIVE";
+        const char *where = fit < 2 ? src : app->replay ? "REPLAY" : live;
         snprintf(buf, sizeof buf,
                  " %s%s%s%s │ nodes %zu/%zu%s │ ref %s │ worst %s │ %s ev/s │ drops %llu │ ",
                  fit == 0 ? "dptop " : "", fit == 0 ? DP_VERSION : "", fit == 0 ? " │ " : "", where,
@@ -170,7 +181,7 @@ static void header_draw(struct tui_app *app, struct tui_pane *p)
     }
     if (!app->rec && tui_strwidth(buf) + tui_strwidth(rec) > p->w)
         snprintf(rec, sizeof rec, "no rec");
-    int x = tui_put(p->win, 0, 0, buf, p->w, hd | A_BOLD);
+    int x = tui_put(p->win, 0, 0, buf, p->w, silent ? app->role[R_WARN] | A_BOLD : hd | A_BOLD);
     tui_put(p->win, 0, x, rec, p->w - x, app->rec ? app->role[R_REC] : hd);
     if (p->h < 2)
         return;

@@ -335,6 +335,9 @@ struct tui_log_stats {
     uint64_t warnings, errors; /* received of each level */
 };
 const struct tui_log_line *tui_model_log_line(const tui_model_t *self, size_t newest_first);
+/* A line of the console's own (node -1) or of a node's; level 'I', 'W' or 'E'. */
+void tui_model_log_add(tui_model_t *self, int64_t arrival_ns, int node, char level,
+                       const char *component, const char *text);
 void tui_model_log_stats(const tui_model_t *self, struct tui_log_stats *out);
 
 /* Whether a node's events can be put on the global time base: its latest

@@ -80,6 +80,9 @@ enum tui_role {
 
 enum tui_status_level { TUI_MSG_INFO, TUI_MSG_WARN, TUI_MSG_ERROR };
 
+/* A master unheard this long (or 4 of its periods, if longer) is shown as silent. */
+#define TUI_SILENT_NS 5000000000LL
+
 /* A lane of the timeline: one screen row. */
 struct tui_lane {
     uint16_t node;
@@ -109,6 +112,12 @@ struct tui_app {
     bus_sub_t *sub; /* live */
     struct bus_endpoints ep;
     int state_timeout_ms;
+    /* The master's liveness, from its node table's arrivals (monotonic ns;
+     * 0: never heard), and the state fetch wanted again (app.c). */
+    int64_t live_since_ns, master_last_ns, master_period_ns;
+    uint64_t master_resets;
+    bool want_state;
+    int64_t state_next_ns, state_wait_ns;
     tui_recq_t *rec; /* `r`: recording from the console, by a writer thread */
     char rec_path[1100];
     uint64_t rec_msgs, rec_dropped; /* handed to the writer / refused by its full queue */
@@ -173,6 +182,8 @@ struct tui_app {
 };
 
 /* app.c */
+/* How long the master may go unheard before the header says so. */
+int64_t tui_app_silence_ns(const struct tui_app *app);
 void tui_app_status(struct tui_app *app, enum tui_status_level level, const char *fmt, ...)
     BASE_PRINTF(3, 4);
 /* The axis of the timeline for this frame (label column excluded). */
