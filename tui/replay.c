@@ -31,6 +31,7 @@ struct tui_replay {
     bool paused, have, eof;
     struct bus_rec_frame next; /* read, not yet applied (views valid until the next read) */
     int64_t first_arrival, cursor, last_mono;
+    int64_t last_applied; /* arrival of the last frame applied: the cursor's end */
     uint64_t applied, problems;
     char last_problem[BASE_ERRLEN];
 };
@@ -66,6 +67,7 @@ static int reopen(struct tui_replay *rp, char *err)
         return BASE_ERR;
     rp->eof = false;
     rp->applied = 0;
+    rp->last_applied = rp->first_arrival;
     read_next(rp);
     return BASE_OK;
 }
@@ -82,7 +84,7 @@ struct tui_replay *tui_replay_open(const char *path, double speed, const struct 
         return NULL;
     }
     rp->first_arrival = rp->have ? rp->next.arrival_ns : bus_recreader_created_ns(rp->rd);
-    rp->cursor = rp->first_arrival;
+    rp->cursor = rp->last_applied = rp->first_arrival;
     return rp;
 }
 
@@ -105,6 +107,7 @@ static void apply_next(struct tui_app *app, struct tui_replay *rp)
     /* Rejections are counted by the model and shown in the header. */
     tui_model_apply_frames(app->model, f, n, &rp->lim, rp->next.arrival_ns, err);
     rp->applied++;
+    rp->last_applied = rp->next.arrival_ns;
     read_next(rp);
 }
 
@@ -133,6 +136,10 @@ void tui_replay_pump(struct tui_app *app, int64_t now_mono, int64_t budget_ns)
         if ((i & 255) == 255 && base_monotonic_ns() > deadline)
             break;
     }
+    /* As fast as possible: the cursor is where the frames applied got to;
+     * at the end, it stops at the last one. */
+    if (rp->cursor == INT64_MAX || (!rp->have && rp->eof && rp->cursor > rp->last_applied))
+        rp->cursor = rp->last_applied;
     report(app, rp, before);
     if (!was_eof && rp->eof && !rp->have) {
         tui_app_status(app, TUI_MSG_INFO, "end of the recording (%llu messages)",
@@ -159,6 +166,8 @@ void tui_replay_seek(struct tui_app *app, int64_t delta)
     }
     while (rp->have && rp->next.arrival_ns <= target)
         apply_next(app, rp);
+    if (!rp->have && rp->eof && target > rp->last_applied)
+        target = rp->last_applied; /* no seeking past the end */
     rp->cursor = target;
     /* The view jumps with the data. */
     app->edge_ns = app->edge_latest = 0;
@@ -186,7 +195,7 @@ void tui_replay_describe(const struct tui_app *app, char *buf, size_t len)
     const struct tui_replay *rp = app->replay;
     uint64_t size = bus_recreader_size(rp->rd);
     double pct = rp->have && size ? 100.0 * (double)rp->next.offset / (double)size : 100.0;
-    int64_t at = (rp->cursor == INT64_MAX ? rp->first_arrival : rp->cursor) - rp->first_arrival;
+    int64_t at = (rp->cursor == INT64_MAX ? rp->last_applied : rp->cursor) - rp->first_arrival;
     char sp[16];
     if (rp->speed > 0)
         snprintf(sp, sizeof sp, "×%g", rp->speed);

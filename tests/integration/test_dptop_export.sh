@@ -133,4 +133,23 @@ it_wait 10 sh -c "tmux -L $SOCK capture-pane -p -t replay | grep -q 'replay at'"
 "${TM[@]}" send-keys -t replay q
 it_wait 10 test -f "$IT_TMP/replay.exit" || it_fail "the replay console did not quit"
 [ "$(cat "$IT_TMP/replay.exit")" = 0 ] || it_fail "replay exited with $(cat "$IT_TMP/replay.exit")"
-it_pass "export equals the live snapshot over the common period; damage reported; replay seeks"
+# As fast as possible (--speed 0): the position is where the data got to;
+# at the end it stays at the last message, `]` does not pass it, and `[`
+# goes 10 s back from there (not from some far future).
+"${TM[@]}" new-session -d -s fast -x 150 -y 45 \
+    "env LANG=C.UTF-8 LC_ALL=C.UTF-8 $B/dptop --replay $IT_TMP/run.dprec --speed 0 2>$IT_TMP/fast.err"
+pos() { tmux -L "$SOCK" capture-pane -p -t fast | sed -n 's/.*run\.dprec +\([0-9.]*\)s 100% max end.*/\1/p' | head -1; }
+it_wait 30 sh -c "tmux -L $SOCK capture-pane -p -t fast | grep -q 'run.dprec +[0-9.]*s 100% max end'" ||
+    it_fail "the fast replay never reached its end: $(tmux -L "$SOCK" capture-pane -p -t fast | head -1)"
+end=$(pos)
+"${TM[@]}" send-keys -t fast ']' ']'
+sleep 1
+[ "$(pos)" = "$end" ] || it_fail "']' moved the replay past its end: +$end s -> +$(pos) s"
+"${TM[@]}" send-keys -t fast '['
+it_wait 10 sh -c "tmux -L $SOCK capture-pane -p -t fast | grep -q 'replay at'" || it_fail "seeking back said nothing"
+back=$(tmux -L "$SOCK" capture-pane -p -t fast | sed -n 's/.*replay at +\([0-9.]*\) s.*/\1/p' | head -1)
+$IT_PY -c "import sys; e, b = float('$end'), float('$back' or -1); sys.exit(0 if abs(b - max(0.0, e - 10)) < 0.2 else 1)" ||
+    it_fail "'[' from the end at +$end s went to +$back s"
+echo "fast replay: end at +$end s, ']' stays, '[' to +$back s"
+"${TM[@]}" send-keys -t fast q
+it_pass "export equals the live snapshot over the common period; damage reported; replay seeks, and stops at its end"
