@@ -387,6 +387,48 @@ static int json_value_text(const struct base_cfg_key *k, json_object *val, char 
     }
     return BASE_ERR;
 }
+/*
+ * json-c keeps the last of two equal keys of an object, so a file that sets
+ * a key twice would lose one value without a word.  The text is walked for
+ * the top-level object's keys (strings at depth 1 followed by ':'); it has
+ * parsed already, so it is well formed.
+ */
+static bool top_level_duplicate(const char *text, size_t len, char *out, size_t outlen)
+{
+    enum { MAXK = 512 };
+    const char *kp[MAXK];
+    size_t kl[MAXK], nk = 0;
+    int depth = 0;
+    for (size_t i = 0; i < len; i++) {
+        char c = text[i];
+        if (c == '{' || c == '[') {
+            depth++;
+        } else if (c == '}' || c == ']') {
+            depth--;
+        } else if (c == '"') {
+            size_t s = ++i;
+            while (i < len && text[i] != '"')
+                i += text[i] == '\\' ? 2 : 1;
+            size_t e = i < len ? i : len;
+            size_t j = e + 1;
+            while (j < len &&
+                   (text[j] == ' ' || text[j] == '\t' || text[j] == '\n' || text[j] == '\r'))
+                j++;
+            if (depth != 1 || j >= len || text[j] != ':')
+                continue;
+            for (size_t k = 0; k < nk; k++)
+                if (kl[k] == e - s && memcmp(kp[k], text + s, e - s) == 0) {
+                    snprintf(out, outlen, "%.*s", (int)(e - s), text + s);
+                    return true;
+                }
+            if (nk < MAXK) {
+                kp[nk] = text + s;
+                kl[nk++] = e - s;
+            }
+        }
+    }
+    return false;
+}
 
 int base_config_load_file(base_config_t *self, const char *path, char *err)
 {
@@ -414,6 +456,11 @@ int base_config_load_file(base_config_t *self, const char *path, char *err)
     }
     if (!json_object_is_type(root, json_type_object)) {
         base_err(err, "configuration file %s: expected a JSON object", path);
+        goto out;
+    }
+    char dup[128];
+    if (top_level_duplicate(text, len, dup, sizeof dup)) {
+        base_err(err, "configuration file %s: key '%s' given twice", path, dup);
         goto out;
     }
     json_object_object_foreach(root, key, val)

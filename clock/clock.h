@@ -706,6 +706,7 @@ typedef struct clock_logfit_opts {
 typedef struct clock_logfit_stats {
     uint64_t probes, probes_dropped; /* dropped: beyond max_probes */
     uint64_t duplicates;             /* the same probe (ends and send stamps) again: fitted once */
+    uint64_t duplicate_conflicts;    /* of them, probes whose copies disagreed: none fitted */
     uint64_t pure, impure, lost, bad;
     uint64_t edge_windows, edge_fits, edge_fit_errors, steps;
     uint64_t margin_steps; /* edge fits whose margin moved inside the window (margin_step_ns) */

@@ -433,6 +433,11 @@ static int cmd_fit(int argc, char **argv)
                 "dpclock: %" PRIu64 " duplicate probes (the same ends and send stamps again: "
                 "logs of both ends of an edge?) fitted once\n",
                 st.duplicates);
+    if (st.duplicate_conflicts)
+        fprintf(stderr,
+                "dpclock: %" PRIu64 " probes came more than once with different receive "
+                "stamps: none of their copies fitted\n",
+                st.duplicate_conflicts);
     if (st.ref_moved)
         fprintf(stderr,
                 "dpclock: reference node %u: the smallest node id is cut off from the largest "
@@ -466,8 +471,14 @@ static int cmd_fit(int argc, char **argv)
 
 static void print_eval(FILE *out, const clock_eval_t *ev)
 {
-    fprintf(out, "node windows   %" PRIu64 " evaluated, %" PRIu64 " unaligned\n", ev->n,
+    fprintf(out, "node windows   %" PRIu64 " evaluated, %" PRIu64 " unaligned", ev->n,
             ev->unaligned);
+    /* Fits of nodes the truth does not know, or of no time span, are not
+     * errors of the fit, but they are not evaluated either: said. */
+    if (ev->skipped)
+        fprintf(out, ", %" PRIu64 " not evaluated (a node not in the truth, or an empty span)",
+                ev->skipped);
+    fputc('\n', out);
     fprintf(out, "offset error   p50 %.1f ns   p99 %.1f ns   max %.1f ns\n", ev->off_p50,
             ev->off_p99, ev->off_max);
     fprintf(out, "drift error    p50 %.2f ppb   p99 %.2f ppb\n", ev->drift_p50, ev->drift_p99);
@@ -631,6 +642,9 @@ static int check_list(const char *flag, const char *list, bool scenarios)
 {
     if (list == NULL)
         return 0;
+    size_t len = strlen(list);
+    if (len == 0 || list[len - 1] == ',')
+        return bad_usage("%s \"%s\": a comma-separated list of names", flag, list);
     for (const char *p = list; *p;) {
         const char *c = strchr(p, ',');
         size_t l = c ? (size_t)(c - p) : strlen(p);

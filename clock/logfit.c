@@ -455,9 +455,27 @@ static int cmp_probe(const void *a, const void *b)
     for (int j = 0; j < 2; j++)
         if (p->tx[j] != q->tx[j])
             return (p->tx[j] > q->tx[j]) - (p->tx[j] < q->tx[j]);
-    /* The copy that saw more of the probe first. */
+    /* The copy that saw more of the probe first; then by its stamps, so
+     * that the order of the log's lines changes nothing. */
     int rp = p->rx_ok[0] + p->rx_ok[1], rq = q->rx_ok[0] + q->rx_ok[1];
-    return (rq > rp) - (rq < rp);
+    if (rp != rq)
+        return (rq > rp) - (rq < rp);
+    for (int j = 0; j < 2; j++) {
+        int64_t x = p->rx_ok[j] ? p->rx[j] : 0, y = q->rx_ok[j] ? q->rx[j] : 0;
+        if (x != y)
+            return (x > y) - (x < y);
+    }
+    return 0;
+}
+
+/* Copies of one probe that tell different receive stamps: one of them is
+ * wrong, and nothing says which. */
+static bool probe_conflicts(const clock_probe_t *a, const clock_probe_t *b)
+{
+    for (int j = 0; j < 2; j++)
+        if (a->rx_ok[j] && b->rx_ok[j] && a->rx[j] != b->rx[j])
+            return true;
+    return false;
 }
 
 /*
@@ -465,21 +483,32 @@ static int cmp_probe(const void *a, const void *b)
  * an edge hold the same probes, and a log put together from every node's
  * would count each twice, which no fit notices but every uncertainty
  * would be too small by √2.  The first of each (sorted: the one that saw
- * more of it) stays.
+ * more of it) stays; copies that disagree on a receive stamp are all set
+ * aside (counted in *conflicts), whatever order they came in.
  */
-static size_t drop_duplicates(clock_logfit_t *self)
+static size_t drop_duplicates(clock_logfit_t *self, uint64_t *conflicts)
 {
     qsort(self->p, self->n, sizeof *self->p, cmp_probe);
-    size_t m = 0;
-    for (size_t i = 0; i < self->n; i++) {
-        const clock_probe_t *a = &self->p[i], *b = m ? &self->p[m - 1] : NULL;
-        if (b && a->src == b->src && a->dst == b->dst && a->tx[0] == b->tx[0] &&
-            a->tx[1] == b->tx[1])
-            continue;
-        self->p[m++] = *a;
+    size_t m = 0, nconf = 0;
+    for (size_t i = 0; i < self->n;) {
+        const clock_probe_t *a = &self->p[i];
+        size_t j = i + 1;
+        bool conflict = false;
+        while (j < self->n && self->p[j].src == a->src && self->p[j].dst == a->dst &&
+               self->p[j].tx[0] == a->tx[0] && self->p[j].tx[1] == a->tx[1]) {
+            conflict |= probe_conflicts(a, &self->p[j]);
+            j++;
+        }
+        if (conflict)
+            nconf++;
+        else
+            self->p[m++] = *a;
+        i = j;
     }
-    size_t dropped = self->n - m;
+    /* Copies beyond the first of each probe (conflicting ones included). */
+    size_t dropped = self->n - m - nconf;
     self->n = m;
+    *conflicts = nconf;
     return dropped;
 }
 
@@ -507,7 +536,9 @@ int clock_logfit_run(clock_logfit_t *self, char *err)
     self->st.tau_ns_median = self->st.persist_ns_median = NAN;
     if (self->n == 0)
         return base_err(err, "no probes to fit");
-    self->st.duplicates = keep.duplicates + drop_duplicates(self);
+    uint64_t conflicts = 0;
+    self->st.duplicates = keep.duplicates + drop_duplicates(self, &conflicts);
+    self->st.duplicate_conflicts = keep.duplicate_conflicts + conflicts;
     const clock_probe_t *P = self->p;
     size_t n = self->n;
     int64_t W = self->o.window_ns;

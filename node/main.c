@@ -115,6 +115,12 @@ int main(int argc, char **argv)
                 }
                 value = argv[++i];
             }
+            /* Files are not merged: a second one would drop the first unseen. */
+            if (len == 6 && config_file != NULL) {
+                fprintf(stderr, "dpnode: --config given twice ('%s', '%s'): one file only\n",
+                        config_file, value);
+                goto out_flags;
+            }
             if (len == 6)
                 config_file = value;
             else

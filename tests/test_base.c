@@ -100,10 +100,17 @@ static void test_config_refusals(void **state)
     assert_int_equal(base_config_int(c, "probe_cadence_us"), 800);
 
     const char *bad_files[] = {
-        "{\"bogus\": 1}", "{\"probe_cadence_us\": \"800\"}", "{\"guard_ns\": true}",
-        "[1,2]",          "{\"probe_cadence_us\":",          "{\"probe_cadence_us\": 2000000}",
+        "{\"bogus\": 1}",
+        "{\"probe_cadence_us\": \"800\"}",
+        "{\"guard_ns\": true}",
+        "[1,2]",
+        "{\"probe_cadence_us\":",
+        "{\"probe_cadence_us\": 2000000}",
+        /* json-c would keep the second value silently. */
+        "{\"probe_cadence_us\": 800, \"guard_ns\": 5, \"probe_cadence_us\" : 900}",
     };
-    const char *named[] = {"bogus", "probe_cadence_us", "guard_ns", NULL, NULL, "probe_cadence_us"};
+    const char *named[] = {"bogus", "probe_cadence_us", "guard_ns",        NULL,
+                           NULL,    "probe_cadence_us", "probe_cadence_us"};
     for (size_t i = 0; i < BASE_ARRAY_LEN(bad_files); i++) {
         char *path = write_tmp(bad_files[i]);
         assert_int_equal(base_config_load_file(c, path, err), BASE_ERR);

@@ -231,6 +231,12 @@ int main(int argc, char **argv)
             goto out;
         }
         if (!strcmp(name, "--config")) {
+            /* Files are not merged: a second one would drop the first unseen. */
+            if (config_file != NULL) {
+                fprintf(stderr, "dptop: --config given twice ('%s', '%s'): one file only\n",
+                        config_file, value);
+                goto out;
+            }
             config_file = value;
             continue;
         }

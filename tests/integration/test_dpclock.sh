@@ -35,6 +35,8 @@ expect_rc 2 "$DP" sim --scenario lan --out "$IT_TMP/x" --nodes 1
 expect_rc 2 "$DP" eval "$IT_TMP/nowhere" "$IT_TMP/nothing"
 expect_rc 2 "$DP" bench --scenarios lan,nope
 grep -q "nope" "$IT_TMP/err.txt" || it_fail "the bad value is not named"
+expect_rc 2 "$DP" bench --scenarios ''
+expect_rc 2 "$DP" bench --estimators svm,
 expect_rc 2 "$DP" sim --scenario lan --out "$IT_TMP/x" --cadence-us 50
 grep -q "cadence-us" "$IT_TMP/err.txt" || it_fail "the bad flag is not named"
 expect_rc 2 "$DP" fit /dev/null --stamp-asym-ns -1
@@ -62,6 +64,13 @@ nn=$(grep -c '"type":"node_fit"' "$IT_TMP/lan/fits.jsonl")
     it_fail "eval failed: $(cat "$IT_TMP/eval.txt")"
 cat "$IT_TMP/eval.txt"
 read -r p99 cov < <(p99_cov "$IT_TMP/eval.txt")
+grep -q 'not evaluated' "$IT_TMP/eval.txt" && it_fail "fits of the simulated nodes not evaluated"
+# Fits of a node the truth does not know are said, not silently dropped.
+sed 's/"node":3,/"node":99,/' "$IT_TMP/lan/fits.jsonl" >"$IT_TMP/lan/fits99.jsonl"
+"$DP" eval "$IT_TMP/lan" "$IT_TMP/lan/fits99.jsonl" >"$IT_TMP/eval99.txt" 2>&1 ||
+    it_fail "eval with a stranger failed: $(cat "$IT_TMP/eval99.txt")"
+grep -Eq '^node windows .*, [1-9][0-9]* not evaluated \(a node not in the truth' "$IT_TMP/eval99.txt" ||
+    it_fail "fits of an unknown node dropped without a word: $(head -3 "$IT_TMP/eval99.txt")"
 awk -v p="$p99" -v c="$cov" 'BEGIN {exit !(p + 0 > 0 && p + 0 < 200 && c + 0 >= 80)}' ||
     it_fail "lan: p99 $p99 ns, coverage $cov %"
 grep -q "loops in the probe graph per window: [1-9][0-9]*-" "$IT_TMP/fit.log" ||
@@ -475,6 +484,40 @@ cmp -s "$IT_TMP/twice-fits.jsonl" "$IT_TMP/hand-fits.jsonl" ||
     it_fail "a doubled log fits differently from the log"
 grep -q "18000 duplicate probes" "$IT_TMP/twice.log" ||
     it_fail "duplicates not said: $(cat "$IT_TMP/twice.log")"
+
+# Copies of 50 probes that disagree (one receive stamp 37 ns off): none of
+# them is fitted, whichever comes first in the log, and that is said; the
+# fits are those of the log without the 50.
+"$IT_PY" - "$IT_TMP/hand.jsonl" "$IT_TMP" <<'EOF'
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+def is_probe(l):
+    try:
+        return json.loads(l).get("type") == "probe"
+    except (ValueError, AttributeError):
+        return False
+probes = [i for i, l in enumerate(lines) if is_probe(l)]
+pick = set(probes[100:150])
+bad = []
+for i in sorted(pick):
+    p = json.loads(lines[i])
+    p["rx"][0] += 37
+    bad.append(json.dumps(p))
+d = sys.argv[2]
+open(d + "/conf-a.jsonl", "w").write("\n".join(lines + bad) + "\n")
+open(d + "/conf-b.jsonl", "w").write("\n".join(bad + lines) + "\n")
+open(d + "/conf-none.jsonl", "w").write("\n".join(l for i, l in enumerate(lines) if i not in pick) + "\n")
+EOF
+for v in a b none; do
+    "$DP" fit "$IT_TMP/conf-$v.jsonl" --ref 7 >"$IT_TMP/conf-$v-fits.jsonl" 2>"$IT_TMP/conf-$v.log" ||
+        it_fail "fit of conf-$v failed: $(cat "$IT_TMP/conf-$v.log")"
+done
+cmp -s "$IT_TMP/conf-a-fits.jsonl" "$IT_TMP/conf-b-fits.jsonl" ||
+    it_fail "conflicting copies fit differently in another order"
+cmp -s "$IT_TMP/conf-a-fits.jsonl" "$IT_TMP/conf-none-fits.jsonl" ||
+    it_fail "conflicting copies were fitted"
+grep -q "^dpclock: 50 probes came more than once with different receive stamps" "$IT_TMP/conf-a.log" ||
+    it_fail "conflicts not said: $(cat "$IT_TMP/conf-a.log")"
 
 # The smallest id (2) only receives: by default the reference is the smallest
 # id of the connected part (7), said on stderr, and that part stays aligned.

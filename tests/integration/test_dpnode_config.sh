@@ -57,6 +57,13 @@ echo '{"probe_cadence_us": 10000' >"$IT_TMP/bad4.json"
 expect_bad bad4.json "$D" --config "$IT_TMP/bad4.json" --print-config
 expect_bad estimator env DPTOP_CONFIG="$IT_TMP/bad1.json" "$D" --print-config
 expect_bad missing.json "$D" --config "$IT_TMP/missing.json" --print-config
+echo '{"probe_window_s": 4, "probe_window_s": 5}' >"$IT_TMP/twice.json"
+expect_bad "probe_window_s' given twice" "$D" --config "$IT_TMP/twice.json" --print-config
+echo '{"probe_window_s": 4}' >"$IT_TMP/good.json"
+expect_bad "config given twice" "$D" --config "$IT_TMP/good.json" --config "$IT_TMP/good.json" \
+    --print-config
+[ -x "$B/dptop" ] && expect_bad "config given twice" "$B/dptop" --config "$IT_TMP/good.json" \
+    --config "$IT_TMP/good.json" --print-config
 echo '{"probe_cadense_us": 1000}' >"$IT_TMP/bad5.json"
 expect_bad "probe_cadense_us.*did you mean 'probe_cadence_us'" "$D" --config "$IT_TMP/bad5.json" \
     --print-config
