@@ -504,8 +504,9 @@ double clock_history_persist_var(const clock_history_t *self, const clock_edge_f
  * be NULL) their noise from window to window, from successive windows'
  * differences (NAN with none); *earlier (may be NULL) how many windows of
  * the edge before this one it holds (0, and no level: the solve warms up).
- * NAN while fewer than 3 other windows of the edge are known.
+ * NAN while fewer than CLOCK_MARGIN_MIN other windows of the edge are known.
  */
+#define CLOCK_MARGIN_MIN 3
 double clock_history_margin_level(const clock_history_t *self, const clock_edge_fit_t *e,
                                   double *sd, size_t *earlier);
 uint64_t clock_history_ignored(const clock_history_t *self);

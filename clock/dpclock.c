@@ -254,17 +254,19 @@ static FILE *open_input(const char *path, const char *what)
  * uncertainties; apart, those whose hosts were still warming up (no level
  * yet: bounded by their least margin).
  */
-static void print_delay_summary(const clock_node_fit_t *nf, size_t nn)
+static void print_delay_summary(const clock_node_fit_t *nf, size_t nn, uint64_t windows,
+                                int64_t window_ns)
 {
-    double *b = xmalloc((nn + 1) * sizeof *b);
+    double *b = xmalloc((nn + 1) * sizeof *b), warm_max = 0;
     size_t nb = 0, counted = 0, warm = 0;
     for (size_t i = 0; i < nn; i++) {
         if (!nf[i].aligned || nf[i].node == nf[i].ref || !isfinite(nf[i].delay_ns))
             continue;
         counted++;
-        if (nf[i].warm_ns > 0)
+        if (nf[i].warm_ns > 0) {
             warm++;
-        else if (nf[i].delay_ns > 0)
+            warm_max = fmax(warm_max, nf[i].warm_ns);
+        } else if (nf[i].delay_ns > 0)
             b[nb++] = nf[i].delay_ns;
     }
     if (nb > 0) {
@@ -274,11 +276,20 @@ static void print_delay_summary(const clock_node_fit_t *nf, size_t nn)
                 "bound median %.1f ns, largest %.1f ns, within their uncertainties\n",
                 nb, counted, b[nb / 2], b[nb - 1]);
     }
+    /*
+     * Offline every window has the whole log's levels, so a host warms up
+     * only where the log is too short for a level: its bound (half a round
+     * trip, µs) then dwarfs the fit's error, and the user should hear why
+     * and what gives a level.
+     */
     if (warm > 0)
         fprintf(stderr,
-                "dpclock: %zu node windows warming up (no margin level yet for a host of "
-                "theirs: bounded by its least margin)\n",
-                warm);
+                "dpclock: %zu node windows warming up (no margin level for a host of theirs: "
+                "bounded by its least margin, up to %.1f µs); a margin's level takes %d other "
+                "windows of its edge, and this log has %" PRIu64 " of %g s: shorter windows "
+                "(--window-s) or a longer log give it one (--margin-z 0 drops the bound, and "
+                "with it any bound on hosts slow to stamp)\n",
+                warm, warm_max / 1e3, CLOCK_MARGIN_MIN, windows, (double)window_ns / 1e9);
     free(b);
 }
 
@@ -452,7 +463,7 @@ static int cmd_fit(int argc, char **argv)
                 "dpclock: loop excess per edge (median over windows): %.1f ns, of which %.1f ns "
                 "persists from window to window (path asymmetry; an upper bound)\n",
                 st.tau_ns_median, st.persist_ns_median);
-    print_delay_summary(nf, nn);
+    print_delay_summary(nf, nn, st.windows, lo.window_ns);
     if (st.windows_no_loops > 0)
         fprintf(stderr,
                 "dpclock: warning: %" PRIu64 " windows without a loop in the probe graph: "

@@ -126,7 +126,7 @@ typedef struct resid_entry {
  * EDGE_KEEP windows each.
  * A margin is known once MARGIN_MIN other windows give its usual level.
  */
-#define MARGIN_MIN 3
+#define MARGIN_MIN CLOCK_MARGIN_MIN
 
 typedef struct edge_track {
     uint32_t lo, hi;

@@ -65,6 +65,14 @@ nn=$(grep -c '"type":"node_fit"' "$IT_TMP/lan/fits.jsonl")
 cat "$IT_TMP/eval.txt"
 read -r p99 cov < <(p99_cov "$IT_TMP/eval.txt")
 grep -q 'not evaluated' "$IT_TMP/eval.txt" && it_fail "fits of the simulated nodes not evaluated"
+grep -q 'warming up' "$IT_TMP/fit.log" && it_fail "a 12 s log warmed up: $(cat "$IT_TMP/fit.log")"
+# A log too short for the margins' levels: bounded by the least margin, and
+# said, with what gives a level.
+"$DP" sim --scenario lan --seed 5 --nodes 4 --seconds 3 --out "$IT_TMP/short" 2>/dev/null ||
+    it_fail "sim of a short log failed"
+"$DP" fit "$IT_TMP/short/probes.jsonl" >/dev/null 2>"$IT_TMP/short.log" || it_fail "short fit failed"
+grep -Eq 'node windows warming up .* up to [0-9.]+ µs\); .* shorter windows \(--window-s\) or a longer log' \
+    "$IT_TMP/short.log" || it_fail "a short log's warm bounds not explained: $(cat "$IT_TMP/short.log")"
 # Fits of a node the truth does not know are said, not silently dropped.
 sed 's/"node":3,/"node":99,/' "$IT_TMP/lan/fits.jsonl" >"$IT_TMP/lan/fits99.jsonl"
 "$DP" eval "$IT_TMP/lan" "$IT_TMP/lan/fits99.jsonl" >"$IT_TMP/eval99.txt" 2>&1 ||
