@@ -13,6 +13,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <langinfo.h>
 #include <locale.h>
 #include <math.h>
 #include <stdarg.h>
@@ -782,10 +783,41 @@ void tui_app_frame(tui_app_t *app, int64_t now)
 
 /* ---- construction ---------------------------------------------------------- */
 
+/*
+ * The panels draw box characters, ± and the like: ncursesw writes them in
+ * the locale's character set, and in a plain C or POSIX locale (a fresh
+ * container, a root shell without LANG) they come out as '?' and raw
+ * line-drawing letters.  Terminals today take UTF-8, so the character
+ * type switches to a UTF-8 locale where the environment's is not one;
+ * only where the system has none does the console refuse to start.
+ */
+static int utf8_locale(char *note, size_t len, char *err)
+{
+    setlocale(LC_ALL, "");
+    const char *was = nl_langinfo(CODESET);
+    char cs[64];
+    snprintf(cs, sizeof cs, "%s", was ? was : "?");
+    note[0] = '\0';
+    if (strcmp(cs, "UTF-8") == 0)
+        return BASE_OK;
+    static const char *const utf8[] = {"C.UTF-8", "C.utf8", "en_US.UTF-8", "en_US.utf8"};
+    for (size_t i = 0; i < BASE_ARRAY_LEN(utf8); i++)
+        if (setlocale(LC_CTYPE, utf8[i]) != NULL && strcmp(nl_langinfo(CODESET), "UTF-8") == 0) {
+            snprintf(note, len, "locale %s, not UTF-8: drawing in %s", cs, utf8[i]);
+            return BASE_OK;
+        }
+    return base_err(err,
+                    "the console draws in UTF-8 and the locale's character set is %s; no UTF-8 "
+                    "locale is installed (C.UTF-8 or en_US.UTF-8)",
+                    cs);
+}
+
 tui_app_t *tui_app_new(tui_model_t *model, const struct tui_app_opts *opts, char *err)
 {
     assert(model && opts);
-    setlocale(LC_ALL, "");
+    char locale_note[160];
+    if (utf8_locale(locale_note, sizeof locale_note, err) != BASE_OK)
+        return NULL;
     struct tui_app *app = xcalloc(1, sizeof *app);
     app->model = model;
     app->fps = opts->fps > 0 ? opts->fps : 10;
@@ -863,6 +895,8 @@ tui_app_t *tui_app_new(tui_model_t *model, const struct tui_app_opts *opts, char
     refresh(); /* stdscr once, so that getch never repaints it over the panels */
     getmaxyx(stdscr, app->rows, app->cols);
     layout(app);
+    if (locale_note[0])
+        tui_model_log_add(app->model, base_realtime_ns(), -1, 'I', "dptop", locale_note);
     return app;
 }
 

@@ -152,4 +152,15 @@ $IT_PY -c "import sys; e, b = float('$end'), float('$back' or -1); sys.exit(0 if
     it_fail "'[' from the end at +$end s went to +$back s"
 echo "fast replay: end at +$end s, ']' stays, '[' to +$back s"
 "${TM[@]}" send-keys -t fast q
+# A locale that is not UTF-8 (no LANG at all): the console draws in a
+# UTF-8 one all the same, and says so in its log, where it drew '?' and
+# raw line-drawing letters.
+"${TM[@]}" new-session -d -s cloc -x 150 -y 45 \
+    "env -u LANG -u LC_ALL -u LC_CTYPE $B/dptop --replay $IT_TMP/run.dprec 2>$IT_TMP/cloc.err"
+it_wait 20 sh -c "tmux -L $SOCK capture-pane -p -t cloc | grep -q '^ REPLAY .* │ nodes'" ||
+    it_fail "no UTF-8 header in a C locale: $(tmux -L "$SOCK" capture-pane -p -t cloc | head -2)"
+"${TM[@]}" send-keys -t cloc L
+it_wait 10 sh -c "tmux -L $SOCK capture-pane -p -t cloc | grep -q 'not UTF-8: drawing'" ||
+    it_fail "the locale switch is not in the log"
+"${TM[@]}" send-keys -t cloc x q
 it_pass "export equals the live snapshot over the common period; damage reported; replay seeks, and stops at its end"
