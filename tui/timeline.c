@@ -309,7 +309,9 @@ static void draw_axis(struct tui_app *app, struct tui_pane *p, int y, int lw, co
     int w = p->w - lw;
     mvwhline_set(p->win, y, lw, WACS_HLINE, w);
     struct tui_tick ticks[64];
-    size_t n = tui_axis_ticks(ax, app->origin_ns, 14, ticks, BASE_ARRAY_LEN(ticks));
+    /* No data yet, so no t0: count from the edge's second, not from 1970. */
+    int64_t origin = app->origin_ns ? app->origin_ns : app->edge_ns - app->edge_ns % 1000000000LL;
+    size_t n = tui_axis_ticks(ax, origin, 14, ticks, BASE_ARRAY_LEN(ticks));
     int free_from = 0;
     for (size_t i = 0; i < n; i++) {
         int c = ticks[i].col;
