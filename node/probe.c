@@ -415,7 +415,12 @@ node_prober_t *node_prober_new(const struct node_prober_cfg *cfg, char *err)
         goto err;
     }
     if (bind(self->fd, (struct sockaddr *)&addr, alen) != 0) {
-        base_err(err, "cannot bind UDP socket to %s: %s", spec, strerror(errno));
+        /* The spec's port is a placeholder where the system picks one. */
+        char shown[INET6_ADDRSTRLEN + 40];
+        snprintf(shown, sizeof shown, strchr(ip, ':') ? "[%s]:%s" : "%s:%s", ip,
+                 cfg->port ? portstr : "any port");
+        base_err(err, "cannot bind the probe socket to %s (bind_ip, probe_port): %s", shown,
+                 strerror(errno));
         goto err;
     }
     int rcvbuf = 1 << 20;
