@@ -859,9 +859,21 @@ static void status_draw(struct tui_app *app, struct tui_pane *p)
     int hw = tui_strwidth(hint);
     int room = p->w - (p->w > hw + 20 ? hw : 0);
     if (app->filter_edit) {
-        char buf[128];
-        snprintf(buf, sizeof buf, "filter by name: %s█   (Enter applies, Esc cancels)",
-                 app->filter_buf);
+        /* Narrow: the help goes first, then the long prompt, then the
+         * text's beginning, so that what is typed stays in sight. */
+        char buf[160];
+        const char *text = app->filter_buf;
+        snprintf(buf, sizeof buf, "filter by name: %s█   (Enter applies, Esc cancels)", text);
+        if (tui_strwidth(buf) > room)
+            snprintf(buf, sizeof buf, "filter by name: %s█", text);
+        if (tui_strwidth(buf) > room)
+            snprintf(buf, sizeof buf, "/%s█", text);
+        while (tui_strwidth(buf) > room && *text) {
+            text++;
+            while ((*text & 0xC0) == 0x80) /* a whole character at a time */
+                text++;
+            snprintf(buf, sizeof buf, "/…%s█", text);
+        }
         tui_put(p->win, 0, 0, buf, room, A_BOLD);
     } else if (app->status[0]) {
         chtype a = app->status_level == TUI_MSG_ERROR  ? app->role[R_ERROR]
