@@ -315,6 +315,15 @@ int tui_export_run(const base_config_t *cfg, const char *path, const struct tui_
         fprintf(stderr, "dptop: %s is a directory (a Chrome trace is one file)\n", out);
         return 1;
     }
+    /* A name without an extension may have meant a directory of XSpaces
+     * (TensorBoard's logs/plugins/profile/RUN/): say which was made. */
+    const char *base = out ? strrchr(out, '/') : NULL;
+    base = base ? base + 1 : out;
+    if (out && !to_dir && fmt == TUI_EXPORT_CHROME && strchr(base, '.') == NULL)
+        fprintf(stderr,
+                "dptop: %s has no extension: writing one Chrome trace file (a directory of "
+                "XSpaces, one per node, takes a trailing '/')\n",
+                out);
     struct stat sb;
     if (to_dir && fmt == TUI_EXPORT_XPLANE && stat(out, &sb) != 0 && mkdir(out, 0777) != 0) {
         fprintf(stderr, "dptop: %s: %s\n", out, strerror(errno));

@@ -119,6 +119,13 @@ grep -q "incomplete export: the first [0-9]* events did not fit" "$IT_TMP/small.
     it_fail "no word of the lost events: $(cat "$IT_TMP/small.out" "$IT_TMP/small.err")"
 grep -q "did not fit" "$IT_TMP/export.out" && it_fail "the full export lost events: $(cat "$IT_TMP/export.out")"
 
+# A name without an extension gets a Chrome trace, and a word that a
+# directory of XSpaces takes a trailing '/'.
+"$B/dptop" --replay "$IT_TMP/run.dprec" --export "$IT_TMP/run2" >/dev/null 2>"$IT_TMP/noext.err" ||
+    it_fail "export to a name without an extension failed: $(cat "$IT_TMP/noext.err")"
+grep -q "has no extension: writing one Chrome trace file .* trailing '/'" "$IT_TMP/noext.err" ||
+    it_fail "no word on the missing extension: $(cat "$IT_TMP/noext.err")"
+
 # The replay console: header, node table, seek, quit.
 "${TM[@]}" new-session -d -s replay -x 150 -y 45 \
     "env LANG=C.UTF-8 LC_ALL=C.UTF-8 $B/dptop --replay $IT_TMP/run.dprec --speed 4 \
