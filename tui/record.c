@@ -18,10 +18,13 @@
 static void print_summary(FILE *out, const char *path, const struct bus_sub_stats *st,
                           const struct tui_recq_stats *ws, double secs)
 {
+    /* What reached the file, then what came (the state's part of what came:
+     * a file cut short holds less than it). */
     fprintf(out,
-            "dptop: recorded %" PRIu64 " messages (%" PRIu64 " bytes, %" PRIu64
-            " from the late-joiner state) in %.1f s to %s (%" PRIu64 " bytes on disk)\n",
-            ws->written, st->bytes, st->state_msgs, secs, path, ws->bytes);
+            "dptop: recorded %" PRIu64 " messages in %.1f s to %s (%" PRIu64
+            " bytes on disk) of %" PRIu64 " received (%" PRIu64 " bytes, %" PRIu64
+            " of them the late-joiner state)\n",
+            ws->written, secs, path, ws->bytes, st->msgs, st->bytes, st->state_msgs);
     if (ws->written != st->msgs)
         fprintf(out,
                 "dptop: received %" PRIu64 " messages, %" PRIu64 " did not reach the file (%" PRIu64
