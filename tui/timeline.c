@@ -264,6 +264,12 @@ static void build_lanes_as(struct tui_app *app, bool expand)
         if (!expand)
             continue;
         size_t nt = node_tracks(st, n->id, tracks, BASE_ARRAY_LEN(tracks));
+        /* Two processes on a node each have a gpu0 s1: their pids tell them
+         * apart (host lanes are told apart by their tids already). */
+        bool pids = false;
+        for (size_t j = 1; j < nt && !pids; j++)
+            pids =
+                tui_store_track(st, tracks[j])->key.pid != tui_store_track(st, tracks[0])->key.pid;
         for (size_t j = 0; j < nt; j++) {
             const struct tui_track_info *t = tui_store_track(st, tracks[j]);
             int levels = t->key.host ? HOST_LEVELS : 1;
@@ -276,6 +282,9 @@ static void build_lanes_as(struct tui_app *app, bool expand)
                     snprintf(l->label, sizeof l->label, "   ·");
                 else if (t->key.host)
                     snprintf(l->label, sizeof l->label, " host %u", t->key.id);
+                else if (pids)
+                    snprintf(l->label, sizeof l->label, " gpu%u s%u p%u", t->key.device, t->key.id,
+                             t->key.pid);
                 else
                     snprintf(l->label, sizeof l->label, " gpu%u s%u", t->key.device, t->key.id);
             }
