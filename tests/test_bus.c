@@ -1387,7 +1387,10 @@ static void test_slow_subscriber_gaps(void **state)
     bus_msg_set_i64(m, "count", 256);
     bus_msg_set_u64(m, "dropped", 0);
     memset(bus_msg_payload_alloc(m, 16 + 256 * 64), 0, 16 + 256 * 64);
-    for (int i = 0; i < 2000; i++) {
+    /* 2000 sent, not tried: under load the publisher's own queue refuses
+     * many (not seen as gaps), and 32 MB through the hub overflow whatever
+     * the queues and the kernel's buffers hold.  Bounded all the same. */
+    for (int i = 0; sent < 2000 && i < 200000; i++) {
         int rc = bus_pub_send(pub, m, err);
         assert_true(rc == BASE_OK || rc == BUS_DROPPED);
         sent += rc == BASE_OK;
