@@ -134,6 +134,13 @@ typedef struct clock_edge_fit {
      * margin_ns the disturbed part's.  0: none.
      */
     double margin_step_ns;
+    /*
+     * Extra field: pure samples set aside before the fit, not in n_fwd /
+     * n_rev: a point deep in the forbidden zone that the points next to it
+     * do not join there (an error, where a step moves them all), or a
+     * sample far from the window's others (docs/CLOCK.md §2).  0: none.
+     */
+    uint32_t set_aside;
 } clock_edge_fit_t;
 
 typedef struct clock_fit_opts {
@@ -711,6 +718,7 @@ typedef struct clock_logfit_stats {
     uint64_t pure, impure, lost, bad;
     uint64_t edge_windows, edge_fits, edge_fit_errors, steps;
     uint64_t margin_steps; /* edge fits whose margin moved inside the window (margin_step_ns) */
+    uint64_t set_aside;    /* pure samples the edge fits set aside (clock_edge_fit_t) */
     uint64_t node_windows, node_unaligned;
     uint64_t windows;
     /*
@@ -756,6 +764,19 @@ const clock_edge_fit_t *clock_logfit_edges(const clock_logfit_t *self, size_t *n
 const clock_node_fit_t *clock_logfit_nodes(const clock_logfit_t *self, size_t *n);
 void clock_logfit_get_stats(const clock_logfit_t *self, clock_logfit_stats_t *st);
 uint32_t clock_logfit_ref(const clock_logfit_t *self);
+
+/* An edge window the last run could not fit, and why (the estimator's message). */
+typedef struct clock_logfit_failure {
+    int64_t window;
+    uint32_t src, dst;
+    char why[BASE_ERRLEN];
+} clock_logfit_failure_t;
+
+/* The first failures kept; stats.edge_fit_errors counts them all. */
+#define CLOCK_LOGFIT_FAILURES_KEPT 5
+
+/* The first CLOCK_LOGFIT_FAILURES_KEPT failed edge windows of the last run, in fitting order. */
+const clock_logfit_failure_t *clock_logfit_failures(const clock_logfit_t *self, size_t *n);
 
 /* ------------------------------------------------------------------ */
 /* Simulation (SPEC §4.6) and evaluation against truth                  */

@@ -439,6 +439,20 @@ static int cmd_fit(int argc, char **argv)
             "probes: %" PRIu64 " pure, %" PRIu64 " impure, %" PRIu64 " lost, %" PRIu64 " bad\n",
             st.windows, st.edge_fits, st.edge_fit_errors, st.steps, st.margin_steps,
             st.node_unaligned, st.node_windows, st.pure, st.impure, st.lost, st.bad);
+    size_t nfail;
+    const clock_logfit_failure_t *fail = clock_logfit_failures(lf, &nfail);
+    for (size_t k = 0; k < nfail; k++)
+        fprintf(stderr, "dpclock: edge %u-%u window %" PRId64 " failed: %s\n", fail[k].src,
+                fail[k].dst, fail[k].window, fail[k].why);
+    if (st.edge_fit_errors > nfail)
+        fprintf(stderr, "dpclock: ... and %" PRIu64 " more edge windows failed\n",
+                st.edge_fit_errors - nfail);
+    if (st.set_aside)
+        fprintf(stderr,
+                "dpclock: %" PRIu64 " pure samples set aside by the edge fits (deep in the "
+                "forbidden zone where the samples next to them are not, or far from their "
+                "window's others)\n",
+                st.set_aside);
     if (st.duplicates)
         fprintf(stderr,
                 "dpclock: %" PRIu64 " duplicate probes (the same ends and send stamps again: "

@@ -360,6 +360,39 @@ static void svm_core(const clock_side_t *f, const clock_side_t *r, double frac, 
 }
 
 /*
+ * How deep into the forbidden zone a side's own noise reaches: its points'
+ * distances to the line (dist, n ≥ 20, on the side's own side: < 0 is the
+ * forbidden zone) from the lower tail, where queuing does not reach.
+ * Below the returned limit a point is a gross error, not noise; *depth
+ * (may be NULL) gets 6σ of that noise (at least 20 ns), the limit's
+ * distance below the 5 % quantile.
+ */
+static double gross_limit(const double *dist, size_t n, double *depth)
+{
+    double *tmp = xmalloc(n * sizeof *tmp);
+    memcpy(tmp, dist, n * sizeof *tmp);
+    /* The 25 % quantile first: the 5 % one is then among the values below it. */
+    size_t k05 = (size_t)(0.05 * (double)(n - 1)), k25 = (size_t)(0.25 * (double)(n - 1));
+    double q25 = clk_select(tmp, n, k25);
+    double q05 = k05 < k25 ? clk_select(tmp, k25, k05) : q25;
+    free(tmp);
+    double sigma = (q25 - q05) / 0.97; /* Gaussian: z(0.25) − z(0.05) = 0.97 */
+    double d = fmax(6.0 * sigma, 20.0);
+    if (depth)
+        *depth = d;
+    return q05 - d;
+}
+
+/* Distances of a side's points to the line, on the side's own side. */
+static void side_dist(const clock_side_t *s, const clock_line_t *ln, bool lower, double *dist)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        double d = s->Y[i] - (ln->a * s->X[i] + ln->b);
+        dist[i] = lower ? d : -d;
+    }
+}
+
+/*
  * Points far inside the forbidden zone (beyond what the side's own noise
  * explains) are gross errors, not noise: flag them for removal.  Returns the
  * number kept.
@@ -373,17 +406,8 @@ static size_t keep_plausible(const clock_side_t *s, const clock_line_t *ln, bool
         memcpy(Y, s->Y, n * sizeof *Y);
         return n;
     }
-    for (size_t i = 0; i < n; i++) {
-        double d = s->Y[i] - (ln->a * s->X[i] + ln->b);
-        dist[i] = lower ? d : -d; /* distance on the side's own side of the line */
-    }
-    double *tmp = xmalloc(n * sizeof *tmp);
-    memcpy(tmp, dist, n * sizeof *tmp);
-    double q05 = clk_select(tmp, n, (size_t)(0.05 * (double)(n - 1)));
-    double q25 = clk_select(tmp, n, (size_t)(0.25 * (double)(n - 1)));
-    free(tmp);
-    double sigma = (q25 - q05) / 0.97; /* Gaussian: z(0.25) − z(0.05) = 0.97 */
-    double limit = q05 - fmax(6.0 * sigma, 20.0);
+    side_dist(s, ln, lower, dist);
+    double limit = gross_limit(dist, n, NULL);
     size_t m = 0;
     for (size_t i = 0; i < n; i++) {
         if (dist[i] >= limit) {
@@ -1485,13 +1509,153 @@ static segment_t split_counts(const anchored_t *an, size_t nf, size_t nr, double
     return s;
 }
 
+/*
+ * Samples set aside before a fit (counted in clock_edge_fit_t.set_aside).
+ *
+ * Far: a sample whose time or offset lies farther from the window's median
+ * than FAR_NS (a receive stamp years off, which the decoder's ±2^62 still
+ * lets through) belongs to no line the others do; every pair of samples
+ * kept is then within 2·FAR_NS of each other, which the anchored doubles
+ * hold to the nanosecond.
+ *
+ * Isolated: a point deeper in the forbidden zone than its side's noise
+ * reaches (gross_limit, svm's own test) is an error of its stamps, unless
+ * the points next to it in time are as deep: a clock step moves every
+ * point after it, an error one point.  So such a point stays only where at
+ * least ISOLATED_WITH of the ISOLATED_NEAR points before it on its side,
+ * or of those after it, are as deep (within the noise's 6σ of it, or past
+ * the limit themselves); a step needs that many points on its far side to
+ * be seen, and that many errors in a row pass for a step.  Left in, one
+ * point 100 µs deep pulls the block level of svm's soft margin (the mean
+ * of a few dozen points) by microseconds: a false step in an end block,
+ * or a bend that put the edge's uncertainty at 750 ns for 17.
+ */
+#define FAR_NS        2e15
+#define ISOLATED_NEAR 8
+#define ISOLATED_WITH 2
+
+/* What a fit_edge call screens for before fitting. */
+enum screen {
+    SCREEN_NONE,    /* already done */
+    SCREEN_ISOLATE, /* isolated errors only (far samples already gone) */
+    SCREEN_ALL,
+};
+
+static double median_of(const clock_point_t *a, size_t na, const clock_point_t *b, size_t nb,
+                        bool y, double *tmp)
+{
+    for (size_t i = 0; i < na + nb; i++) {
+        const clock_point_t *p = i < na ? &a[i] : &b[i - na];
+        tmp[i] = (double)(y ? p->y : p->x);
+    }
+    return clk_median(tmp, na + nb);
+}
+
+/* Marks far samples false in keep (forward then reverse); returns how many. */
+static size_t far_samples(const clock_point_t *fwd, size_t nf, const clock_point_t *rev, size_t nr,
+                          bool *keep)
+{
+    /* Within FAR_NS of each other, every sample is within it of the median. */
+    int64_t lo[2] = {INT64_MAX, INT64_MAX}, hi[2] = {INT64_MIN, INT64_MIN};
+    for (size_t i = 0; i < nf + nr; i++) {
+        const clock_point_t *p = i < nf ? &fwd[i] : &rev[i - nf];
+        lo[0] = p->x < lo[0] ? p->x : lo[0];
+        hi[0] = p->x > hi[0] ? p->x : hi[0];
+        lo[1] = p->y < lo[1] ? p->y : lo[1];
+        hi[1] = p->y > hi[1] ? p->y : hi[1];
+    }
+    if (clk_diff(hi[0], lo[0]) <= FAR_NS && clk_diff(hi[1], lo[1]) <= FAR_NS)
+        return 0;
+    double *tmp = xmalloc((nf + nr) * sizeof *tmp);
+    double mx = median_of(fwd, nf, rev, nr, false, tmp);
+    double my = median_of(fwd, nf, rev, nr, true, tmp);
+    free(tmp);
+    size_t gone = 0;
+    for (size_t i = 0; i < nf + nr; i++) {
+        const clock_point_t *p = i < nf ? &fwd[i] : &rev[i - nf];
+        keep[i] = fabs((double)p->x - mx) <= FAR_NS && fabs((double)p->y - my) <= FAR_NS;
+        gone += !keep[i];
+    }
+    return gone;
+}
+
+/* Marks a side's isolated gross errors false in keep (its n entries); returns how many. */
+static size_t isolated_errors(const clock_side_t *s, const clock_line_t *ln, bool lower,
+                              double *dist, bool *keep)
+{
+    size_t n = s->n, gone = 0;
+    for (size_t i = 0; i < n; i++)
+        keep[i] = true;
+    if (n < 20)
+        return 0;
+    side_dist(s, ln, lower, dist);
+    double depth;
+    double limit = gross_limit(dist, n, &depth);
+    for (size_t i = 0; i < n; i++) {
+        if (dist[i] >= limit)
+            continue;
+        double deep = fmax(dist[i] + depth, limit);
+        size_t before = 0, after = 0;
+        for (size_t j = i > ISOLATED_NEAR ? i - ISOLATED_NEAR : 0; j < i; j++)
+            before += dist[j] < deep;
+        for (size_t j = i + 1; j < n && j <= i + ISOLATED_NEAR; j++)
+            after += dist[j] < deep;
+        if (before < ISOLATED_WITH && after < ISOLATED_WITH) {
+            keep[i] = false;
+            gone++;
+        }
+    }
+    return gone;
+}
+
 static int fit_edge(const clock_estimator_t *est, const clock_point_t *fwd, size_t nf,
                     const clock_point_t *rev, size_t nr, const clock_fit_opts_t *o, bool steps,
+                    enum screen screen, clock_edge_fit_t *out, char *err);
+
+/* The fit of the samples keep marks (forward then reverse), counting the `gone` others. */
+static int fit_kept(const clock_estimator_t *est, const clock_point_t *fwd, size_t nf,
+                    const clock_point_t *rev, size_t nr, const bool *keep, size_t gone,
+                    const clock_fit_opts_t *o, bool steps, enum screen screen,
                     clock_edge_fit_t *out, char *err)
+{
+    clock_point_t *kf = xmalloc((nf + nr) * sizeof *kf), *kr = kf + nf;
+    size_t mf = 0, mr = 0;
+    for (size_t i = 0; i < nf; i++)
+        if (keep[i])
+            kf[mf++] = fwd[i];
+    for (size_t i = 0; i < nr; i++)
+        if (keep[nf + i])
+            kr[mr++] = rev[i];
+    int rc = fit_edge(est, kf, mf, kr, mr, o, steps, screen, out, err);
+    free(kf);
+    if (rc == BASE_OK) {
+        out->set_aside += (uint32_t)gone;
+    } else if (err) {
+        char why[BASE_ERRLEN];
+        snprintf(why, sizeof why, "%s", err);
+        base_err(err, "%s; %zu more set aside", why, gone);
+    }
+    return rc;
+}
+
+static int fit_edge(const clock_estimator_t *est, const clock_point_t *fwd, size_t nf,
+                    const clock_point_t *rev, size_t nr, const clock_fit_opts_t *o, bool steps,
+                    enum screen screen, clock_edge_fit_t *out, char *err)
 {
     if (nf < o->min_points || nr < o->min_points || nf < 2 || nr < 2)
         return base_err(err, "too few pure samples: %zu forward, %zu reverse (need %u each)", nf,
                         nr, o->min_points < 2 ? 2 : o->min_points);
+    if (screen == SCREEN_ALL) {
+        bool *keep = xmalloc((nf + nr) * sizeof *keep);
+        size_t gone = far_samples(fwd, nf, rev, nr, keep);
+        int rc =
+            gone ? fit_kept(est, fwd, nf, rev, nr, keep, gone, o, steps, SCREEN_ISOLATE, out, err)
+                 : BASE_OK;
+        free(keep);
+        if (gone)
+            return rc;
+        screen = SCREEN_ISOLATE;
+    }
     int64_t xmin = fwd[0].x < rev[0].x ? fwd[0].x : rev[0].x;
     int64_t xmax = fwd[nf - 1].x > rev[nr - 1].x ? fwd[nf - 1].x : rev[nr - 1].x;
     int64_t anchor = clk_mid(xmin, xmax);
@@ -1507,6 +1671,18 @@ static int fit_edge(const clock_estimator_t *est, const clock_point_t *fwd, size
         rc = base_err(err, "%s fit did not converge", est->name);
         goto done;
     }
+    if (screen == SCREEN_ISOLATE) {
+        bool *keep = xmalloc((nf + nr) * sizeof *keep);
+        double *dist = xmalloc((nf > nr ? nf : nr) * sizeof *dist);
+        size_t gone = isolated_errors(&an.f, &ln, true, dist, keep) +
+                      isolated_errors(&an.r, &ln, false, dist, keep + nf);
+        free(dist);
+        if (gone)
+            rc = fit_kept(est, fwd, nf, rev, nr, keep, gone, o, steps, SCREEN_NONE, out, err);
+        free(keep);
+        if (gone)
+            goto done;
+    }
 
     blocks_t B;
     block_levels(&an, ln.a, isfinite(ln.frac) ? ln.frac : o->soft_frac, MAX_BLOCKS, &B);
@@ -1520,7 +1696,7 @@ static int fit_edge(const clock_estimator_t *est, const clock_point_t *fwd, size
         const clock_point_t *sf = later ? fwd + (nf - cf) : fwd;
         const clock_point_t *sr = later ? rev + (nr - cr) : rev;
         free(an.Xf);
-        rc = fit_edge(est, sf, cf, sr, cr, o, false, out, err);
+        rc = fit_edge(est, sf, cf, sr, cr, o, false, SCREEN_ISOLATE, out, err);
         if (rc != BASE_OK)
             return base_err(err, "clock step of %.0f ns; too few samples on either side", st.size);
         out->step = true;
@@ -1566,7 +1742,7 @@ static int fit_edge(const clock_estimator_t *est, const clock_point_t *fwd, size
             const clock_point_t *sf = gc.keep_later ? fwd + (nf - cf) : fwd;
             const clock_point_t *sr = gc.keep_later ? rev + (nr - cr) : rev;
             /* A part that will not fit after all leaves the whole window to fit. */
-            if (fit_edge(est, sf, cf, sr, cr, o, false, out, err) == BASE_OK) {
+            if (fit_edge(est, sf, cf, sr, cr, o, false, SCREEN_ISOLATE, out, err) == BASE_OK) {
                 out->margin_step_ns = 0.5 * gc.size;
                 free(an.Xf);
                 return BASE_OK;
@@ -1626,6 +1802,7 @@ static int fit_edge(const clock_estimator_t *est, const clock_point_t *fwd, size
     out->step_at_ns = 0;
     out->step_ns = 0;
     out->margin_step_ns = gap_seen ? 0.5 * gc.size : 0;
+    out->set_aside = 0;
 done:
     free(an.Xf);
     return rc;
@@ -1646,13 +1823,13 @@ int clock_fit_edge(const clock_estimator_t *est, const clock_point_t *fwd, size_
     if (nf == 0 || nr == 0)
         return base_err(err, "one-sided data: %zu forward, %zu reverse samples", nf, nr);
     if (sorted_by_x(fwd, nf) && sorted_by_x(rev, nr))
-        return fit_edge(est, fwd, nf, rev, nr, opts, true, out, err);
+        return fit_edge(est, fwd, nf, rev, nr, opts, true, SCREEN_ALL, out, err);
     clock_point_t *cf = xmalloc(nf * sizeof *cf), *cr = xmalloc(nr * sizeof *cr);
     memcpy(cf, fwd, nf * sizeof *cf);
     memcpy(cr, rev, nr * sizeof *cr);
     qsort(cf, nf, sizeof *cf, cmp_point_x);
     qsort(cr, nr, sizeof *cr, cmp_point_x);
-    int rc = fit_edge(est, cf, nf, cr, nr, opts, true, out, err);
+    int rc = fit_edge(est, cf, nf, cr, nr, opts, true, SCREEN_ALL, out, err);
     free(cf);
     free(cr);
     return rc;

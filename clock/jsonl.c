@@ -212,6 +212,9 @@ static enum base_dec decode_edge(json_object *o, clock_edge_fit_t *f, char *err)
     TRY(get_ns(o, "step_at_ns", &f->step_at_ns, true, err));
     TRY(opt_num(o, "step_ns", &f->step_ns, err));
     TRY(opt_num(o, "margin_step_ns", &f->margin_step_ns, err));
+    json_object *v = NULL;
+    if (json_object_object_get_ex(o, "set_aside", &v) && v != NULL)
+        TRY(get_u32(o, "set_aside", &f->set_aside, err));
     return BASE_DEC_OK;
 }
 
@@ -427,6 +430,8 @@ size_t clock_json_format_edge_fit(const clock_edge_fit_t *f, char *buf, size_t c
     }
     if (f->margin_step_ns != 0 && isfinite(f->margin_step_ns))
         put_num(&o, "margin_step_ns", f->margin_step_ns, 1);
+    if (f->set_aside > 0)
+        put(&o, ",\"set_aside\":%u", f->set_aside);
     put(&o, "}");
     return finish(&o);
 }
@@ -517,6 +522,8 @@ json_object *clock_json_edge_fit(const clock_edge_fit_t *f)
     }
     if (f->margin_step_ns != 0 && isfinite(f->margin_step_ns))
         json_object_object_add(o, "margin_step_ns", num(f->margin_step_ns, 1));
+    if (f->set_aside > 0)
+        json_object_object_add(o, "set_aside", json_object_new_int64(f->set_aside));
     return o;
 }
 

@@ -26,6 +26,8 @@ struct clock_logfit {
     clock_node_fit_t *nf;
     size_t nnf, capnf;
     uint32_t ref;
+    clock_logfit_failure_t fail[CLOCK_LOGFIT_FAILURES_KEPT];
+    size_t nfail;
     /* What the edge fits left for the solves (clock_logfit_resolve reuses it). */
     bool fitted;
     int64_t *wins; /* the windows that saw probes, ascending */
@@ -113,6 +115,13 @@ void clock_logfit_get_stats(const clock_logfit_t *self, clock_logfit_stats_t *st
 {
     assert(self && st);
     *st = self->st;
+}
+
+const clock_logfit_failure_t *clock_logfit_failures(const clock_logfit_t *self, size_t *n)
+{
+    assert(self && n);
+    *n = self->nfail;
+    return self->fail;
 }
 
 uint32_t clock_logfit_ref(const clock_logfit_t *self)
@@ -521,6 +530,7 @@ int clock_logfit_run(clock_logfit_t *self, char *err)
 {
     assert(self);
     self->nef = self->nnf = 0;
+    self->nfail = 0;
     self->fitted = false;
     free(self->wins);
     free(self->span);
@@ -653,7 +663,7 @@ int clock_logfit_run(clock_logfit_t *self, char *err)
             size_t nf, nr;
             clock_edge_points(buf, m, a, b, &self->o.purity, fw, &nf, rv, &nr, &ps);
             clock_edge_fit_t fit;
-            char e2[BASE_ERRLEN];
+            char e2[BASE_ERRLEN] = "";
             int rc = clock_fit_edge(self->o.est, fw, nf, rv, nr, &self->o.fit, &fit, e2);
             self->st.fit_ns_total += cpu_ns() - t0;
             self->st.pure += ps.pure;
@@ -662,8 +672,14 @@ int clock_logfit_run(clock_logfit_t *self, char *err)
             self->st.bad += ps.bad;
             if (rc != BASE_OK) {
                 self->st.edge_fit_errors++;
+                if (self->nfail < CLOCK_LOGFIT_FAILURES_KEPT) {
+                    clock_logfit_failure_t *f = &self->fail[self->nfail++];
+                    *f = (clock_logfit_failure_t){.window = win, .src = a, .dst = b};
+                    snprintf(f->why, sizeof f->why, "%s", e2);
+                }
                 continue;
             }
+            self->st.set_aside += fit.set_aside;
             fit.window = win;
             fit.src = a;
             fit.dst = b;

@@ -298,6 +298,107 @@ static void test_forbidden_zone_outliers(void **state)
     }
 }
 
+/*
+ * One pure sample 100 µs deep in the forbidden zone (both receive stamps
+ * early by as much, so its gap passes the purity filter), near a window's
+ * end or in its middle: it is set aside and counted, fakes no step and
+ * leaves the uncertainty within twice the clean window's (it put a step
+ * of −4 µs in the end block, and in the middle a bend that took the
+ * uncertainty from 17 to 750 ns).  The same 100 µs held by every sample
+ * from there on, a real step, is still one.  Every estimator.
+ */
+static void test_isolated_outlier_is_no_step(void **state)
+{
+    (void)state;
+    line_truth_t t = {T0 + 1000000000LL, 250000.0, 20.0};
+    enum { N = 600 };
+    clock_point_t fwd[N], rev[N], f2[N], r2[N];
+    make_points(&t, N, 2000000000LL, 9000, 0.05, 2000, 40, 41, fwd, rev);
+    char err[BASE_ERRLEN];
+    size_t ne;
+    const clock_estimator_t *const *e = clock_estimators(&ne);
+    for (size_t k = 0; k < ne; k++) {
+        clock_edge_fit_t clean, f;
+        assert_int_equal(clock_fit_edge(e[k], fwd, N, rev, N, NULL, &clean, err), BASE_OK);
+        assert_false(clean.step);
+        assert_int_equal(clean.set_aside, 0);
+        const size_t at[3] = {N - 8, N / 2, 5}; /* 1.3 % from the end, the middle, the start */
+        for (int j = 0; j < 3; j++) {
+            memcpy(f2, fwd, sizeof f2);
+            memcpy(r2, rev, sizeof r2);
+            /* A forward sample below the line; for the start, a reverse one above it. */
+            if (j < 2)
+                f2[at[j]].y -= 100000;
+            else
+                r2[at[j]].y += 100000;
+            assert_int_equal(clock_fit_edge(e[k], f2, N, r2, N, NULL, &f, err), BASE_OK);
+            double er = edge_error(&f, &t, T0, T0 + 2000000000LL);
+            if (f.step || f.set_aside != 1 || f.n_fwd + f.n_rev != 2 * N - 1 ||
+                f.uncertainty_ns > 2 * clean.uncertainty_ns || er > 2 * clean.uncertainty_ns)
+                fail_msg("%s, outlier at %zu: step %d (%.0f ns), %u set aside, %u+%u samples, "
+                         "uncertainty %.1f ns (clean %.1f), error %.1f ns",
+                         e[k]->name, at[j], f.step, f.step_ns, f.set_aside, f.n_fwd, f.n_rev,
+                         f.uncertainty_ns, clean.uncertainty_ns, er);
+        }
+        /* Two outliers next to each other are errors too; three in a row pass for a step. */
+        memcpy(f2, fwd, sizeof f2);
+        f2[N - 8].y -= 100000;
+        f2[N - 7].y -= 100000;
+        assert_int_equal(clock_fit_edge(e[k], f2, N, rev, N, NULL, &f, err), BASE_OK);
+        if (f.step || f.set_aside != 2)
+            fail_msg("%s, two outliers: step %d, %u set aside", e[k]->name, f.step, f.set_aside);
+        /* A step of the same size there: every later sample moves, both sides. */
+        memcpy(f2, fwd, sizeof f2);
+        memcpy(r2, rev, sizeof r2);
+        int64_t step_at = fwd[N - 24].x;
+        for (size_t i = 0; i < N; i++) {
+            f2[i].y -= f2[i].x >= step_at ? 100000 : 0;
+            r2[i].y -= r2[i].x >= step_at ? 100000 : 0;
+        }
+        assert_int_equal(clock_fit_edge(e[k], f2, N, r2, N, NULL, &f, err), BASE_OK);
+        if (!f.step || fabs(f.step_ns + 100000) > 30000 || f.set_aside != 0)
+            fail_msg("%s, step of -100 us 4 %% from the end: step %d, %.0f ns, %u set aside",
+                     e[k]->name, f.step, f.step_ns, f.set_aside);
+    }
+}
+
+/*
+ * A sample with a wild stamp, far from the window's others (a receive
+ * stamp 46 years off, which the decoder's ±2^62 lets through): it is set
+ * aside and counted, and the window fits as without it; it used to fail
+ * the whole window.  A forward sample whose offset is wild, and a reverse
+ * one whose receive stamp (its time) is.
+ */
+static void test_far_sample_set_aside(void **state)
+{
+    (void)state;
+    line_truth_t t = {T0 + 1000000000LL, -3000000.0, 40.0};
+    enum { N = 300 };
+    clock_point_t fwd[N], rev[N];
+    make_points(&t, N, 2000000000LL, 9000, 0.05, 2000, 40, 43, fwd, rev);
+    clock_edge_fit_t clean, f;
+    char err[BASE_ERRLEN];
+    assert_int_equal(clock_fit_edge(NULL, fwd, N, rev, N, NULL, &clean, err), BASE_OK);
+    const int64_t wild = INT64_C(4000000000000000000);
+    fwd[100].y -= wild;     /* its receive stamp early */
+    rev[200].x += wild / 2; /* its receive stamp late... */
+    rev[200].y -= wild / 2; /* ...moves both */
+    assert_int_equal(clock_fit_edge(NULL, fwd, N, rev, N, NULL, &f, err), BASE_OK);
+    assert_int_equal(f.set_aside, 2);
+    assert_int_equal(f.n_fwd, N - 1);
+    assert_int_equal(f.n_rev, N - 1);
+    assert_false(f.step);
+    assert_true(f.to_ns < T0 + 2000000000LL && f.from_ns >= T0);
+    assert_true(fabs(f.offset_ns - clean.offset_ns) < clean.uncertainty_ns);
+    assert_true(f.uncertainty_ns < 2 * clean.uncertainty_ns);
+    assert_true(edge_error(&f, &t, T0, T0 + 2000000000LL) < clean.uncertainty_ns);
+
+    /* Too few left once it is gone: the error says what was set aside. */
+    assert_int_equal(clock_fit_edge(NULL, fwd + 97, 4, rev, N, NULL, &f, err), BASE_ERR);
+    assert_non_null(strstr(err, "too few"));
+    assert_non_null(strstr(err, "2 more set aside"));
+}
+
 static void test_too_few_and_one_sided(void **state)
 {
     (void)state;
@@ -3063,6 +3164,7 @@ static void test_json_roundtrip(void **state)
     e.step_at_ns = T0 + 5;
     e.step_ns = 1e6;
     e.margin_step_ns = -212.5;
+    e.set_aside = 3;
     clock_json_format_edge_fit(&e, buf, sizeof buf);
     assert_int_equal(dec(buf, &r, err), BASE_DEC_OK);
     const clock_edge_fit_t *g = &r.u.edge;
@@ -3070,22 +3172,24 @@ static void test_json_roundtrip(void **state)
     assert_true(fabs(g->offset_ns - e.offset_ns) < 1e-3 && fabs(g->drift_ppb - e.drift_ppb) < 1e-4);
     assert_true(isnan(g->drift_unc_ppb) && g->residual_ns == -0.125 && g->step && g->suspect);
     assert_true(g->misfit_ns[0] == 1 && isnan(g->misfit_ns[1]) && g->misfit_ns[2] == -3);
-    assert_true(g->margin_step_ns == -212.5);
+    assert_true(g->margin_step_ns == -212.5 && g->set_aside == 3);
     /* The json-c object for the bus is the same object. */
     json_object *o = clock_json_edge_fit(&e);
     assert_int_equal(clock_json_decode(o, &r, err), BASE_DEC_OK);
     assert_true(fabs(r.u.edge.offset_ns - e.offset_ns) < 1e-3 && r.u.edge.step && r.u.edge.suspect);
-    assert_true(r.u.edge.margin_step_ns == -212.5);
+    assert_true(r.u.edge.margin_step_ns == -212.5 && r.u.edge.set_aside == 3);
     json_object_put(o);
     /* Not suspect, not trimmed: the fields are left out and read back false and 0. */
     e.suspect = false;
     e.margin_step_ns = 0;
+    e.set_aside = 0;
     clock_json_format_edge_fit(&e, buf, sizeof buf);
     assert_null(strstr(buf, "suspect"));
     assert_null(strstr(buf, "margin_step"));
+    assert_null(strstr(buf, "set_aside"));
     assert_int_equal(dec(buf, &r, err), BASE_DEC_OK);
     assert_false(r.u.edge.suspect);
-    assert_true(r.u.edge.margin_step_ns == 0);
+    assert_true(r.u.edge.margin_step_ns == 0 && r.u.edge.set_aside == 0);
 
     clock_node_fit_t n;
     memset(&n, 0, sizeof n);
@@ -3478,6 +3582,54 @@ static void test_logfit_refusals(void **state)
     assert_null(lf);
 }
 
+/*
+ * What a log's fit could not do is said: the first failed edge windows
+ * with their reasons (dpclock fit prints them), and the samples the edge
+ * fits set aside are counted.  Edge 1-2 fits with one wild probe among
+ * its own (set aside); edge 1-3 has 2 probes one way.
+ */
+static void test_logfit_failure_reasons(void **state)
+{
+    (void)state;
+    clock_logfit_t *lf = clock_logfit_new(NULL);
+    for (int i = 0; i < 100; i++) {
+        int64_t tx = T0 + 100000000LL + 8000000LL * i;
+        clock_probe_t p = probe(1, 2, tx, 100000, 5000 + i % 7, 5000 + i % 7);
+        p.seq = (uint64_t)i;
+        assert_int_equal(clock_logfit_add(lf, &p), BASE_OK);
+        p = probe(2, 1, tx + 1000000, 100000, 6000 + i % 5, 6000 + i % 5);
+        assert_int_equal(clock_logfit_add(lf, &p), BASE_OK);
+        p = probe(3, 1, tx + 2000000, 100000, 7000 + i % 3, 7000 + i % 3);
+        assert_int_equal(clock_logfit_add(lf, &p), BASE_OK);
+        if (i % 50 == 7) {
+            p = probe(1, 3, tx + 3000000, 100000, 7000, 7000);
+            assert_int_equal(clock_logfit_add(lf, &p), BASE_OK);
+        }
+    }
+    /* Both receive stamps 46 years early: its gap is pure. */
+    clock_probe_t w = probe(1, 2, T0 + 500300000LL, 100000, 5000, 5000);
+    w.rx[0] -= INT64_C(4000000000000000000);
+    w.rx[1] -= INT64_C(4000000000000000000);
+    assert_int_equal(clock_logfit_add(lf, &w), BASE_OK);
+    char err[BASE_ERRLEN];
+    assert_int_equal(clock_logfit_run(lf, err), BASE_OK);
+    clock_logfit_stats_t st;
+    clock_logfit_get_stats(lf, &st);
+    assert_int_equal(st.edge_fits, 1);
+    assert_int_equal(st.edge_fit_errors, 1);
+    assert_int_equal(st.set_aside, 1);
+    size_t ne, nfail;
+    const clock_edge_fit_t *ef = clock_logfit_edges(lf, &ne);
+    assert_int_equal(ne, 1);
+    assert_true(ef[0].src == 1 && ef[0].dst == 2 && ef[0].set_aside == 1 && ef[0].n_fwd == 100);
+    const clock_logfit_failure_t *fl = clock_logfit_failures(lf, &nfail);
+    assert_int_equal(nfail, 1);
+    assert_true(fl[0].src == 1 && fl[0].dst == 3 && fl[0].window == ef[0].window);
+    if (!strstr(fl[0].why, "too few pure samples: 2 forward, 100 reverse"))
+        fail_msg("reason: %s", fl[0].why);
+    clock_logfit_destroy(&lf);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -3488,6 +3640,8 @@ int main(void)
         cmocka_unit_test(test_svm_spread_delays),
         cmocka_unit_test(test_svm_small_window),
         cmocka_unit_test(test_forbidden_zone_outliers),
+        cmocka_unit_test(test_isolated_outlier_is_no_step),
+        cmocka_unit_test(test_far_sample_set_aside),
         cmocka_unit_test(test_too_few_and_one_sided),
         cmocka_unit_test(test_unsorted_points),
         cmocka_unit_test(test_precision_large_magnitudes),
@@ -3530,6 +3684,7 @@ int main(void)
         cmocka_unit_test(test_line_reader),
         cmocka_unit_test(test_simulate_fit_eval),
         cmocka_unit_test(test_logfit_refusals),
+        cmocka_unit_test(test_logfit_failure_reasons),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
