@@ -719,6 +719,12 @@ typedef struct clock_logfit_stats {
     uint64_t edge_windows, edge_fits, edge_fit_errors, steps;
     uint64_t margin_steps; /* edge fits whose margin moved inside the window (margin_step_ns) */
     uint64_t set_aside;    /* pure samples the edge fits set aside (clock_edge_fit_t) */
+    /*
+     * Clock steps of a hundredth of a window or more that the coarse pass
+     * found (a node's probes are placed into windows on each side of one
+     * separately); the windows they fall in count them in steps again.
+     */
+    uint64_t clock_jumps;
     uint64_t node_windows, node_unaligned;
     uint64_t windows;
     /*

@@ -453,6 +453,12 @@ static int cmd_fit(int argc, char **argv)
                 "forbidden zone where the samples next to them are not, or far from their "
                 "window's others)\n",
                 st.set_aside);
+    if (st.clock_jumps)
+        fprintf(stderr,
+                "dpclock: clock steps too large for one line through the log (a hundredth of a "
+                "window or more): %" PRIu64 "; a stepping node's probes on each side of one were "
+                "put into windows apart\n",
+                st.clock_jumps);
     if (st.duplicates)
         fprintf(stderr,
                 "dpclock: %" PRIu64 " duplicate probes (the same ends and send stamps again: "

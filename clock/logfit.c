@@ -7,8 +7,12 @@
  * coarse pass first fits each edge over the whole log (minrtt, microsecond
  * class is plenty), chains those fits from the reference into a rough map
  * per node, and assigns every probe to the window of its send time on the
- * reference clock.  Then, per window: purity filter and estimator per edge,
- * then the solve.
+ * reference clock.  A clock that steps by a hundredth of a window or more
+ * (a time daemon's step of seconds or hours) breaks a straight line: the
+ * edges of such a node are fitted piece by piece between the jumps of
+ * their offsets, its rough map has a piece per stretch between its steps,
+ * and a window that holds a step is fitted on one side of it and flagged.
+ * Then, per window: purity filter and estimator per edge, then the solve.
  */
 #include "clock/clock_int.h"
 
@@ -189,6 +193,121 @@ static int64_t rough_inverse(const rough_t *r, int64_t y)
     return clk_add(r->anchor, (clk_diff(y, r->anchor) - r->off) / (1.0 + r->rate));
 }
 
+/*
+ * A node's rough map: one straight line, or one per stretch between the
+ * steps of its clock that the coarse pass found.  A piece holds for the
+ * node's stamps it was made from, on its own clock, and `slack` beyond
+ * them (another edge's stamps reach a little further).  A clock stepped
+ * back reads the same times twice, so a stamp may fit two pieces: the
+ * other end of its probe tells which (rmap_pick).
+ */
+typedef struct rpiece {
+    rough_t m;
+    int64_t xlo, xhi;
+    double slack;
+} rpiece_t;
+
+typedef struct rmap {
+    bool known;
+    size_t n; /* pieces, in time order */
+    rpiece_t *pc;
+} rmap_t;
+
+static void rmap_set_line(rmap_t *r, const rough_t *m)
+{
+    free(r->pc);
+    r->known = true;
+    r->n = 1;
+    r->pc = xmalloc(sizeof *r->pc);
+    r->pc[0] = (rpiece_t){*m, INT64_MIN, INT64_MAX, 0};
+}
+
+/* How far stamp x lies outside piece j (0 inside it). */
+static double rmap_outside(const rmap_t *r, size_t j, int64_t x)
+{
+    const rpiece_t *c = &r->pc[j];
+    return fmax(fmax(clk_diff(c->xlo, x), clk_diff(x, c->xhi)), 0);
+}
+
+/* The pieces stamp x may belong to (into out, room for r->n); their count. */
+static size_t rmap_candidates(const rmap_t *r, int64_t x, size_t *out)
+{
+    size_t m = 0;
+    for (size_t j = 0; j < r->n; j++)
+        if (rmap_outside(r, j, x) <= r->pc[j].slack)
+            out[m++] = j;
+    return m;
+}
+
+/* The piece of r whose range is nearest stamp x (the first of equals). */
+static size_t rmap_nearest(const rmap_t *r, int64_t x)
+{
+    size_t best = 0;
+    for (size_t j = 1; j < r->n; j++)
+        if (rmap_outside(r, j, x) < rmap_outside(r, best, x))
+            best = j;
+    return best;
+}
+
+/*
+ * The piece of the sender's map for probe p: where its send stamp fits
+ * more than one (or none), the one that puts it nearest to where the
+ * receiver's map puts the receive stamp: the wrong side of a step is off
+ * by the step, the right one by the path's delay.  cs and cd have room
+ * for the two maps' pieces.
+ */
+static size_t rmap_pick(const rmap_t *rs, const rmap_t *rd, const clock_probe_t *p, size_t *cs,
+                        size_t *cd)
+{
+    if (rs->n == 1)
+        return 0;
+    int pk = p->rx_ok[0] ? 0 : (p->rx_ok[1] ? 1 : -1);
+    size_t ns = rmap_candidates(rs, p->tx[pk < 0 ? 0 : pk], cs);
+    if (ns == 1)
+        return cs[0];
+    if (pk < 0)
+        return ns > 0 ? cs[0] : rmap_nearest(rs, p->tx[0]);
+    if (ns == 0)
+        for (size_t j = 0; j < rs->n; j++)
+            cs[ns++] = j;
+    size_t nd = rd->n == 1 ? 0 : rmap_candidates(rd, p->rx[pk], cd);
+    if (nd == 0)
+        for (size_t j = 0; j < rd->n; j++)
+            cd[nd++] = j;
+    size_t best = cs[0];
+    double bd = INFINITY;
+    for (size_t i = 0; i < ns; i++) {
+        int64_t ts = rough_map(&rs->pc[cs[i]].m, p->tx[pk]);
+        for (size_t j = 0; j < nd; j++) {
+            double d = fabs(clk_diff(rough_map(&rd->pc[cd[j]].m, p->rx[pk]), ts));
+            if (d < bd) {
+                bd = d;
+                best = cs[i];
+            }
+        }
+    }
+    return best;
+}
+
+/* Reference time y back onto the node's clock, through the piece that holds at y. */
+static int64_t rmap_inverse(const rmap_t *r, int64_t y)
+{
+    if (r->n == 1)
+        return rough_inverse(&r->pc[0].m, y);
+    size_t best = 0;
+    double bd = INFINITY;
+    for (size_t j = 0; j < r->n; j++) {
+        const rpiece_t *c = &r->pc[j];
+        double d = fmax(
+            fmax(clk_diff(rough_map(&c->m, c->xlo), y), clk_diff(y, rough_map(&c->m, c->xhi))), 0);
+        if (d < bd) {
+            bd = d;
+            best = j;
+        }
+    }
+    return rough_inverse(&r->pc[best].m, y);
+}
+
 typedef struct cpoint {
     double x, y;
 } cpoint_t;
@@ -264,13 +383,369 @@ static bool coarse_edge(const clock_probe_t *P, const keyed_t *k, size_t cnt, ui
     return ok;
 }
 
-typedef struct cedge {
-    uint64_t key;
-    uint32_t a, b; /* node indices */
+/*
+ * A piece of an edge's coarse fit where the other's fails: the level
+ * between its lowest forward and highest reverse offset (one of them when
+ * it has one direction) at a neighbouring piece's drift; a few path delays
+ * off at worst, which is plenty to place probes into windows.
+ */
+static bool crude_edge(const clock_probe_t *P, const keyed_t *k, size_t cnt, uint32_t a,
+                       double drift_ppb, clock_edge_fit_t *out)
+{
+    double hi = INFINITY, lo = -INFINITY;
+    int64_t anchor = 0;
+    bool have = false;
+    for (size_t i = 0; i < cnt; i++) {
+        const clock_probe_t *p = &P[k[i].i];
+        if (!p->rx_ok[0])
+            continue;
+        bool fwd = p->src == a;
+        int64_t x = fwd ? p->tx[0] : p->rx[0];
+        if (!have) {
+            anchor = x;
+            have = true;
+        }
+        double y = (fwd ? clk_diff(p->rx[0], p->tx[0]) : clk_diff(p->tx[0], p->rx[0])) -
+                   drift_ppb * 1e-9 * clk_diff(x, anchor);
+        if (fwd)
+            hi = fmin(hi, y);
+        else
+            lo = fmax(lo, y);
+    }
+    if (!have)
+        return false;
+    out->anchor_ns = anchor;
+    out->offset_ns = isfinite(hi) && isfinite(lo) ? 0.5 * (hi + lo) : (isfinite(hi) ? hi : lo);
+    out->drift_ppb = drift_ppb;
+    return true;
+}
+
+/*
+ * Clock steps too large for the coarse pass's straight lines.  One line
+ * through a step of seconds puts the stepping node's probes into the wrong
+ * windows on one side of it, or fails (the nodes beyond it then keep their
+ * own clocks, windows past the log's end), so an edge whose offset jumps
+ * is fitted piece by piece between its jumps.  A step of a node's clock
+ * moves the offset of its edges at once, both directions alike; queuing
+ * moves one direction, and only the one way.  So the edge's probes, in the
+ * order of one end's clock (jpoint_order), are cut into blocks of
+ * JUMP_BLOCK points a side, each
+ * block's level is the midpoint of its lowest forward and highest reverse
+ * offset, and a jump between two blocks is one where both of these move
+ * the same way by a jump's size after the drift: at least a share
+ * 1/JUMP_SHARE of a window (a smaller step moves few probes across a
+ * window's edge, and the window's own fit finds it) and ten times the
+ * blocks' width and level noise.  A block holding a step (or the stretch
+ * a clock stepped back reads twice) is wider or narrower than the others
+ * by about the step; its points go to the level they are nearer.  A step
+ * before the first or after the last clean block leaves points off the
+ * level by more than a jump, all one way, some of them on the side of the
+ * level that no delay reaches: those are a piece of their own.
+ */
+#define JUMP_BLOCK 8
+#define JUMP_SHARE 100
+
+typedef struct jpoint {
+    int64_t x, xo; /* the stamp they are ordered by (a's or b's) and the other one */
+    double y;      /* b's stamp − a's stamp */
+    bool fwd;
+    size_t k; /* index in the edge's keyed range */
+} jpoint_t;
+
+static int cmp_jpoint(const void *a, const void *b)
+{
+    const jpoint_t *p = a, *q = b;
+    if (p->x != q->x)
+        return (p->x > q->x) - (p->x < q->x);
+    return (p->k > q->k) - (p->k < q->k);
+}
+
+/* Times the other clock goes back by more than T from one point to the next. */
+static size_t jpoint_descents(const jpoint_t *pt, size_t m, double T)
+{
+    size_t d = 0;
+    for (size_t i = 0; i + 1 < m; i++)
+        d += clk_diff(pt[i].xo, pt[i + 1].xo) > T;
+    return d;
+}
+
+/*
+ * Order the points by a's clock, or by b's where a's clock stepped back:
+ * it reads the stretch it stepped over twice, and in its order the points
+ * of both passes interleave (b's clock goes back and forth between them),
+ * where in b's order a's clock goes back once, at the step.  Both orders
+ * are the same but at steps.
+ */
+static void jpoint_order(jpoint_t *pt, size_t m, double T)
+{
+    qsort(pt, m, sizeof *pt, cmp_jpoint);
+    size_t da = jpoint_descents(pt, m, T);
+    if (da == 0)
+        return;
+    jpoint_t *alt = xmalloc(m * sizeof *alt);
+    for (size_t i = 0; i < m; i++)
+        alt[i] = (jpoint_t){pt[i].xo, pt[i].x, pt[i].y, pt[i].fwd, pt[i].k};
+    qsort(alt, m, sizeof *alt, cmp_jpoint);
+    if (jpoint_descents(alt, m, T) < da)
+        memcpy(pt, alt, m * sizeof *pt);
+    free(alt);
+}
+
+typedef struct jblock {
+    size_t from, to; /* points [from, to) */
+    double hi, lo;   /* the lowest forward and the highest reverse offset */
+    double xc;       /* its middle point, ns after the edge's first */
+    bool clean;
+    uint32_t run; /* clean blocks: the stretch between jumps */
+} jblock_t;
+
+/* Block level predicted at x (ns after the edge's first point). */
+static double jlevel(const jblock_t *b, double drift, double x)
+{
+    return 0.5 * (b->hi + b->lo) + drift * (x - b->xc);
+}
+
+/*
+ * The points of a head or tail stretch (blocks [b0, b1)) that stand off
+ * level L by more than a jump: a piece of their own when they all stand
+ * off the same way and one at least where no delay puts it (forward below
+ * the level, reverse above).
+ */
+static bool jump_edge_piece(const jpoint_t *pt, const jblock_t *bl, size_t b0, size_t b1,
+                            const jblock_t *L, double drift, double T)
+{
+    int sign = 0;
+    bool causal_break = false;
+    for (size_t b = b0; b < b1; b++) {
+        for (size_t i = bl[b].from; i < bl[b].to; i++) {
+            double dev = pt[i].y - jlevel(L, drift, clk_diff(pt[i].x, pt[0].x));
+            if (fabs(dev) <= T)
+                continue;
+            int sg = dev > 0 ? 1 : -1;
+            if (sign != 0 && sg != sign)
+                return false;
+            sign = sg;
+            causal_break |= pt[i].fwd ? sg < 0 : sg > 0;
+        }
+    }
+    return sign != 0 && causal_break;
+}
+
+/*
+ * Cut an edge's probes (keyed range k[0..cnt), a its smaller id) at the
+ * jumps of its offset: the pieces' count, piece[] (by probe index) for
+ * every probe with packet 0 received (UINT32_MAX for the others), the jump
+ * size looked for in *jump_ns.
+ */
+static uint32_t edge_jumps(const clock_probe_t *P, const keyed_t *k, size_t cnt, uint32_t a,
+                           int64_t window_ns, uint32_t *piece, double *jump_ns)
+{
+    double T = (double)window_ns / JUMP_SHARE;
+    *jump_ns = T;
+    jpoint_t *pt = xmalloc((cnt ? cnt : 1) * sizeof *pt);
+    size_t m = 0;
+    for (size_t i = 0; i < cnt; i++) {
+        const clock_probe_t *p = &P[k[i].i];
+        piece[k[i].i] = p->rx_ok[0] ? 0 : UINT32_MAX;
+        if (!p->rx_ok[0])
+            continue;
+        bool fwd = p->src == a;
+        int64_t xa = fwd ? p->tx[0] : p->rx[0], xb = fwd ? p->rx[0] : p->tx[0];
+        pt[m++] = (jpoint_t){xa, xb, clk_diff(xb, xa), fwd, i};
+    }
+    jpoint_order(pt, m, T);
+    jblock_t *bl = xmalloc((m / (2 * JUMP_BLOCK) + 1) * sizeof *bl);
+    size_t nb = 0;
+    for (size_t i = 0, from = 0, nf = 0, nr = 0; i < m; i++) {
+        nf += pt[i].fwd;
+        nr += !pt[i].fwd;
+        if (nf >= JUMP_BLOCK && nr >= JUMP_BLOCK) {
+            bl[nb++] = (jblock_t){from, i + 1, INFINITY, -INFINITY, 0, false, 0};
+            from = i + 1;
+            nf = nr = 0;
+        }
+    }
+    uint32_t np = 1;
+    if (nb < 3) /* too few to tell a jump from a trend */
+        goto out;
+    bl[nb - 1].to = m; /* the rest joins the last block */
+    double *v = xmalloc(nb * sizeof *v);
+    for (size_t b = 0; b < nb; b++) {
+        for (size_t i = bl[b].from; i < bl[b].to; i++) {
+            if (pt[i].fwd)
+                bl[b].hi = fmin(bl[b].hi, pt[i].y);
+            else
+                bl[b].lo = fmax(bl[b].lo, pt[i].y);
+        }
+        bl[b].xc = clk_diff(pt[(bl[b].from + bl[b].to) / 2].x, pt[0].x);
+        v[b] = bl[b].hi - bl[b].lo;
+    }
+    /*
+     * The blocks' usual width (the round trip) and, from neighbours both
+     * that wide (a block across a step is not), the drift and the level
+     * noise.
+     */
+    double width = clk_median(v, nb);
+    T = fmax(T, 10 * fabs(width));
+    for (size_t b = 0; b < nb; b++)
+        bl[b].clean = fabs(bl[b].hi - bl[b].lo - width) < 0.5 * T;
+    size_t ns = 0;
+    for (size_t b = 0; b + 1 < nb; b++) {
+        double dx = bl[b + 1].xc - bl[b].xc;
+        if (bl[b].clean && bl[b + 1].clean && dx > 0)
+            v[ns++] = (jlevel(&bl[b + 1], 0, 0) - jlevel(&bl[b], 0, 0)) / dx;
+    }
+    double drift = ns >= 3 ? clk_median(v, ns) : 0;
+    if (!(fabs(drift) < 0.01))
+        drift = 0;
+    ns = 0;
+    for (size_t b = 0; b + 1 < nb; b++)
+        if (bl[b].clean && bl[b + 1].clean)
+            v[ns++] = fabs(jlevel(&bl[b + 1], drift, bl[b].xc) - jlevel(&bl[b], drift, bl[b].xc));
+    double noise = ns > 0 ? clk_median(v, ns) : 0;
+    free(v);
+    T = fmax(T, 10 * noise);
+    *jump_ns = T;
+    size_t c0 = nb, cl = 0;
+    uint32_t runs = 0;
+    for (size_t b = 0, prev = nb; b < nb; b++) {
+        bl[b].clean = fabs(bl[b].hi - bl[b].lo - width) < 0.5 * T;
+        if (!bl[b].clean)
+            continue;
+        if (prev < nb) {
+            double dx = bl[b].xc - bl[prev].xc;
+            double rh = bl[b].hi - bl[prev].hi - drift * dx,
+                   rl = bl[b].lo - bl[prev].lo - drift * dx;
+            double r = 0.5 * (rh + rl);
+            runs += fabs(r) >= T && rh * r > 0 && rl * r > 0 && fabs(rh) >= 0.5 * T &&
+                    fabs(rl) >= 0.5 * T;
+        }
+        bl[b].run = runs;
+        c0 = c0 < nb ? c0 : b;
+        cl = b;
+        prev = b;
+    }
+    if (c0 == nb) /* no block as wide as the usual: nothing to go by */
+        goto out;
+    bool head = jump_edge_piece(pt, bl, 0, c0, &bl[c0], drift, T);
+    bool tail = jump_edge_piece(pt, bl, cl + 1, nb, &bl[cl], drift, T);
+    np = (uint32_t)head + runs + 1 + (uint32_t)tail;
+    if (np == 1)
+        goto out;
+    uint32_t *pp = xmalloc(m * sizeof *pp);
+    for (size_t b = 0, prev = nb; b < nb; b++) {
+        if (!bl[b].clean)
+            continue;
+        for (size_t i = bl[b].from; i < bl[b].to; i++)
+            pp[i] = (uint32_t)head + bl[b].run;
+        size_t from = prev < nb ? bl[prev].from : 0;
+        if (prev < nb && bl[prev].run != bl[b].run) {
+            /* A jump: the points from the block before to this one go to the nearer level. */
+            for (size_t i = from; i < bl[b].to; i++) {
+                double x = clk_diff(pt[i].x, pt[0].x);
+                double dp = fabs(pt[i].y - jlevel(&bl[prev], drift, x));
+                double dn = fabs(pt[i].y - jlevel(&bl[b], drift, x));
+                pp[i] = (uint32_t)head + (dn < dp ? bl[b].run : bl[prev].run);
+            }
+        } else {
+            for (size_t i = prev < nb ? bl[prev].to : 0; i < bl[b].from; i++)
+                pp[i] = (uint32_t)head + bl[b].run;
+        }
+        prev = b;
+    }
+    for (size_t i = bl[cl].to; i < m; i++)
+        pp[i] = (uint32_t)head + bl[cl].run;
+    for (int end = 0; end < 2; end++) {
+        if (!(end == 0 ? head : tail))
+            continue;
+        const jblock_t *L = &bl[end == 0 ? c0 : cl];
+        size_t i0 = end == 0 ? 0 : bl[cl].to, i1 = end == 0 ? bl[c0].from : m;
+        for (size_t i = i0; i < i1; i++)
+            if (fabs(pt[i].y - jlevel(L, drift, clk_diff(pt[i].x, pt[0].x))) > T)
+                pp[i] = end == 0 ? 0 : np - 1;
+    }
+    for (size_t i = 0; i < m; i++)
+        piece[k[pt[i].k].i] = pp[i];
+    free(pp);
+out:
+    free(bl);
+    free(pt);
+    return np;
+}
+
+/* One piece of an edge's coarse fit. */
+typedef struct cpiece {
     bool ok;
     clock_edge_fit_t fit; /* a's clock → b's clock */
+} cpiece_t;
+
+typedef struct cedge {
+    uint64_t key;
+    uint32_t a, b;        /* node indices */
+    bool ok;              /* some piece fitted */
+    clock_edge_fit_t fit; /* a's clock → b's clock (one piece: the whole log) */
     size_t first, count;  /* range in the keyed array */
+    uint32_t npiece;      /* 1 unless its offset jumps (a clock stepped): see edge_jumps */
+    cpiece_t *piece;
+    double jump_ns; /* the jump size looked for */
 } cedge_t;
+
+/*
+ * The coarse fit of edge E (a: its smaller id): over the whole log, or
+ * piece by piece where its offset jumps (edge_jumps: ppiece gets each
+ * probe's piece, by probe index).  A piece whose own fit fails gets a
+ * crude one at its nearest fitted neighbour's drift, so that a step a few
+ * probes before the log's end still moves them; with none fitted the edge
+ * is not used.
+ */
+static void coarse_pieces(const clock_probe_t *P, const keyed_t *K, uint32_t *ppiece, uint32_t a,
+                          int64_t window_ns, cedge_t *E)
+{
+    const keyed_t *k = K + E->first;
+    E->npiece = edge_jumps(P, k, E->count, a, window_ns, ppiece, &E->jump_ns);
+    E->piece = xcalloc(E->npiece, sizeof *E->piece);
+    if (E->npiece == 1) {
+        E->ok = coarse_edge(P, k, E->count, a, window_ns, &E->fit);
+        E->piece[0] = (cpiece_t){E->ok, E->fit};
+        return;
+    }
+    /* The edge's probes grouped by piece, each group in the edge's order. */
+    keyed_t *sub = xmalloc(E->count * sizeof *sub);
+    size_t *at = xcalloc((size_t)E->npiece + 1, sizeof *at);
+    for (size_t i = 0; i < E->count; i++)
+        if (ppiece[k[i].i] != UINT32_MAX)
+            at[ppiece[k[i].i] + 1]++;
+    for (uint32_t pc = 0; pc < E->npiece; pc++)
+        at[pc + 1] += at[pc];
+    size_t *fill = xmalloc((size_t)E->npiece * sizeof *fill);
+    memcpy(fill, at, (size_t)E->npiece * sizeof *fill);
+    for (size_t i = 0; i < E->count; i++)
+        if (ppiece[k[i].i] != UINT32_MAX)
+            sub[fill[ppiece[k[i].i]]++] = k[i];
+    free(fill);
+    uint32_t most = 0;
+    for (uint32_t pc = 0; pc < E->npiece; pc++) {
+        size_t len = at[pc + 1] - at[pc];
+        E->piece[pc].ok = coarse_edge(P, sub + at[pc], len, a, window_ns, &E->piece[pc].fit);
+        if (E->piece[pc].ok && (!E->ok || len > at[most + 1] - at[most]))
+            most = pc;
+        E->ok |= E->piece[pc].ok;
+    }
+    for (uint32_t pc = 0; pc < E->npiece && E->ok; pc++) {
+        if (E->piece[pc].ok)
+            continue;
+        uint32_t near = most;
+        for (uint32_t q = 0; q < E->npiece; q++)
+            if (E->piece[q].ok && (q > pc ? q - pc : pc - q) < (near > pc ? near - pc : pc - near))
+                near = q;
+        E->piece[pc].ok = crude_edge(P, sub + at[pc], at[pc + 1] - at[pc], a,
+                                     E->piece[near].fit.drift_ppb, &E->piece[pc].fit);
+    }
+    if (E->ok)
+        E->fit = E->piece[most].fit;
+    free(sub);
+    free(at);
+}
 
 static size_t uf_root(size_t *up, size_t i)
 {
@@ -308,37 +783,145 @@ static size_t default_ref(const cedge_t *E, size_t ne, size_t nn)
     return best;
 }
 
-/* Compose the rough maps outward from `root` over coarse edges (breadth first). */
-static void rough_spread(const cedge_t *E, size_t ne, rough_t *R, size_t nn, size_t root)
+/* v's line through edge fit f (a's clock → b's clock) and u's line ru, v being b when u is a. */
+static rough_t rough_through(const clock_edge_fit_t *f, bool u_is_a, const rough_t *ru)
 {
-    size_t *queue = xmalloc(nn * sizeof *queue);
+    /* x_v → x_u through the edge, then u's map; sampled at two points one second apart. */
+    double rr = 1.0 + f->drift_ppb * 1e-9;
+    int64_t xv0 = u_is_a ? clock_edge_map(f, f->anchor_ns) : f->anchor_ns;
+    int64_t xs[2] = {xv0, clk_add(xv0, 1e9)}, ys[2];
+    for (int j = 0; j < 2; j++) {
+        int64_t xu =
+            u_is_a ? clk_add(f->anchor_ns, (clk_diff(xs[j], f->anchor_ns) - f->offset_ns) / rr)
+                   : clock_edge_map(f, xs[j]);
+        ys[j] = rough_map(ru, xu);
+    }
+    return (rough_t){true, xs[0], clk_diff(ys[0], xs[0]), clk_diff(ys[1], ys[0]) / 1e9 - 1.0};
+}
+
+typedef struct spread_ctx {
+    const clock_probe_t *P;
+    const keyed_t *K;
+    const uint32_t *ppiece; /* per probe: its piece of its edge (edge_jumps) */
+    const uint32_t *ids;
+    const cedge_t *E;
+    size_t ne;
+    rmap_t *R;
+    size_t nn;
+} spread_ctx_t;
+
+/*
+ * v's rough map from u's over edge E.  Each of E's pieces is split where u's
+ * map changes piece (a probe's u stamp tells which; one a stepped-back clock
+ * reads twice goes with the rest of its edge piece) and composed with that
+ * piece of u's; consecutive parts that agree on v's clock are one piece of
+ * v's map (what changed was u's clock, or E's piece ended), parts a jump
+ * apart are two (v's clock stepped).
+ */
+static bool spread_edge(const spread_ctx_t *c, const cedge_t *E, size_t u, size_t v)
+{
+    const rmap_t *ru = &c->R[u];
+    bool u_is_a = E->a == u;
+    if (E->npiece == 1 && ru->n == 1) {
+        rough_t m = rough_through(&E->fit, u_is_a, &ru->pc[0].m);
+        rmap_set_line(&c->R[v], &m);
+        return true;
+    }
+    size_t nu = ru->n, ng = (size_t)E->npiece * nu;
+    size_t *votes = xcalloc(ng, sizeof *votes), *cnt = xcalloc(ng, sizeof *cnt);
+    size_t *cand = xmalloc(nu * sizeof *cand);
+    int64_t *vlo = xmalloc(ng * sizeof *vlo), *vhi = xmalloc(ng * sizeof *vhi);
+    for (size_t g = 0; g < ng; g++) {
+        vlo[g] = INT64_MAX;
+        vhi[g] = INT64_MIN;
+    }
+    uint32_t a_id = c->ids[E->a];
+    for (int pass = 0; pass < 2; pass++) {
+        for (size_t i = E->first; i < E->first + E->count; i++) {
+            uint32_t pc = c->ppiece[c->K[i].i];
+            if (pc == UINT32_MAX)
+                continue;
+            const clock_probe_t *p = &c->P[c->K[i].i];
+            bool fwd = p->src == a_id;
+            int64_t xa = fwd ? p->tx[0] : p->rx[0], xb = fwd ? p->rx[0] : p->tx[0];
+            int64_t xu = u_is_a ? xa : xb, xv = u_is_a ? xb : xa;
+            size_t nc = 1, *row = votes + (size_t)pc * nu;
+            cand[0] = 0;
+            if (nu > 1)
+                nc = rmap_candidates(ru, xu, cand);
+            if (pass == 0) {
+                row[cand[0]] += nc == 1;
+                continue;
+            }
+            size_t j = nc > 0 ? cand[0] : 0;
+            for (size_t q = 1; q < nc; q++)
+                j = row[cand[q]] > row[j] ? cand[q] : j;
+            if (nc == 0) {
+                for (size_t q = 1; q < nu; q++)
+                    j = row[q] > row[j] ? q : j;
+                if (row[j] == 0)
+                    j = rmap_nearest(ru, xu);
+            }
+            size_t g = (size_t)pc * nu + j;
+            cnt[g]++;
+            vlo[g] = xv < vlo[g] ? xv : vlo[g];
+            vhi[g] = xv > vhi[g] ? xv : vhi[g];
+        }
+    }
+    rpiece_t *out = xmalloc(ng * sizeof *out);
+    size_t nv = 0, *best = votes; /* reused: the points behind each piece's line */
+    rough_t prev = {0};
+    for (size_t g = 0; g < ng; g++) {
+        const cpiece_t *cp = &E->piece[g / nu];
+        if (cnt[g] == 0 || !cp->ok)
+            continue;
+        rough_t m = rough_through(&cp->fit, u_is_a, &ru->pc[g % nu].m);
+        if (nv > 0 &&
+            fabs(clk_diff(rough_map(&prev, vlo[g]), rough_map(&m, vlo[g]))) < 0.5 * E->jump_ns) {
+            rpiece_t *o = &out[nv - 1];
+            o->xlo = vlo[g] < o->xlo ? vlo[g] : o->xlo;
+            o->xhi = vhi[g] > o->xhi ? vhi[g] : o->xhi;
+            if (cnt[g] > best[nv - 1]) {
+                o->m = m;
+                best[nv - 1] = cnt[g];
+            }
+        } else {
+            out[nv] = (rpiece_t){m, vlo[g], vhi[g], E->jump_ns};
+            best[nv++] = cnt[g];
+        }
+        prev = m;
+    }
+    free(votes);
+    free(cnt);
+    free(cand);
+    free(vlo);
+    free(vhi);
+    if (nv == 0) {
+        free(out);
+        return false;
+    }
+    free(c->R[v].pc);
+    c->R[v] = (rmap_t){true, nv, out};
+    return true;
+}
+
+/* Compose the rough maps outward from `root` over coarse edges (breadth first). */
+static void rough_spread(const spread_ctx_t *c, size_t root)
+{
+    size_t *queue = xmalloc(c->nn * sizeof *queue);
     size_t qh = 0, qt = 0;
     queue[qt++] = root;
     while (qh < qt) {
         size_t u = queue[qh++];
-        for (size_t e = 0; e < ne; e++) {
-            if (!E[e].ok || (E[e].a != u && E[e].b != u))
+        for (size_t e = 0; e < c->ne; e++) {
+            const cedge_t *E = &c->E[e];
+            if (!E->ok || (E->a != u && E->b != u))
                 continue;
-            size_t v = E[e].a == u ? E[e].b : E[e].a;
-            if (R[v].known)
+            size_t v = E->a == u ? E->b : E->a;
+            if (c->R[v].known)
                 continue;
-            /* x_v → x_u through the edge, then u's map; sampled at two points one second apart. */
-            const clock_edge_fit_t *f = &E[e].fit;
-            double rr = 1.0 + f->drift_ppb * 1e-9;
-            int64_t xv0 = E[e].a == u ? clock_edge_map(f, f->anchor_ns) : f->anchor_ns;
-            int64_t xs[2] = {xv0, clk_add(xv0, 1e9)}, ys[2];
-            for (int j = 0; j < 2; j++) {
-                int64_t xu =
-                    E[e].a == u
-                        ? clk_add(f->anchor_ns, (clk_diff(xs[j], f->anchor_ns) - f->offset_ns) / rr)
-                        : clock_edge_map(f, xs[j]);
-                ys[j] = rough_map(&R[u], xu);
-            }
-            R[v].known = true;
-            R[v].anchor = xs[0];
-            R[v].off = clk_diff(ys[0], xs[0]);
-            R[v].rate = clk_diff(ys[1], ys[0]) / 1e9 - 1.0;
-            queue[qt++] = v;
+            if (spread_edge(c, E, u, v))
+                queue[qt++] = v;
         }
     }
     free(queue);
@@ -450,6 +1033,56 @@ static int solve_window(const win_ctx_t *c, size_t w, bool use_hist, bool feed, 
     }
     free(nodes);
     return BASE_OK;
+}
+
+/*
+ * A window of edge E that holds probes of more than one of its coarse
+ * pieces holds a step of one end's clock, one so large that the window's
+ * own fit may well not see it (a clock stepped forward leaves a gap on its
+ * own clock, one stepped back reads the same times twice, and a line
+ * through either is no fit).  The window keeps the probes of its largest
+ * piece (buf and *m cut to them: k[0..*m) are the window's keyed probes,
+ * buf their copies) and the step is put where the later piece starts on
+ * a's clock, its size from the two pieces' coarse fits.  False where the
+ * window holds one piece.
+ */
+static bool window_piece(const cedge_t *E, const uint32_t *ppiece, const clock_probe_t *P,
+                         const keyed_t *k, clock_probe_t *buf, size_t *m, uint32_t a, int64_t *at,
+                         double *size)
+{
+    if (E->npiece == 1)
+        return false;
+    size_t *cnt = xcalloc(E->npiece, sizeof *cnt);
+    for (size_t j = 0; j < *m; j++)
+        if (ppiece[k[j].i] != UINT32_MAX)
+            cnt[ppiece[k[j].i]]++;
+    uint32_t most = 0, next = UINT32_MAX;
+    for (uint32_t pc = 1; pc < E->npiece; pc++)
+        most = cnt[pc] > cnt[most] ? pc : most;
+    for (uint32_t pc = 0; pc < E->npiece; pc++)
+        if (pc != most && cnt[pc] > 0 && (next == UINT32_MAX || cnt[pc] > cnt[next]))
+            next = pc;
+    free(cnt);
+    if (next == UINT32_MAX)
+        return false;
+    uint32_t early = most < next ? most : next, late = most < next ? next : most;
+    *at = INT64_MAX;
+    size_t kept = 0;
+    for (size_t j = 0; j < *m; j++) {
+        const clock_probe_t *p = &P[k[j].i];
+        uint32_t pc = ppiece[k[j].i];
+        int64_t x = p->src == a ? p->tx[0] : p->rx[0];
+        if (pc == late && x < *at)
+            *at = x;
+        if (pc == most)
+            buf[kept++] = *p;
+    }
+    *m = kept;
+    const cpiece_t *pe = &E->piece[early], *pl = &E->piece[late];
+    *size = pe->ok && pl->ok
+                ? clk_diff(clock_edge_map(&pl->fit, *at), clock_edge_map(&pe->fit, *at))
+                : NAN;
+    return true;
 }
 
 static int logfit_solve(clock_logfit_t *self, char *err);
@@ -594,8 +1227,9 @@ int clock_logfit_run(clock_logfit_t *self, char *err)
         }
         E[ne - 1].count++;
     }
+    uint32_t *ppiece = xmalloc(n * sizeof *ppiece);
     for (size_t e = 0; e < ne; e++)
-        E[e].ok = coarse_edge(P, K + E[e].first, E[e].count, ids[E[e].a], W, &E[e].fit);
+        coarse_pieces(P, K, ppiece, ids[E[e].a], W, &E[e]);
     if (!self->o.ref_set)
         ref = ids[default_ref(E, ne, nn)];
     self->st.ref_moved = !self->o.ref_set && ref != ids[0];
@@ -603,25 +1237,34 @@ int clock_logfit_run(clock_logfit_t *self, char *err)
     size_t iref = id_index(ids, nn, ref);
 
     /* Rough maps: the reference's component, then every other component on its own root. */
-    rough_t *R = xcalloc(nn, sizeof *R);
-    R[iref] = (rough_t){true, 0, 0, 0};
-    rough_spread(E, ne, R, nn, iref);
+    rmap_t *R = xcalloc(nn, sizeof *R);
+    spread_ctx_t sc = {P, K, ppiece, ids, E, ne, R, nn};
+    const rough_t line0 = {true, 0, 0, 0};
+    rmap_set_line(&R[iref], &line0);
+    rough_spread(&sc, iref);
     bool *in_ref = xcalloc(nn, sizeof *in_ref);
     for (size_t i = 0; i < nn; i++)
         in_ref[i] = R[i].known;
     for (size_t i = 0; i < nn; i++) {
         if (!R[i].known) {
-            R[i] = (rough_t){true, 0, 0, 0};
-            rough_spread(E, ne, R, nn, i);
+            rmap_set_line(&R[i], &line0);
+            rough_spread(&sc, i);
         }
+    }
+    size_t maxpc = 1;
+    for (size_t i = 0; i < nn; i++) {
+        self->st.clock_jumps += R[i].n - 1;
+        maxpc = R[i].n > maxpc ? R[i].n : maxpc;
     }
 
     /* Windows on the (rough) reference clock, from the sender's transmit time. */
     int64_t tmin = INT64_MAX, tmax = INT64_MIN;
     bool any_ref = false;
+    size_t *cs = xmalloc(2 * maxpc * sizeof *cs); /* room for two maps' pieces */
     for (size_t i = 0; i < n; i++) {
-        size_t s = id_index(ids, nn, P[K[i].i].src);
-        int64_t t = rough_map(&R[s], P[K[i].i].tx[0]);
+        const clock_probe_t *p = &P[K[i].i];
+        size_t s = id_index(ids, nn, p->src), d = id_index(ids, nn, p->dst);
+        int64_t t = rough_map(&R[s].pc[rmap_pick(&R[s], &R[d], p, cs, cs + maxpc)].m, p->tx[0]);
         K[i].t = t;
         if (in_ref[s]) {
             tmin = t < tmin ? t : tmin;
@@ -653,7 +1296,7 @@ int clock_logfit_run(clock_logfit_t *self, char *err)
         size_t i = E[e].first, end = E[e].first + E[e].count;
         while (i < end) {
             int64_t win = K[i].win;
-            size_t m = 0;
+            size_t m = 0, i0 = i;
             while (i < end && K[i].win == win)
                 buf[m++] = P[K[i++].i];
             uint32_t a = ids[E[e].a], b = ids[E[e].b];
@@ -662,6 +1305,11 @@ int clock_logfit_run(clock_logfit_t *self, char *err)
             clock_purity_stats_t ps;
             size_t nf, nr;
             clock_edge_points(buf, m, a, b, &self->o.purity, fw, &nf, rv, &nr, &ps);
+            int64_t step_at = 0;
+            double step_size = 0;
+            bool cut = window_piece(&E[e], ppiece, P, K + i0, buf, &m, a, &step_at, &step_size);
+            if (cut) /* the window's counts stay those of all its probes */
+                clock_edge_points(buf, m, a, b, &self->o.purity, fw, &nf, rv, &nr, NULL);
             clock_edge_fit_t fit;
             char e2[BASE_ERRLEN] = "";
             int rc = clock_fit_edge(self->o.est, fw, nf, rv, nr, &self->o.fit, &fit, e2);
@@ -683,18 +1331,23 @@ int clock_logfit_run(clock_logfit_t *self, char *err)
             fit.window = win;
             fit.src = a;
             fit.dst = b;
+            if (cut) {
+                fit.step = true;
+                fit.step_at_ns = step_at;
+                fit.step_ns = step_size;
+            }
             self->st.margin_steps += fit.margin_step_ns != 0;
             if (fit.step) {
                 self->st.steps++;
             } else {
                 /* The window's bounds, where the samples reach them (not at a log's ends). */
                 int64_t w0 = clk_add(origin, (double)win * (double)W);
-                int64_t lo = rough_inverse(&R[E[e].a], w0);
-                int64_t hi = rough_inverse(&R[E[e].a], clk_add(w0, (double)W));
+                int64_t lo = rmap_inverse(&R[E[e].a], w0);
+                int64_t hi = rmap_inverse(&R[E[e].a], clk_add(w0, (double)W));
                 double slack = 0.05 * (double)W;
-                if (clk_diff(fit.from_ns, lo) < slack)
+                if (clk_diff(fit.from_ns, lo) < slack && lo <= fit.to_ns)
                     fit.from_ns = lo;
-                if (clk_diff(hi, fit.to_ns) < slack)
+                if (clk_diff(hi, fit.to_ns) < slack && hi >= fit.from_ns)
                     fit.to_ns = hi;
             }
             push_edge(self, &fit);
@@ -730,8 +1383,14 @@ int clock_logfit_run(clock_logfit_t *self, char *err)
         span[2 * j + 1] = K[i].t > span[2 * j + 1] ? K[i].t : span[2 * j + 1];
     }
     free(in_ref);
+    for (size_t i = 0; i < nn; i++)
+        free(R[i].pc);
     free(R);
+    for (size_t e = 0; e < ne; e++)
+        free(E[e].piece);
     free(E);
+    free(ppiece);
+    free(cs);
     free(K);
     self->wins = wins;
     self->span = span;

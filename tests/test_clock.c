@@ -3556,6 +3556,137 @@ static void test_simulate_fit_eval(void **state)
     free(v.p);
 }
 
+/* Node `node` stepped by s ns once its clock read c0: every stamp it took from then on. */
+static void step_stamps(clock_probe_t *p, size_t n, uint32_t node, int64_t c0, int64_t s)
+{
+    for (size_t i = 0; i < n; i++) {
+        for (int j = 0; j < 2; j++) {
+            if (p[i].src == node && p[i].tx[j] >= c0)
+                p[i].tx[j] += s;
+            if (p[i].dst == node && p[i].rx_ok[j] && p[i].rx[j] >= c0)
+                p[i].rx[j] += s;
+        }
+    }
+}
+
+static clock_logfit_t *fit_probes(const clock_probe_t *p, size_t n)
+{
+    clock_logfit_opts_t lo;
+    clock_logfit_opts_default(&lo);
+    clock_logfit_t *lf = clock_logfit_new(&lo);
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(clock_logfit_add(lf, &p[i]), BASE_OK);
+    char err[BASE_ERRLEN];
+    assert_int_equal(clock_logfit_run(lf, err), BASE_OK);
+    return lf;
+}
+
+/*
+ * A node's clock stepped by a second or an hour (a time daemon's step)
+ * inside the log.  The coarse pass drew one line per node through the
+ * whole log to put probes into windows: across a step of 1 s the stepping
+ * node's probes landed in the wrong windows on one side of it (its map
+ * 178 ns off at ±67 ns after the step, an edge fit of −2.1e9 ppb, nodes
+ * that never stepped unaligned in a window past the log's end), and at 5 s
+ * or an hour the step was never reported and the stepping node was
+ * unaligned in every window after it.  Now: the same windows as without
+ * the step, only the step's window of the stepping node unaligned, the
+ * other nodes as before, the stepping node's maps after the step those of
+ * the log without it moved by the step.  A step back is checked against
+ * the log without it only: a clock stepped back reads the same times
+ * twice, which the truth's inverse cannot tell apart.
+ */
+static void test_logfit_large_step(void **state)
+{
+    (void)state;
+    clock_simnet_opts_t so;
+    clock_simnet_opts_default(&so);
+    so.nodes = 4;
+    so.seconds = 10;
+    so.seed = 1;
+    pvec_t v = {0};
+    clock_truth_t truth;
+    char err[BASE_ERRLEN];
+    assert_int_equal(clock_simnet_run(clock_scenario_find("lan"), &so, collect, &v, &truth, err),
+                     BASE_OK);
+    const uint32_t node = 3;
+    clock_sim_params_t *sp = NULL;
+    for (size_t i = 0; i < truth.n_nodes; i++)
+        if (truth.nodes[i].node == node)
+            sp = &truth.nodes[i].p;
+    assert_non_null(sp);
+    /* The step where the sim's step scenario puts it; its truth written the same way. */
+    int64_t at = truth.start_ns + 5377000000LL;
+    clock_sim_t *sim = clock_sim_new(sp);
+    int64_t c0 = clock_sim_apply(sim, at);
+    clock_sim_destroy(&sim);
+
+    clock_logfit_t *base = fit_probes(v.p, v.n);
+    clock_logfit_stats_t bst;
+    clock_logfit_get_stats(base, &bst);
+    size_t nb;
+    const clock_node_fit_t *bf = clock_logfit_nodes(base, &nb);
+    assert_int_equal(bst.clock_jumps, 0);
+
+    clock_probe_t *p = malloc(v.n * sizeof *p);
+    assert_non_null(p);
+    const int64_t steps[] = {1000000000LL, 3600000000000LL, -1000000000LL};
+    for (size_t k = 0; k < 3; k++) {
+        int64_t s = steps[k];
+        memcpy(p, v.p, v.n * sizeof *p);
+        step_stamps(p, v.n, node, c0, s);
+        clock_logfit_t *lf = fit_probes(p, v.n);
+        clock_logfit_stats_t st;
+        clock_logfit_get_stats(lf, &st);
+        size_t nn;
+        const clock_node_fit_t *nf = clock_logfit_nodes(lf, &nn);
+        /* No window beyond the log's: the same windows, node by node. */
+        assert_int_equal(st.windows, bst.windows);
+        assert_int_equal(nn, nb);
+        assert_int_equal(st.edge_fit_errors, bst.edge_fit_errors);
+        int64_t step_win = INT64_MIN;
+        for (size_t i = 0; i < nn; i++) {
+            assert_int_equal(nf[i].window, bf[i].window);
+            assert_int_equal(nf[i].node, bf[i].node);
+            if (nf[i].node == node && !nf[i].aligned) {
+                assert_true(step_win == INT64_MIN); /* one window only */
+                step_win = nf[i].window;
+                continue;
+            }
+            if (!(nf[i].aligned && bf[i].aligned))
+                fail_msg("step %lld: node %u unaligned in window %lld", (long long)s, nf[i].node,
+                         (long long)nf[i].window);
+            /* Offsets are reference − node: the stepping node's drop by the step after it. */
+            double want = bf[i].offset_ns;
+            if (nf[i].node == node && step_win != INT64_MIN)
+                want -= (double)s;
+            if (fabs(nf[i].offset_ns - want) > 5)
+                fail_msg("step %lld: node %u window %lld is %.1f ns off the unstepped log's",
+                         (long long)s, nf[i].node, (long long)nf[i].window, nf[i].offset_ns - want);
+        }
+        assert_true(step_win != INT64_MIN);
+        /* The step is seen: by the coarse pass, and in its window by the stepping node's edges. */
+        assert_int_equal(st.clock_jumps, 1);
+        assert_true(st.steps >= 3);
+        if (s > 0) {
+            sp->step_at_ns = at;
+            sp->step_ns = (double)s;
+            clock_eval_t ev;
+            assert_int_equal(clock_eval_nodes(&truth, nf, nn, &ev, err), BASE_OK);
+            sp->step_at_ns = 0;
+            sp->step_ns = 0;
+            if (!(ev.unaligned == 1 && ev.off_max < 20 && ev.coverage >= 0.95))
+                fail_msg("step %lld: %llu unaligned, max %.1f ns, coverage %.3f", (long long)s,
+                         (unsigned long long)ev.unaligned, ev.off_max, ev.coverage);
+        }
+        clock_logfit_destroy(&lf);
+    }
+    free(p);
+    clock_logfit_destroy(&base);
+    clock_truth_free(&truth);
+    free(v.p);
+}
+
 static void test_logfit_refusals(void **state)
 {
     (void)state;
@@ -3683,6 +3814,7 @@ int main(void)
         cmocka_unit_test(test_json_malformed),
         cmocka_unit_test(test_line_reader),
         cmocka_unit_test(test_simulate_fit_eval),
+        cmocka_unit_test(test_logfit_large_step),
         cmocka_unit_test(test_logfit_refusals),
         cmocka_unit_test(test_logfit_failure_reasons),
     };
