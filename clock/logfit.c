@@ -319,6 +319,21 @@ static int cmp_cpoint(const void *a, const void *b)
 }
 
 /*
+ * A probe's packet 0 as a point of edge a → b: x on a's clock, y the
+ * offset b − a it reads (forward: rx − tx; reverse: tx − rx); false when
+ * the packet was lost.
+ */
+static bool edge_point(const clock_probe_t *p, uint32_t a, bool *fwd, int64_t *x, double *y)
+{
+    if (!p->rx_ok[0])
+        return false;
+    *fwd = p->src == a;
+    *x = *fwd ? p->tx[0] : p->rx[0];
+    *y = *fwd ? clk_diff(p->rx[0], p->tx[0]) : clk_diff(p->tx[0], p->rx[0]);
+    return true;
+}
+
+/*
  * Whole-log coarse fit of an edge (a → b) from packet 0 of every received
  * probe, as an edge fit (anchor, offset, drift); false when one direction
  * is missing.
@@ -331,16 +346,15 @@ static bool coarse_edge(const clock_probe_t *P, const keyed_t *k, size_t cnt, ui
     int64_t anchor = 0;
     bool have = false;
     for (size_t i = 0; i < cnt; i++) {
-        const clock_probe_t *p = &P[k[i].i];
-        if (!p->rx_ok[0])
+        bool fwd;
+        int64_t x;
+        double y;
+        if (!edge_point(&P[k[i].i], a, &fwd, &x, &y))
             continue;
-        bool fwd = p->src == a;
-        int64_t x = fwd ? p->tx[0] : p->rx[0];
         if (!have) {
             anchor = x;
             have = true;
         }
-        double y = fwd ? clk_diff(p->rx[0], p->tx[0]) : clk_diff(p->tx[0], p->rx[0]);
         cpoint_t c = {clk_diff(x, anchor), y};
         if (fwd)
             f[nf++] = c;
@@ -396,17 +410,16 @@ static bool crude_edge(const clock_probe_t *P, const keyed_t *k, size_t cnt, uin
     int64_t anchor = 0;
     bool have = false;
     for (size_t i = 0; i < cnt; i++) {
-        const clock_probe_t *p = &P[k[i].i];
-        if (!p->rx_ok[0])
+        bool fwd;
+        int64_t x;
+        double y;
+        if (!edge_point(&P[k[i].i], a, &fwd, &x, &y))
             continue;
-        bool fwd = p->src == a;
-        int64_t x = fwd ? p->tx[0] : p->rx[0];
         if (!have) {
             anchor = x;
             have = true;
         }
-        double y = (fwd ? clk_diff(p->rx[0], p->tx[0]) : clk_diff(p->tx[0], p->rx[0])) -
-                   drift_ppb * 1e-9 * clk_diff(x, anchor);
+        y -= drift_ppb * 1e-9 * clk_diff(x, anchor);
         if (fwd)
             hi = fmin(hi, y);
         else
