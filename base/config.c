@@ -97,6 +97,7 @@ static const struct {
     {"refine_windows", "dpnode"},
     {"relay", "dpnode"},
     {"relay_hwm", "dpnode"},
+    {"relay_master", "dpnode"},
     {"sim_clock", "dpnode"},
     {"sim_late_us", "dpnode"},
     {"sim_layers", "dpnode"},

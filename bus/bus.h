@@ -71,6 +71,8 @@ enum bus_kind {
     BUS_K_STATE_REQ,
     BUS_K_STATE_END,
     BUS_K_SYNC,
+    BUS_K_RELAY,
+    BUS_K_RELAYS,
     BUS_K_NKINDS
 };
 

@@ -395,6 +395,62 @@ static const struct bus_field state_end_fields[] = {
     {.name = "evicted", .type = BUS_T_U64, .required = true, .doc = "cache evictions so far"},
 };
 
+static const char *const relay_states[] = {"up", "down", NULL};
+
+static const struct bus_field relay_fields[] = {
+    {.name = "name",
+     .type = BUS_T_STR,
+     .required = true,
+     .doc = "the relay's endpoint (its --listen, a wildcard address as its host name): the "
+            "key of its row"},
+    {.name = "upstream", .type = BUS_T_STR, .required = true, .doc = "the hub or relay above it"},
+    {.name = "up_msgs",
+     .type = BUS_T_U64,
+     .required = true,
+     .doc = "publishers' messages handed upstream, cumulative"},
+    {.name = "up_bytes", .type = BUS_T_U64, .required = true, .unit = "bytes", .doc = "of them"},
+    {.name = "up_dropped",
+     .type = BUS_T_U64,
+     .required = true,
+     .doc = "messages the upstream queue refused: lost, cumulative"},
+    {.name = "down_msgs",
+     .type = BUS_T_U64,
+     .required = true,
+     .doc = "upstream messages passed to subscribers, cumulative"},
+    {.name = "down_bytes", .type = BUS_T_U64, .required = true, .unit = "bytes", .doc = "of them"},
+    {.name = "auth_denied", .type = BUS_T_U64, .doc = "CURVE handshakes refused below it"},
+    {.name = "uptime_s", .type = BUS_T_NUM, NONNEG, .unit = "s", .doc = "relay uptime"},
+};
+
+static const struct bus_field relays_row_fields[] = {
+    {.name = "name", .type = BUS_T_STR, .required = true, .doc = "the relay's endpoint"},
+    {.name = "upstream", .type = BUS_T_STR, .required = true, .doc = "the hub or relay above it"},
+    {.name = "state",
+     .type = BUS_T_STR,
+     .required = true,
+     .enums = relay_states,
+     .doc = "up, or down after 3 silent heartbeat periods"},
+    {.name = "silent_s",
+     .type = BUS_T_NUM,
+     .required = true,
+     NONNEG,
+     .unit = "s",
+     .doc = "since its last report"},
+    {.name = "up_msgs", .type = BUS_T_U64, .required = true, .doc = "as it last reported"},
+    {.name = "up_dropped", .type = BUS_T_U64, .required = true, .doc = "as it last reported"},
+    {.name = "down_msgs", .type = BUS_T_U64, .required = true, .doc = "as it last reported"},
+    {.name = "auth_denied", .type = BUS_T_U64, .doc = "as it last reported"},
+};
+
+static const struct bus_field relays_fields[] = {
+    {.name = "relays",
+     .type = BUS_T_ARR,
+     .item = BUS_T_OBJ,
+     SUB(relays_row_fields),
+     .required = true,
+     .doc = "one row per relay that reported"},
+};
+
 static const struct bus_field sync_fields[] = {
     {.name = "token", .type = BUS_T_STR, .required = true, .doc = "of the state request"},
 };
@@ -449,6 +505,11 @@ static const struct bus_kind_def kinds[BUS_K_NKINDS] = {
                          BUS_CACHE_NONE, 0},
     [BUS_K_STATE_END] = {BUS_K_STATE_END, "state_end", "hub -> client (registration socket)",
                          "ends a state reply", ROWS(state_end_fields), BUS_CACHE_NONE, 0},
+    [BUS_K_RELAY] = {BUS_K_RELAY, "relay", "relay -> master (registration)",
+                     "a relay's counters, every heartbeat period", ROWS(relay_fields),
+                     BUS_CACHE_NONE, 0},
+    [BUS_K_RELAYS] = {BUS_K_RELAYS, "relays", "master -> bus", "the master's relay table",
+                      ROWS(relays_fields), BUS_CACHE_LATEST, 0},
     [BUS_K_SYNC] = {BUS_K_SYNC, "sync", "hub -> bus",
                     "marks the point of a state snapshot in the live stream", ROWS(sync_fields),
                     BUS_CACHE_NONE, 0},

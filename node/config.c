@@ -34,6 +34,9 @@ static const struct base_cfg_key keys[] = {
     {"relay_hwm", BASE_CFG_INT, "10000", 100, 10000000,
      "relay: messages queued per socket and peer before the relay drops (upstream: counted) "
      "or a subscriber below loses them (seen as seq gaps)"},
+    {"relay_master", BASE_CFG_STRING, "", 1, 0,
+     "relay: the master's registration endpoint, where the relay reports its counters every "
+     "heartbeat (empty: hub, right when the relay is directly below the master)"},
     {"hub_pub", BASE_CFG_STRING, "", 1, 0,
      "where to publish when it is not the hub's PORT+1, e.g. a relay's tcp://RELAY:PORT+1 "
      "(empty: derived from hub)"},
@@ -172,6 +175,9 @@ int node_config_check(const base_config_t *cfg, char *err)
     if (master && base_config_bool(cfg, "relay"))
         return base_err(err, "invalid value for relay: true (a master hosts the hub; a relay "
                              "runs without master)");
+    if (*base_config_str(cfg, "relay_master") &&
+        check_endpoint(cfg, "relay_master", err) != BASE_OK)
+        return BASE_ERR;
     const char *hp = base_config_str(cfg, "hub_pub");
     if (*hp && strncmp(hp, "tcp://", 6) != 0 && strncmp(hp, "ipc://", 6) != 0)
         return base_err(err,

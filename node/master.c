@@ -70,8 +70,27 @@ struct solved {
     size_t n, cap;
 };
 
+/*
+ * Relays of the bus tree report their counters here every heartbeat
+ * (node/relay.c); the table goes on the bus as `relays`, so that a console
+ * sees every branch, what it lost, and which went silent.  Keyed by name.
+ */
+#define RELAYS_MAX      256
+#define RELAY_NAME_MAX  300
+#define RELAY_LOG_EVERY 10000000000LL /* at most one loss line per relay this often */
+struct mrelay {
+    char name[RELAY_NAME_MAX], upstream[RELAY_NAME_MAX];
+    bool up;
+    int64_t last_mono, down_mono, loss_logged_mono;
+    uint64_t up_msgs, up_dropped, down_msgs, auth_denied;
+    uint64_t dropped_logged; /* up_dropped at the last loss line */
+};
+
 struct node_master {
     struct node_master_cfg cfg;
+    struct mrelay *relays;
+    size_t nrelays;
+    bool relays_dirty;
     bus_hub_t *hub;
     bus_sub_t *sub;
     bus_pub_t *pub;
@@ -145,6 +164,7 @@ node_master_t *node_master_new(const struct node_master_cfg *cfg, char *err)
     node_master_t *self = xcalloc(1, sizeof *self);
     self->cfg = *cfg;
     self->nodes = xcalloc(NODE_MAX_NODES, sizeof *self->nodes);
+    self->relays = xcalloc(RELAYS_MAX, sizeof *self->relays);
     self->history = clock_history_new(30, NODE_MAX_NODES);
     struct bus_endpoints ep;
     if (bus_endpoints_derive(cfg->listen, &ep, err) != BASE_OK)
@@ -198,6 +218,7 @@ void node_master_destroy(node_master_t **self_p)
     clock_history_destroy(&self->history);
     node_plan_free(&self->plan);
     free(self->nodes);
+    free(self->relays);
     free(self);
     *self_p = NULL;
 }
@@ -1018,6 +1039,112 @@ static void check_liveness(node_master_t *self)
     }
 }
 
+static void on_relay(node_master_t *self, bus_msg_t *msg)
+{
+    json_object *h = bus_msg_header(msg);
+    const char *name, *upstream;
+    struct mrelay in = {0};
+    /* The schema has checked them: required, of their types. */
+    if (base_json_get_str(h, "name", &name, NULL) != BASE_DEC_OK ||
+        base_json_get_str(h, "upstream", &upstream, NULL) != BASE_DEC_OK ||
+        base_json_get_u64(h, "up_msgs", &in.up_msgs, NULL) != BASE_DEC_OK ||
+        base_json_get_u64(h, "up_dropped", &in.up_dropped, NULL) != BASE_DEC_OK ||
+        base_json_get_u64(h, "down_msgs", &in.down_msgs, NULL) != BASE_DEC_OK) {
+        base_decstats_add(&self->st.dec, BASE_DEC_BAD_VALUE);
+        return;
+    }
+    base_json_get_u64(h, "auth_denied", &in.auth_denied, NULL);
+    int64_t now = base_monotonic_ns();
+    struct mrelay *r = NULL;
+    for (size_t i = 0; i < self->nrelays && r == NULL; i++)
+        if (strcmp(self->relays[i].name, name) == 0)
+            r = &self->relays[i];
+    if (r == NULL) {
+        if (self->nrelays == RELAYS_MAX) {
+            if (self->st.relays_refused++ == 0)
+                mlog(self, BASE_LOG_WARN, "relay %.80s: the relay table is full (%d)", name,
+                     RELAYS_MAX);
+            return;
+        }
+        r = &self->relays[self->nrelays++];
+        *r = (struct mrelay){0};
+        snprintf(r->name, sizeof r->name, "%s", name);
+        mlog(self, BASE_LOG_INFO, "relay %s reports (upstream %s)", name, upstream);
+    } else if (!r->up) {
+        mlog(self, BASE_LOG_INFO, "relay %s is back", name);
+    }
+    self->st.relay_reports++;
+    snprintf(r->upstream, sizeof r->upstream, "%s", upstream);
+    /* A relay that restarted counts from 0 again. */
+    if (in.up_dropped < r->dropped_logged)
+        r->dropped_logged = 0;
+    if (in.up_dropped > r->dropped_logged && now - r->loss_logged_mono >= RELAY_LOG_EVERY) {
+        mlog(self, BASE_LOG_WARN,
+             "relay %s lost %" PRIu64 " messages on their way up (its queue to %s was full: "
+             "relay_hwm), %" PRIu64 " in all",
+             name, in.up_dropped - r->dropped_logged, upstream, in.up_dropped);
+        r->dropped_logged = in.up_dropped;
+        r->loss_logged_mono = now;
+    }
+    self->relays_dirty |= !r->up || in.up_dropped != r->up_dropped;
+    r->up = true;
+    r->last_mono = now;
+    r->up_msgs = in.up_msgs;
+    r->up_dropped = in.up_dropped;
+    r->down_msgs = in.down_msgs;
+    r->auth_denied = in.auth_denied;
+}
+
+/* Relays silent for three heartbeats are down; forgotten as nodes are. */
+static void check_relays(node_master_t *self, int64_t now)
+{
+    int64_t limit = self->cfg.hb_ns * 13 / 4;
+    for (size_t i = 0; i < self->nrelays;) {
+        struct mrelay *r = &self->relays[i];
+        if (r->up && now - r->last_mono > limit) {
+            r->up = false;
+            r->down_mono = now;
+            self->relays_dirty = true;
+            mlog(self, BASE_LOG_WARN, "relay %s silent for %.1f s", r->name,
+                 (double)(now - r->last_mono) / 1e9);
+        }
+        if (!r->up && now - r->down_mono > self->cfg.forget_ns) {
+            base_log(BASE_LOG_INFO, "master", "relay %s forgotten", r->name);
+            self->relays[i] = self->relays[--self->nrelays];
+            self->relays_dirty = true;
+            continue;
+        }
+        i++;
+    }
+}
+
+static void publish_relays(node_master_t *self)
+{
+    if (self->pub == NULL)
+        return;
+    int64_t now = base_monotonic_ns();
+    bus_msg_t *m = bus_msg_new(BUS_K_RELAYS);
+    json_object *arr = json_object_new_array();
+    for (size_t i = 0; i < self->nrelays; i++) {
+        const struct mrelay *r = &self->relays[i];
+        json_object *o = json_object_new_object();
+        json_object_object_add(o, "name", json_object_new_string(r->name));
+        json_object_object_add(o, "upstream", json_object_new_string(r->upstream));
+        json_object_object_add(o, "state", json_object_new_string(r->up ? "up" : "down"));
+        json_object_object_add(o, "silent_s",
+                               json_object_new_double((double)(now - r->last_mono) / 1e9));
+        json_object_object_add(o, "up_msgs", json_object_new_uint64(r->up_msgs));
+        json_object_object_add(o, "up_dropped", json_object_new_uint64(r->up_dropped));
+        json_object_object_add(o, "down_msgs", json_object_new_uint64(r->down_msgs));
+        json_object_object_add(o, "auth_denied", json_object_new_uint64(r->auth_denied));
+        json_object_array_add(arr, o);
+    }
+    json_object_object_add(bus_msg_header(m), "relays", arr);
+    bus_pub_send(self->pub, m, NULL);
+    bus_msg_destroy(&m);
+    self->relays_dirty = false;
+}
+
 void node_master_registration(node_master_t *self, const bus_peer_t *peer, bus_msg_t *msg)
 {
     assert(self && peer && msg);
@@ -1030,6 +1157,9 @@ void node_master_registration(node_master_t *self, const bus_peer_t *peer, bus_m
         break;
     case BUS_K_BYE:
         on_bye(self, msg);
+        break;
+    case BUS_K_RELAY:
+        on_relay(self, msg);
         break;
     default:
         base_decstats_add(&self->st.dec, BASE_DEC_BAD_TYPE);
@@ -1065,6 +1195,7 @@ int node_master_tick(node_master_t *self, int wait_ms, char *err)
         bus_msg_destroy(&msg);
     }
     check_liveness(self);
+    check_relays(self, base_monotonic_ns());
     if (self->plan_dirty)
         replan(self);
     solve_due(self);
@@ -1079,7 +1210,12 @@ int node_master_tick(node_master_t *self, int wait_ms, char *err)
             bus_msg_destroy(&pm);
             self->announced = true;
         }
+        /* The relay table goes with the node table, once there is one. */
+        if (self->nrelays > 0 || self->relays_dirty)
+            publish_relays(self);
         publish_nodes(self);
+    } else if (self->relays_dirty) {
+        publish_relays(self);
     }
     return BASE_OK;
 }

@@ -340,6 +340,8 @@ struct node_master_stats {
     uint64_t
         history_ignored; /* nodes and edges beyond the history's room (clock_history_ignored) */
     uint64_t marked_down, forgotten;
+    /* relay reports taken; refused for want of room in the relay table */
+    uint64_t relay_reports, relays_refused;
     base_decstats_t dec; /* edge fits and registration headers */
 };
 
@@ -354,8 +356,8 @@ void node_master_set_pub(node_master_t *self, struct bus_pub *pub);
 /* Handle registration traffic (waiting up to wait_ms for the first), edge
  * fits, liveness and due solves.  BASE_ERR on a socket failure. */
 int node_master_tick(node_master_t *self, int wait_ms, char *err);
-/* One registration message (hello, hb, bye; anything else is counted as
- * refused) from a peer of the hub, as node_master_tick hands them over. */
+/* One registration message (hello, hb, bye, a relay's report; anything
+ * else is counted as refused) from a peer of the hub, as node_master_tick hands them over. */
 void node_master_registration(node_master_t *self, const bus_peer_t *peer, bus_msg_t *msg);
 void node_master_stats(const node_master_t *self, struct node_master_stats *out);
 /* Nodes up / known. */

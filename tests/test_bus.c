@@ -75,6 +75,12 @@ static const char *const samples[BUS_K_NKINDS] = {
     [BUS_K_STATE_END] = "{\"token\":\"t-1\",\"count\":12,\"complete\":true,\"synced\":true,"
                         "\"evicted\":0}",
     [BUS_K_SYNC] = "{\"token\":\"t-1\"}",
+    [BUS_K_RELAY] = "{\"name\":\"tcp://10.0.0.9:7420\",\"upstream\":\"tcp://10.0.0.1:7410\","
+                    "\"up_msgs\":1000,\"up_bytes\":4096000,\"up_dropped\":2,\"down_msgs\":500,"
+                    "\"down_bytes\":100000,\"auth_denied\":1,\"uptime_s\":30.5}",
+    [BUS_K_RELAYS] = "{\"relays\":[{\"name\":\"tcp://10.0.0.9:7420\",\"upstream\":"
+                     "\"tcp://10.0.0.1:7410\",\"state\":\"up\",\"silent_s\":0.4,\"up_msgs\":1000,"
+                     "\"up_dropped\":2,\"down_msgs\":500,\"auth_denied\":1}]}",
 };
 
 static json_object *parse(const char *text)

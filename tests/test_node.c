@@ -1117,6 +1117,136 @@ static int64_t m_now_shifted(void *ctx)
     return base_realtime_ns() + *(const int64_t *)ctx;
 }
 
+/* Send over the registration DEALER, ticking the master until it connected. */
+static void reg_send(node_master_t *m, bus_reg_t *r, bus_msg_t *msg)
+{
+    char err[BASE_ERRLEN];
+    int rc = BUS_DROPPED;
+    for (int i = 0; i < 400 && rc == BUS_DROPPED; i++) {
+        rc = bus_reg_send(r, msg, err);
+        if (rc == BUS_DROPPED)
+            assert_int_equal(node_master_tick(m, 5, err), BASE_OK);
+    }
+    assert_int_equal(rc, BASE_OK);
+    bus_msg_destroy(&msg);
+}
+
+static bus_msg_t *relay_report(const char *name, uint64_t up_msgs, uint64_t dropped)
+{
+    bus_msg_t *m = bus_msg_new(BUS_K_RELAY);
+    bus_msg_set_str(m, "name", name);
+    bus_msg_set_str(m, "upstream", "tcp://master:7410");
+    bus_msg_set_u64(m, "up_msgs", up_msgs);
+    bus_msg_set_u64(m, "up_bytes", up_msgs * 100);
+    bus_msg_set_u64(m, "up_dropped", dropped);
+    bus_msg_set_u64(m, "down_msgs", 7);
+    bus_msg_set_u64(m, "down_bytes", 700);
+    return m;
+}
+
+/* The latest `relays` table the master published within ms, as
+ * "name=state/up_msgs/lost ..."; out is left as it was when none came. */
+static void latest_relays(node_master_t *m, bus_sub_t *sub, int ms, char *out, size_t len)
+{
+    char err[BASE_ERRLEN];
+    int64_t end = base_monotonic_ns() + (int64_t)ms * 1000000;
+    while (base_monotonic_ns() < end) {
+        assert_int_equal(node_master_tick(m, 5, err), BASE_OK);
+        bus_msg_t *in = NULL;
+        while (bus_sub_recv(sub, &in, 0, err) == 1) {
+            if (bus_msg_kind(in) == BUS_K_RELAYS) {
+                json_object *arr;
+                assert_true(json_object_object_get_ex(bus_msg_header(in), "relays", &arr));
+                size_t off = 0;
+                out[0] = '\0';
+                for (size_t i = 0; i < json_object_array_length(arr); i++) {
+                    json_object *r = json_object_array_get_idx(arr, i), *v;
+                    const char *name, *state;
+                    uint64_t up, lost;
+                    assert_int_equal(base_json_get_str(r, "name", &name, NULL), BASE_DEC_OK);
+                    assert_int_equal(base_json_get_str(r, "state", &state, NULL), BASE_DEC_OK);
+                    assert_int_equal(base_json_get_u64(r, "up_msgs", &up, NULL), BASE_DEC_OK);
+                    assert_int_equal(base_json_get_u64(r, "up_dropped", &lost, NULL), BASE_DEC_OK);
+                    assert_true(json_object_object_get_ex(r, "silent_s", &v));
+                    off += (size_t)snprintf(out + off, len - off, "%s%s=%s/%llu/%llu",
+                                            off ? " " : "", name, state, (unsigned long long)up,
+                                            (unsigned long long)lost);
+                }
+            }
+            bus_msg_destroy(&in);
+        }
+    }
+}
+
+/*
+ * Relays report to the master's registration socket; the master keeps
+ * their table and publishes it: both up with their counters, one that goes
+ * silent for three heartbeats down, a full table refused and counted, and
+ * a report without a name refused by the schema before the master.
+ */
+static void test_master_relays(void **state)
+{
+    char dir[] = "/tmp/dpnode-test-XXXXXX", ep[128];
+    hub_dir(dir, ep, sizeof ep);
+    struct node_master_cfg mc = test_master_cfg(ep, 100000000); /* heartbeats of 100 ms */
+    char err[BASE_ERRLEN];
+    node_master_t *m = node_master_new(&mc, err);
+    assert_non_null(m);
+    struct bus_pub_opts po = {.endpoint = bus_hub_endpoint(node_master_hub(m), BUS_HUB_PUB),
+                              .node = 0};
+    bus_pub_t *pub = bus_pub_new(&po, err);
+    assert_non_null(pub);
+    node_master_set_pub(m, pub);
+    static const char *const prefixes[] = {"dp1.relays.", NULL};
+    struct bus_sub_opts so = {.endpoint = bus_hub_endpoint(node_master_hub(m), BUS_HUB_SUB),
+                              .prefixes = prefixes};
+    bus_sub_t *sub = bus_sub_new(&so, err);
+    assert_non_null(sub);
+    for (int j = 0; j < 400 && !bus_pub_subscribed(pub, BUS_K_RELAYS); j++)
+        assert_int_equal(node_master_tick(m, 5, err), BASE_OK);
+    assert_true(bus_pub_subscribed(pub, BUS_K_RELAYS));
+    struct bus_reg_opts ro = {.endpoint = ep, .node = BUS_NODE_NONE};
+    bus_reg_t *r = bus_reg_new(&ro, err);
+    assert_non_null(r);
+
+    char table[1024] = "";
+    /* Both report (the first twice, counting on: the row follows). */
+    for (int i = 0; i < 3; i++) {
+        reg_send(m, r, relay_report(i == 1 ? "tcp://b:7420" : "tcp://a:7420", 100 + i, i));
+    }
+    AWAIT_STAT(m, relay_reports, 3);
+    latest_relays(m, sub, 150, table, sizeof table);
+    assert_string_equal(table, "tcp://a:7420=up/102/2 tcp://b:7420=up/101/1");
+    /* b goes on reporting, a falls silent: down after three heartbeats. */
+    for (int i = 0; i < 6; i++) {
+        reg_send(m, r, relay_report("tcp://b:7420", 200 + i, 1));
+        latest_relays(m, sub, 70, table, sizeof table);
+    }
+    latest_relays(m, sub, 250, table, sizeof table); /* a heartbeat's publication */
+    assert_string_equal(table, "tcp://a:7420=down/102/2 tcp://b:7420=up/205/1");
+    /* A report without its name never reaches the master's table. */
+    bus_msg_t *bad = bus_msg_new(BUS_K_RELAY);
+    bus_msg_set_str(bad, "upstream", "x");
+    assert_int_not_equal(bus_reg_send(r, bad, err), BASE_OK);
+    bus_msg_destroy(&bad);
+    /* Room for 256: the 257th relay is refused and counted. */
+    for (int i = 0; i < 256; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "tcp://r%d:7420", i);
+        reg_send(m, r, relay_report(name, 1, 0));
+    }
+    AWAIT_STAT(m, relays_refused, 2); /* a and b hold two places */
+    struct node_master_stats ms;
+    node_master_stats(m, &ms);
+    assert_int_equal(ms.relay_reports, 3 + 6 + 254);
+    bus_reg_destroy(&r);
+    bus_sub_destroy(&sub);
+    node_master_set_pub(m, NULL);
+    bus_pub_destroy(&pub);
+    node_master_destroy(&m);
+    hub_dir_remove(dir);
+}
+
 /*
  * What the master does with edge fits that it cannot take as they come: a
  * window far ahead of its solve (a node whose clock is seconds off) is
@@ -1344,6 +1474,7 @@ int main(void)
         cmocka_unit_test(test_master_registration),
         cmocka_unit_test(test_master_table_full),
         cmocka_unit_test(test_master_edge_fits),
+        cmocka_unit_test(test_master_relays),
         cmocka_unit_test(test_devices_reader),
     };
     return cmocka_run_group_tests_name("node", tests, NULL, NULL);

@@ -465,6 +465,21 @@ static void test_model_nodes(void **state)
     assert_string_equal(tui_model_log_line(m, 0)->text, "line 265");
     assert_string_equal(tui_model_log_line(m, TUI_LOG_LINES - 1)->text, "line 10");
     assert_null(tui_model_log_line(m, TUI_LOG_LINES));
+    /* The master's relay table: how many relays, how many report, what
+     * they lost on the way up. */
+    struct tui_summary rsum;
+    tui_model_summary(m, &rsum);
+    assert_int_equal(rsum.relays, 0);
+    apply_ok(m, BUS_K_RELAYS,
+             "{\"relays\":[{\"name\":\"tcp://a:7420\",\"upstream\":\"tcp://m:7410\","
+             "\"state\":\"up\",\"silent_s\":0.2,\"up_msgs\":10,\"up_dropped\":3,"
+             "\"down_msgs\":5},{\"name\":\"tcp://b:7420\",\"upstream\":\"tcp://a:7420\","
+             "\"state\":\"down\",\"silent_s\":9,\"up_msgs\":1,\"up_dropped\":4,"
+             "\"down_msgs\":1}]}");
+    tui_model_summary(m, &rsum);
+    assert_int_equal(rsum.relays, 2);
+    assert_int_equal(rsum.relays_up, 1);
+    assert_int_equal(rsum.relays_lost, 7);
     /* The console's own warnings go in beside the nodes' (node -1), and do
      * not become the last bus line. */
     tui_model_log_add(m, 42, -1, 'W', "dptop", "the master\trestarted");

@@ -67,7 +67,10 @@ struct tui_model {
     double stamp_asym_ns; /* the host stamp asymmetry its ± assume (NAN: not said) */
     double delay_ns;      /* its largest bound from hosts slow to stamp (NAN: not said) */
     int64_t warming;      /* hosts it bounded by their least margin, no level yet */
-    bool have_table;      /* the master's node table has arrived */
+    /* The master's relay table (`relays`), as last published. */
+    size_t relays, relays_up;
+    uint64_t relays_lost;
+    bool have_table; /* the master's node table has arrived */
     uint64_t gen;
     base_decstats_t dec;
     char last_error[BASE_ERRLEN];
@@ -1083,6 +1086,33 @@ static enum base_dec on_truth(tui_model_t *self, json_object *h, char *err)
     return BASE_DEC_OK;
 }
 
+/* The bus tree's relays: how many, how many report, what they lost upstream. */
+static enum base_dec on_relays(tui_model_t *self, json_object *h, char *err)
+{
+    json_object *arr;
+    if (!json_object_object_get_ex(h, "relays", &arr) ||
+        !json_object_is_type(arr, json_type_array)) {
+        base_err(err, "relays: no array");
+        return BASE_DEC_BAD_VALUE;
+    }
+    size_t n = json_object_array_length(arr), up = 0;
+    uint64_t lost = 0;
+    for (size_t i = 0; i < n; i++) {
+        json_object *r = json_object_array_get_idx(arr, i);
+        const char *state;
+        uint64_t d;
+        TRY(base_json_get_str(r, "state", &state, err));
+        TRY(base_json_get_u64(r, "up_dropped", &d, err));
+        up += strcmp(state, "up") == 0;
+        lost += d;
+    }
+    self->relays = n;
+    self->relays_up = up;
+    self->relays_lost = lost;
+    self->gen++;
+    return BASE_DEC_OK;
+}
+
 static enum base_dec dispatch(tui_model_t *self, const bus_msg_t *msg, json_object *h,
                               int64_t arrival_ns, char *err)
 {
@@ -1133,6 +1163,8 @@ static enum base_dec dispatch(tui_model_t *self, const bus_msg_t *msg, json_obje
         return on_log(self, h, arrival_ns, err);
     case BUS_K_SIM_TRUTH:
         return on_truth(self, h, err);
+    case BUS_K_RELAYS:
+        return on_relays(self, h, err);
     default: /* registration and state control: not the console's business */
         return BASE_DEC_OK;
     }
@@ -1304,6 +1336,9 @@ void tui_model_summary(const tui_model_t *self, struct tui_summary *out)
     out->stamp_asym_ns = self->stamp_asym_ns;
     out->delay_ns = self->delay_ns;
     out->hosts_warming = (int)self->warming;
+    out->relays = self->relays;
+    out->relays_up = self->relays_up;
+    out->relays_lost = self->relays_lost;
     out->worst_unc_ns = NAN;
     out->worst_unc_node = -1;
     for (size_t i = 0; i < self->nnodes; i++) {

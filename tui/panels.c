@@ -201,6 +201,15 @@ static void header_draw(struct tui_app *app, struct tui_pane *p)
         bus_lost = bst.gaps;
     }
     uint64_t rejected = s.dec_errors + s.refused + s.node_rejects;
+    /* The bus tree's relays, once the master knows any: a silent one, or
+     * one whose upstream queue overflowed, is a warning. */
+    char relays[128] = "";
+    bool relay_warn = s.relays_up < s.relays || s.relays_lost > 0;
+    if (s.relays && s.relays_lost)
+        snprintf(relays, sizeof relays, "relays %zu/%zu up, lost %llu │ ", s.relays_up, s.relays,
+                 (unsigned long long)s.relays_lost);
+    else if (s.relays)
+        snprintf(relays, sizeof relays, "relays %zu/%zu up │ ", s.relays_up, s.relays);
     int off = 0;
     if (s.fits_lost)
         off =
@@ -210,9 +219,9 @@ static void header_draw(struct tui_app *app, struct tui_pane *p)
                  (unsigned long long)bus_lost);
     snprintf(buf, sizeof buf,
              " clock: %s │ events %s/%s buffered, %llu evicted │ agent drops %llu │ "
-             "rejected %llu │ %s%s",
+             "rejected %llu │ %s%s%s",
              aligned ? "ALIGNED (global)" : "RAW (per node)", a, b, (unsigned long long)s.evicted,
-             (unsigned long long)s.ev_drops, (unsigned long long)rejected, lost, warn);
+             (unsigned long long)s.ev_drops, (unsigned long long)rejected, relays, lost, warn);
     /* Narrow: the same figures, fewer words (a warning keeps its place). */
     if (tui_strwidth(buf) > p->w) {
         off = 0;
@@ -223,9 +232,10 @@ static void header_draw(struct tui_app *app, struct tui_pane *p)
             snprintf(lost + off, sizeof lost - (size_t)off, "bus lost %llu │ ",
                      (unsigned long long)bus_lost);
         snprintf(buf, sizeof buf,
-                 " %s │ ev %s/%s, %llu evicted │ drops %llu │ rejected %llu │ %s%s",
+                 " %s │ ev %s/%s, %llu evicted │ drops %llu │ rejected %llu │ %s%s%s",
                  aligned ? "ALIGNED" : "RAW", a, b, (unsigned long long)s.evicted,
-                 (unsigned long long)s.ev_drops, (unsigned long long)rejected, lost,
+                 (unsigned long long)s.ev_drops, (unsigned long long)rejected,
+                 relay_warn ? relays : "", lost,
                  s.nodes_unaligned ? "⚠ unaligned on raw clocks"
                  : s.asym_unseen   ? "⚠ no loop"
                                    : "");
@@ -244,7 +254,8 @@ static void header_draw(struct tui_app *app, struct tui_pane *p)
                  (unsigned long long)s.ev_drops, (unsigned long long)rejected, lost);
     }
     tui_put(p->win, 1, 0, buf, p->w,
-            s.nodes_unaligned || s.dec_errors || s.asym_unseen || s.fits_lost || bus_lost
+            s.nodes_unaligned || s.dec_errors || s.asym_unseen || s.fits_lost || bus_lost ||
+                    relay_warn
                 ? app->role[R_WARN]
                 : A_NORMAL);
 }

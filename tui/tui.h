@@ -259,6 +259,10 @@ struct tui_summary {
      * nothing yet tells how slow they were all along.
      */
     int hosts_warming;
+    /* The bus tree's relays the master knows, those reporting, and what
+     * they lost on the way up (their upstream queues full). */
+    size_t relays, relays_up;
+    uint64_t relays_lost;
     double worst_unc_ns;
     int worst_unc_node;
     double events_per_s;

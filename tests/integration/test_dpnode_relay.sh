@@ -20,13 +20,13 @@ R2=tcp://127.0.0.1:$((port + 6))
 out=$("$B/dpnode" --relay --master --print-config 2>&1)
 [ $? -eq 2 ] && echo "$out" | grep -q "relay" || it_fail "--relay with --master: $out"
 
-it_spawn relay1 "$B/dpnode" --relay --hub "$H" --listen "$R1"
+it_spawn relay1 "$B/dpnode" --relay --hub "$H" --listen "$R1" --heartbeat-ms 300
 RELAY1=$IT_PID
-it_spawn relay2 "$B/dpnode" --relay --hub "$R1" --listen "$R2"
+it_spawn relay2 "$B/dpnode" --relay --hub "$R1" --listen "$R2" --relay-master "$H" --heartbeat-ms 300
 RELAY2=$IT_PID
 it_wait 10 grep -q "I relay: publishers" "$IT_TMP/relay2.log" || it_fail "relay 2 did not start"
 DPNODE_WATCH_SUB=tcp://127.0.0.1:$((port + 8)) it_spawn watch "$IT_PY" \
-    "$IT_ROOT/tests/integration/dpnode_watch.py" "$H" "$REC" nodes node_fit status ev hello
+    "$IT_ROOT/tests/integration/dpnode_watch.py" "$H" "$REC" nodes node_fit status ev hello relays
 COMMON=(--trace-endpoint none --heartbeat-ms 300 --probe-window-s 1 --probe-cadence-us 10000)
 it_spawn master "$B/dpnode" --master --listen "$H" --sim-clock 7000000,-60 "${COMMON[@]}"
 for n in 1 2; do
@@ -39,7 +39,34 @@ sleep 2
 for n in 1 2; do
     $CHECK status "$REC" $n events_per_s 100 >/dev/null || it_fail "node $n: no events in its status"
 done
+# The master's relay table (both relays report to it, relay 2 through
+# --relay-master): both up, with what they moved; relay 2 stopped shows
+# as down, and the master says so.
+relays() {
+    "$IT_PY" - "$REC" "$@" <<'PY'
+import json, sys
+want = dict(a.split("=") for a in sys.argv[2:])
+last = None
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    if r["topic"].startswith("dp1.relays."):
+        last = {x["name"]: x for x in r["h"]["relays"]}
+if last is None:
+    sys.exit(1)
+for name, state in want.items():
+    x = last.get(name)
+    if x is None or x["state"] != state or (state == "up" and x["up_msgs"] < 100):
+        sys.exit(1)
+print(" ".join("%s %s up_msgs=%d lost=%d" % (n, x["state"], x["up_msgs"], x["up_dropped"])
+               for n, x in sorted(last.items())))
+PY
+}
+it_wait 20 relays "$R1=up" "$R2=up" >"$IT_TMP/relays.txt" ||
+    it_fail "the relay table never showed both relays up: $(grep -c relays "$REC") tables"
+cat "$IT_TMP/relays.txt"
 it_stop "$RELAY2"
+it_wait 20 relays "$R1=up" "$R2=down" >/dev/null || it_fail "relay 2 stopped, never shown down"
+grep -q "relay $R2 silent for" "$IT_TMP/master.log" || it_fail "the master did not say relay 2 is silent"
 it_stop "$RELAY1"
 sleep 0.5
 report=$("$IT_PY" - "$REC" <<'PY'
@@ -65,4 +92,4 @@ for r in relay1 relay2; do
     grep -q " 0 lost there" <<<"$line" || it_fail "$r lost messages: $line"
     echo "$r: $line"
 done
-it_pass "$report; master, 2 relays, 2 agents"
+it_pass "$report; master, 2 relays, 2 agents; relay table: $(cat "$IT_TMP/relays.txt")"
