@@ -62,6 +62,9 @@ struct proc {
     uint32_t pid;
     char exe[64];
     char backend[16];
+    bool have_hello; /* exe, backend, devices, t0: its `proc`, re-sent to a new master */
+    uint32_t devices;
+    int64_t t0_ns;
     uint64_t dropped;
     int64_t last_mono;
     uint32_t *name_ids;
@@ -160,6 +163,9 @@ struct node_agent {
 
     /* counters */
     uint64_t events, events_period, ev_bus_drops, gpu_msgs_bad;
+    /* Events that came over the local link while no master had welcomed
+     * this agent: nowhere to publish them, so dropped, counted. */
+    uint64_t ev_unregistered;
     size_t names_total;
     uint64_t names_dropped;
     bool replaying; /* re-announcing tables: do not record them again */
@@ -612,8 +618,27 @@ static void publish_gpu(node_agent_t *self, const gpu_msg_t *msg, bool from_app)
         for (size_t i = 0; i < msg->nscope; i++)
             gpu_scopetree_add(p->scope, msg->scope[i].child, msg->scope[i].parent, NULL);
     }
-    if (!welcomed(self))
+    if (!self->replaying && msg->kind == GPU_MSG_PROC) {
+        struct proc *p = proc_of(self, msg->pid);
+        snprintf(p->exe, sizeof p->exe, "%s", msg->exe ? msg->exe : "?");
+        snprintf(p->backend, sizeof p->backend, "%s", msg->backend ? msg->backend : "none");
+        p->devices = msg->devices;
+        p->t0_ns = msg->t0_ns;
+        p->have_hello = true;
+        base_log(BASE_LOG_INFO, "node", "process %u (%s) traces with %s, %u device(s)", msg->pid,
+                 p->exe, p->backend, msg->devices);
+    }
+    if (!welcomed(self)) {
+        /* No master (yet, or any more): the events cannot be published and
+         * are lost, and said so in ev_drops; names, scope pairs and the
+         * process's hello are kept above and go out after the welcome. */
+        if (msg->kind == GPU_MSG_EV) {
+            self->ev_unregistered += msg->nev;
+            if (from_app)
+                proc_of(self, msg->pid)->dropped = msg->dropped_total;
+        }
         return;
+    }
     bus_msg_t *m = NULL;
     switch (msg->kind) {
     case GPU_MSG_EV: {
@@ -696,10 +721,6 @@ static void publish_gpu(node_agent_t *self, const gpu_msg_t *msg, bool from_app)
     }
     case GPU_MSG_PROC: {
         struct proc *p = proc_of(self, msg->pid);
-        snprintf(p->exe, sizeof p->exe, "%s", msg->exe ? msg->exe : "?");
-        snprintf(p->backend, sizeof p->backend, "%s", msg->backend ? msg->backend : "none");
-        base_log(BASE_LOG_INFO, "node", "process %u (%s) traces with %s, %u device(s)", msg->pid,
-                 p->exe, p->backend, msg->devices);
         m = bus_msg_new(BUS_K_PROC);
         bus_msg_set_i64(m, "node", self->id);
         bus_msg_set_i64(m, "pid", msg->pid);
@@ -845,6 +866,16 @@ static void republish_tables(node_agent_t *self)
     struct scope_chunk *c = xmalloc(sizeof *c);
     for (size_t i = 0; i < self->nprocs; i++) {
         struct proc *p = &self->procs[i];
+        /* Its hello first: a console joining later learns the process. */
+        if (p->have_hello) {
+            gpu_msg_t m = {.kind = GPU_MSG_PROC,
+                           .pid = p->pid,
+                           .exe = p->exe,
+                           .backend = p->backend,
+                           .devices = p->devices,
+                           .t0_ns = p->t0_ns};
+            publish_gpu(self, &m, true);
+        }
         for (size_t off = 0; off < p->nnames; off += GPU_LINK_MAX_NAMES) {
             size_t n = p->nnames - off < GPU_LINK_MAX_NAMES ? p->nnames - off : GPU_LINK_MAX_NAMES;
             gpu_msg_t m = {.kind = GPU_MSG_NAMES,
@@ -1232,7 +1263,7 @@ static void publish_status(node_agent_t *self, int64_t period_ns)
         bus_hub_stats(node_master_hub(self->master), &hs);
         merge_dec(dec, &hs.dec);
     }
-    uint64_t ev_drops = self->ev_bus_drops;
+    uint64_t ev_drops = self->ev_bus_drops + self->ev_unregistered;
     for (size_t i = 0; i < self->nprocs; i++)
         ev_drops += self->procs[i].dropped;
     uint64_t rej[REJ_SOURCES] = {
@@ -1286,6 +1317,7 @@ static void publish_status(node_agent_t *self, int64_t period_ns)
     bus_msg_set_u64(m, "bus_drops", bs.dropped);
     bus_msg_set_u64(m, "events", self->events);
     bus_msg_set_u64(m, "ev_bus_drops", self->ev_bus_drops);
+    bus_msg_set_u64(m, "ev_unregistered", self->ev_unregistered);
     bus_msg_set_u64(m, "gpu_msgs_bad", self->gpu_msgs_bad);
     bus_msg_set_i64(m, "procs", (int64_t)self->nprocs);
     bus_msg_set_u64(m, "names_dropped", self->names_dropped);
@@ -1542,10 +1574,14 @@ static void registration(node_agent_t *self)
             self->hello_since = now;
             self->hello_warn = 5000000000LL;
         } else if (now - self->hello_since >= self->hello_warn) {
+            /* A master that refuses this CURVE key looks the same from here. */
             base_log(BASE_LOG_WARN, "node",
                      "no answer from a master at %s for %.0f s (is it running, and is that its "
-                     "registration port?): still trying",
-                     self->hub, (double)(now - self->hello_since) / 1e9);
+                     "registration port?%s): still trying",
+                     self->hub, (double)(now - self->hello_since) / 1e9,
+                     self->client_curve ? " With CURVE, a master refusing this key looks the "
+                                          "same: check its authorized_keys and hub.public"
+                                        : "");
             self->hello_warn *= 2;
         }
         return;

@@ -106,6 +106,7 @@ struct node_master {
     clock_history_t *history;
     struct solved solved[SOLVED_KEEP];
     int64_t last_nodes_pub;
+    int64_t full_said_mono; /* the last "node table is full" line */
     bool announced;
     struct node_master_stats st;
 };
@@ -404,10 +405,27 @@ static int64_t choose_id(node_master_t *self, const char *instance, const char *
         if (n == NULL || (!n->self && (!n->up || (stale && strcmp(n->host, host) == 0))))
             return req;
     }
-    for (uint32_t id = 1; id <= BUS_NODE_MAX; id++)
-        if (find_node(self, id) == NULL)
-            return self->nnodes < NODE_MAX_NODES ? (int64_t)id : -1;
-    return -1;
+    /*
+     * A restarted agent (a new instance) on a host with a down row takes
+     * that row's id, so that agents restarted without --node-id do not
+     * leave a down row each until they are forgotten (ten minutes).
+     */
+    const struct mnode *oldest = NULL;
+    for (size_t i = 0; i < self->nnodes; i++) {
+        const struct mnode *n = &self->nodes[i];
+        if (n->self || n->up)
+            continue;
+        if (strcmp(n->host, host) == 0)
+            return n->id;
+        if (oldest == NULL || n->down_mono < oldest->down_mono)
+            oldest = n;
+    }
+    if (self->nnodes < NODE_MAX_NODES)
+        for (uint32_t id = 1; id <= BUS_NODE_MAX; id++)
+            if (find_node(self, id) == NULL)
+                return (int64_t)id;
+    /* Full: the node down the longest gives up its row. */
+    return oldest ? (int64_t)oldest->id : -1;
 }
 
 static void on_hello(node_master_t *self, const bus_peer_t *peer, bus_msg_t *msg)
@@ -436,8 +454,15 @@ static void on_hello(node_master_t *self, const bus_peer_t *peer, bus_msg_t *msg
     }
     int64_t id = choose_id(self, instance, host, req);
     if (id < 0) {
-        self->st.table_full++;
-        mlog(self, BASE_LOG_WARN, "hello from %s refused: the node table is full", host);
+        /* Every row up: said once, then at most every 10 s with the count. */
+        int64_t now = base_monotonic_ns();
+        if (self->st.table_full++ == 0 || now - self->full_said_mono >= 10000000000LL) {
+            mlog(self, BASE_LOG_WARN,
+                 "hello from %s refused: the node table is full (%d nodes up; %" PRIu64
+                 " hellos refused so far)",
+                 host, NODE_MAX_NODES, self->st.table_full);
+            self->full_said_mono = now;
+        }
         return;
     }
     struct mnode *n = find_node(self, (uint32_t)id);
