@@ -722,9 +722,17 @@ typedef struct clock_logfit_stats {
     /*
      * Clock steps of a hundredth of a window or more that the coarse pass
      * found (a node's probes are placed into windows on each side of one
-     * separately); the windows they fall in count them in steps again.
+     * separately), one per step of a node's clock: the reference's shows
+     * in every other node's rough map and counts once.  The windows they
+     * fall in count them in steps again.
      */
     uint64_t clock_jumps;
+    /*
+     * Edges with more than 64 such jumps (a clock stepped over and over)
+     * and rough maps of more than 65 pieces: one line through them, as if
+     * no step were found (the cost of pieces grows with their square).
+     */
+    uint64_t coarse_capped;
     uint64_t node_windows, node_unaligned;
     uint64_t windows;
     /*

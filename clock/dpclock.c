@@ -459,6 +459,12 @@ static int cmd_fit(int argc, char **argv)
                 "window or more): %" PRIu64 "; a stepping node's probes on each side of one were "
                 "put into windows apart\n",
                 st.clock_jumps);
+    if (st.coarse_capped)
+        fprintf(stderr,
+                "dpclock: edges or rough maps with more than 64 such steps: %" PRIu64
+                "; one line through each of them instead (their steps placed as without "
+                "the search)\n",
+                st.coarse_capped);
     if (st.duplicates)
         fprintf(stderr,
                 "dpclock: %" PRIu64 " duplicate probes (the same ends and send stamps again: "

@@ -11,7 +11,10 @@
  * (a time daemon's step of seconds or hours) breaks a straight line: the
  * edges of such a node are fitted piece by piece between the jumps of
  * their offsets, its rough map has a piece per stretch between its steps,
- * and a window that holds a step is fitted on one side of it and flagged.
+ * and a window that holds a step is fitted on one side of it and flagged
+ * (a step of the reference's clock, on which the windows are, flags its
+ * edges in the windows it touches).  More than JUMP_MAX steps make an edge
+ * one line again, which keeps the pieces' cost bounded.
  * Then, per window: purity filter and estimator per edge, then the solve.
  */
 #include "clock/clock_int.h"
@@ -209,7 +212,8 @@ typedef struct rpiece {
 
 typedef struct rmap {
     bool known;
-    size_t n; /* pieces, in time order */
+    bool sorted; /* pieces in order on the node's clock too (it never stepped back) */
+    size_t n;    /* pieces, in time order; at most JUMP_MAX + 1 */
     rpiece_t *pc;
 } rmap_t;
 
@@ -217,36 +221,90 @@ static void rmap_set_line(rmap_t *r, const rough_t *m)
 {
     free(r->pc);
     r->known = true;
+    r->sorted = true;
     r->n = 1;
     r->pc = xmalloc(sizeof *r->pc);
     r->pc[0] = (rpiece_t){*m, INT64_MIN, INT64_MAX, 0};
 }
 
-/* How far stamp x lies outside piece j (0 inside it). */
-static double rmap_outside(const rmap_t *r, size_t j, int64_t x)
+/* How far x lies outside [lo, hi] (0 inside it). */
+static double range_outside(int64_t lo, int64_t hi, int64_t x)
+{
+    return fmax(fmax(clk_diff(lo, x), clk_diff(x, hi)), 0);
+}
+
+/*
+ * How far x lies outside piece j (0 inside it): a stamp on the node's clock
+ * outside the piece's stamps, or (mapped) a reference time outside where
+ * the piece maps them.
+ */
+static double rmap_outside_by(const rmap_t *r, size_t j, int64_t x, bool mapped)
 {
     const rpiece_t *c = &r->pc[j];
-    return fmax(fmax(clk_diff(c->xlo, x), clk_diff(x, c->xhi)), 0);
+    if (mapped)
+        return range_outside(rough_map(&c->m, c->xlo), rough_map(&c->m, c->xhi), x);
+    return range_outside(c->xlo, c->xhi, x);
+}
+
+static double rmap_outside(const rmap_t *r, size_t j, int64_t x)
+{
+    return rmap_outside_by(r, j, x, false);
 }
 
 /* The pieces stamp x may belong to (into out, room for r->n); their count. */
 static size_t rmap_candidates(const rmap_t *r, int64_t x, size_t *out)
 {
-    size_t m = 0;
-    for (size_t j = 0; j < r->n; j++)
+    size_t m = 0, j = 0;
+    if (r->sorted) { /* the first piece that does not end before x */
+        size_t hi = r->n;
+        while (j < hi) {
+            size_t mid = j + (hi - j) / 2;
+            if (clk_diff(x, r->pc[mid].xhi) > r->pc[mid].slack)
+                j = mid + 1;
+            else
+                hi = mid;
+        }
+    }
+    for (; j < r->n; j++) {
         if (rmap_outside(r, j, x) <= r->pc[j].slack)
             out[m++] = j;
+        else if (r->sorted && clk_diff(r->pc[j].xlo, x) > r->pc[j].slack)
+            break; /* this one and all later ones begin after x */
+    }
     return m;
 }
 
-/* The piece of r whose range is nearest stamp x (the first of equals). */
-static size_t rmap_nearest(const rmap_t *r, int64_t x)
+/* Whether r's pieces, with their slack, begin and end in order on the node's clock. */
+static bool rmap_in_order(const rmap_t *r)
+{
+    for (size_t j = 0; j + 1 < r->n; j++) {
+        const rpiece_t *p = &r->pc[j], *q = &r->pc[j + 1];
+        if (clk_diff(q->xhi, p->xhi) < p->slack - q->slack ||
+            clk_diff(q->xlo, p->xlo) < q->slack - p->slack)
+            return false;
+    }
+    return true;
+}
+
+/* The piece of r whose range (mapped: on the reference clock) is nearest x (the first of equals).
+ */
+static size_t rmap_nearest_by(const rmap_t *r, int64_t x, bool mapped)
 {
     size_t best = 0;
-    for (size_t j = 1; j < r->n; j++)
-        if (rmap_outside(r, j, x) < rmap_outside(r, best, x))
+    double bd = rmap_outside_by(r, 0, x, mapped);
+    for (size_t j = 1; j < r->n; j++) {
+        double d = rmap_outside_by(r, j, x, mapped);
+        if (d < bd) {
+            bd = d;
             best = j;
+        }
+    }
     return best;
+}
+
+static size_t rmap_nearest(const rmap_t *r, int64_t x)
+{
+    return rmap_nearest_by(r, x, false);
 }
 
 /*
@@ -292,20 +350,7 @@ static size_t rmap_pick(const rmap_t *rs, const rmap_t *rd, const clock_probe_t 
 /* Reference time y back onto the node's clock, through the piece that holds at y. */
 static int64_t rmap_inverse(const rmap_t *r, int64_t y)
 {
-    if (r->n == 1)
-        return rough_inverse(&r->pc[0].m, y);
-    size_t best = 0;
-    double bd = INFINITY;
-    for (size_t j = 0; j < r->n; j++) {
-        const rpiece_t *c = &r->pc[j];
-        double d = fmax(
-            fmax(clk_diff(rough_map(&c->m, c->xlo), y), clk_diff(y, rough_map(&c->m, c->xhi))), 0);
-        if (d < bd) {
-            bd = d;
-            best = j;
-        }
-    }
-    return rough_inverse(&r->pc[best].m, y);
+    return rough_inverse(&r->pc[r->n == 1 ? 0 : rmap_nearest_by(r, y, true)].m, y);
 }
 
 typedef struct cpoint {
@@ -457,6 +502,7 @@ static bool crude_edge(const clock_probe_t *P, const keyed_t *k, size_t cnt, uin
  */
 #define JUMP_BLOCK 8
 #define JUMP_SHARE 100
+#define JUMP_MAX   64 /* jumps of an edge, pieces of a rough map beyond one (edge_jumps) */
 
 typedef struct jpoint {
     int64_t x, xo; /* the stamp they are ordered by (a's or b's) and the other one */
@@ -473,12 +519,21 @@ static int cmp_jpoint(const void *a, const void *b)
     return (p->k > q->k) - (p->k < q->k);
 }
 
-/* Times the other clock goes back by more than T from one point to the next. */
-static size_t jpoint_descents(const jpoint_t *pt, size_t m, double T)
+/*
+ * Times the other clock goes back by more than T from one point to the
+ * next; *by gets how far it goes back in all.
+ */
+static size_t jpoint_descents(const jpoint_t *pt, size_t m, double T, double *by)
 {
     size_t d = 0;
-    for (size_t i = 0; i + 1 < m; i++)
-        d += clk_diff(pt[i].xo, pt[i + 1].xo) > T;
+    *by = 0;
+    for (size_t i = 0; i + 1 < m; i++) {
+        double back = clk_diff(pt[i].xo, pt[i + 1].xo);
+        if (back > T) {
+            d++;
+            *by += back;
+        }
+    }
     return d;
 }
 
@@ -492,14 +547,22 @@ static size_t jpoint_descents(const jpoint_t *pt, size_t m, double T)
 static void jpoint_order(jpoint_t *pt, size_t m, double T)
 {
     qsort(pt, m, sizeof *pt, cmp_jpoint);
-    size_t da = jpoint_descents(pt, m, T);
+    double ba, bb;
+    size_t da = jpoint_descents(pt, m, T, &ba);
     if (da == 0)
         return;
     jpoint_t *alt = xmalloc(m * sizeof *alt);
     for (size_t i = 0; i < m; i++)
         alt[i] = (jpoint_t){pt[i].xo, pt[i].x, pt[i].y, pt[i].fwd, pt[i].k};
     qsort(alt, m, sizeof *alt, cmp_jpoint);
-    if (jpoint_descents(alt, m, T) < da)
+    size_t db = jpoint_descents(alt, m, T, &bb);
+    /*
+     * A clock stepped back by more than the stretches on either side of the
+     * step reads them one after the other, in the wrong order: each order
+     * then has one descent, and the stepping clock's (by the step) is the
+     * larger, the other's is at most the log's span.
+     */
+    if (db < da || (db == da && bb > ba))
         memcpy(pt, alt, m * sizeof *pt);
     free(alt);
 }
@@ -524,6 +587,13 @@ static double jlevel(const jblock_t *b, double drift, double x)
  * off the same way and one at least where no delay puts it (forward below
  * the level, reverse above).
  */
+/* Point i's offset off level L, 0 unless by more than T. */
+static double jump_off(const jpoint_t *pt, size_t i, const jblock_t *L, double drift, double T)
+{
+    double dev = pt[i].y - jlevel(L, drift, clk_diff(pt[i].x, pt[0].x));
+    return fabs(dev) > T ? dev : 0;
+}
+
 static bool jump_edge_piece(const jpoint_t *pt, const jblock_t *bl, size_t b0, size_t b1,
                             const jblock_t *L, double drift, double T)
 {
@@ -531,8 +601,8 @@ static bool jump_edge_piece(const jpoint_t *pt, const jblock_t *bl, size_t b0, s
     bool causal_break = false;
     for (size_t b = b0; b < b1; b++) {
         for (size_t i = bl[b].from; i < bl[b].to; i++) {
-            double dev = pt[i].y - jlevel(L, drift, clk_diff(pt[i].x, pt[0].x));
-            if (fabs(dev) <= T)
+            double dev = jump_off(pt, i, L, drift, T);
+            if (dev == 0)
                 continue;
             int sg = dev > 0 ? 1 : -1;
             if (sign != 0 && sg != sign)
@@ -548,13 +618,18 @@ static bool jump_edge_piece(const jpoint_t *pt, const jblock_t *bl, size_t b0, s
  * Cut an edge's probes (keyed range k[0..cnt), a its smaller id) at the
  * jumps of its offset: the pieces' count, piece[] (by probe index) for
  * every probe with packet 0 received (UINT32_MAX for the others), the jump
- * size looked for in *jump_ns.
+ * size looked for in *jump_ns.  An edge with more than JUMP_MAX jumps
+ * (a clock stepped over and over, a sawtooth) is one piece, as before
+ * steps were looked for, and *capped says so: its pieces would cost time
+ * and memory that grow with their square (spread_edge, rmap_pick), and a
+ * line through them places its probes no worse than before.
  */
 static uint32_t edge_jumps(const clock_probe_t *P, const keyed_t *k, size_t cnt, uint32_t a,
-                           int64_t window_ns, uint32_t *piece, double *jump_ns)
+                           int64_t window_ns, uint32_t *piece, double *jump_ns, bool *capped)
 {
     double T = (double)window_ns / JUMP_SHARE;
     *jump_ns = T;
+    *capped = false;
     jpoint_t *pt = xmalloc((cnt ? cnt : 1) * sizeof *pt);
     size_t m = 0;
     for (size_t i = 0; i < cnt; i++) {
@@ -643,6 +718,10 @@ static uint32_t edge_jumps(const clock_probe_t *P, const keyed_t *k, size_t cnt,
     bool head = jump_edge_piece(pt, bl, 0, c0, &bl[c0], drift, T);
     bool tail = jump_edge_piece(pt, bl, cl + 1, nb, &bl[cl], drift, T);
     np = (uint32_t)head + runs + 1 + (uint32_t)tail;
+    if (np - 1 > JUMP_MAX) { /* one line, as if no jump were found (counted) */
+        *capped = true;
+        np = 1;
+    }
     if (np == 1)
         goto out;
     uint32_t *pp = xmalloc(m * sizeof *pp);
@@ -674,7 +753,7 @@ static uint32_t edge_jumps(const clock_probe_t *P, const keyed_t *k, size_t cnt,
         const jblock_t *L = &bl[end == 0 ? c0 : cl];
         size_t i0 = end == 0 ? 0 : bl[cl].to, i1 = end == 0 ? bl[c0].from : m;
         for (size_t i = i0; i < i1; i++)
-            if (fabs(pt[i].y - jlevel(L, drift, clk_diff(pt[i].x, pt[0].x))) > T)
+            if (jump_off(pt, i, L, drift, T) != 0)
                 pp[i] = end == 0 ? 0 : np - 1;
     }
     for (size_t i = 0; i < m; i++)
@@ -699,9 +778,23 @@ typedef struct cedge {
     clock_edge_fit_t fit; /* a's clock → b's clock (one piece: the whole log) */
     size_t first, count;  /* range in the keyed array */
     uint32_t npiece;      /* 1 unless its offset jumps (a clock stepped): see edge_jumps */
+    bool capped;          /* one piece for more than JUMP_MAX jumps */
     cpiece_t *piece;
     double jump_ns; /* the jump size looked for */
 } cedge_t;
+
+/*
+ * The piece with the most probes of cnt[0..n) but `skip` (the first of
+ * equals); UINT32_MAX where none but `skip` has any.
+ */
+static uint32_t largest_piece(const size_t *cnt, uint32_t n, uint32_t skip)
+{
+    uint32_t best = UINT32_MAX;
+    for (uint32_t pc = 0; pc < n; pc++)
+        if (pc != skip && cnt[pc] > 0 && (best == UINT32_MAX || cnt[pc] > cnt[best]))
+            best = pc;
+    return best;
+}
 
 /*
  * The coarse fit of edge E (a: its smaller id): over the whole log, or
@@ -715,7 +808,7 @@ static void coarse_pieces(const clock_probe_t *P, const keyed_t *K, uint32_t *pp
                           int64_t window_ns, cedge_t *E)
 {
     const keyed_t *k = K + E->first;
-    E->npiece = edge_jumps(P, k, E->count, a, window_ns, ppiece, &E->jump_ns);
+    E->npiece = edge_jumps(P, k, E->count, a, window_ns, ppiece, &E->jump_ns, &E->capped);
     E->piece = xcalloc(E->npiece, sizeof *E->piece);
     if (E->npiece == 1) {
         E->ok = coarse_edge(P, k, E->count, a, window_ns, &E->fit);
@@ -736,14 +829,15 @@ static void coarse_pieces(const clock_probe_t *P, const keyed_t *K, uint32_t *pp
         if (ppiece[k[i].i] != UINT32_MAX)
             sub[fill[ppiece[k[i].i]]++] = k[i];
     free(fill);
-    uint32_t most = 0;
+    size_t *len = xmalloc((size_t)E->npiece * sizeof *len);
     for (uint32_t pc = 0; pc < E->npiece; pc++) {
-        size_t len = at[pc + 1] - at[pc];
-        E->piece[pc].ok = coarse_edge(P, sub + at[pc], len, a, window_ns, &E->piece[pc].fit);
-        if (E->piece[pc].ok && (!E->ok || len > at[most + 1] - at[most]))
-            most = pc;
+        E->piece[pc].ok =
+            coarse_edge(P, sub + at[pc], at[pc + 1] - at[pc], a, window_ns, &E->piece[pc].fit);
+        len[pc] = E->piece[pc].ok ? at[pc + 1] - at[pc] : 0;
         E->ok |= E->piece[pc].ok;
     }
+    uint32_t most = largest_piece(len, E->npiece, UINT32_MAX);
+    free(len);
     for (uint32_t pc = 0; pc < E->npiece && E->ok; pc++) {
         if (E->piece[pc].ok)
             continue;
@@ -796,17 +890,21 @@ static size_t default_ref(const cedge_t *E, size_t ne, size_t nn)
     return best;
 }
 
+/* Edge fit f backwards: the reading of a's clock where b's reads y. */
+static int64_t edge_inverse(const clock_edge_fit_t *f, int64_t y)
+{
+    return clk_add(f->anchor_ns,
+                   (clk_diff(y, f->anchor_ns) - f->offset_ns) / (1.0 + f->drift_ppb * 1e-9));
+}
+
 /* v's line through edge fit f (a's clock → b's clock) and u's line ru, v being b when u is a. */
 static rough_t rough_through(const clock_edge_fit_t *f, bool u_is_a, const rough_t *ru)
 {
     /* x_v → x_u through the edge, then u's map; sampled at two points one second apart. */
-    double rr = 1.0 + f->drift_ppb * 1e-9;
     int64_t xv0 = u_is_a ? clock_edge_map(f, f->anchor_ns) : f->anchor_ns;
     int64_t xs[2] = {xv0, clk_add(xv0, 1e9)}, ys[2];
     for (int j = 0; j < 2; j++) {
-        int64_t xu =
-            u_is_a ? clk_add(f->anchor_ns, (clk_diff(xs[j], f->anchor_ns) - f->offset_ns) / rr)
-                   : clock_edge_map(f, xs[j]);
+        int64_t xu = u_is_a ? edge_inverse(f, xs[j]) : clock_edge_map(f, xs[j]);
         ys[j] = rough_map(ru, xu);
     }
     return (rough_t){true, xs[0], clk_diff(ys[0], xs[0]), clk_diff(ys[1], ys[0]) / 1e9 - 1.0};
@@ -821,6 +919,8 @@ typedef struct spread_ctx {
     size_t ne;
     rmap_t *R;
     size_t nn;
+    size_t *root;     /* per node: the node its map was composed from */
+    uint64_t *capped; /* maps that got one line for more than JUMP_MAX + 1 pieces */
 } spread_ctx_t;
 
 /*
@@ -913,8 +1013,16 @@ static bool spread_edge(const spread_ctx_t *c, const cedge_t *E, size_t u, size_
         free(out);
         return false;
     }
+    if (nv > JUMP_MAX + 1) { /* one line, as before steps were looked for (counted) */
+        free(out);
+        (*c->capped)++;
+        rough_t m = rough_through(&E->fit, u_is_a, &ru->pc[0].m);
+        rmap_set_line(&c->R[v], &m);
+        return true;
+    }
     free(c->R[v].pc);
-    c->R[v] = (rmap_t){true, nv, out};
+    c->R[v] = (rmap_t){true, false, nv, out};
+    c->R[v].sorted = rmap_in_order(&c->R[v]);
     return true;
 }
 
@@ -933,8 +1041,10 @@ static void rough_spread(const spread_ctx_t *c, size_t root)
             size_t v = E->a == u ? E->b : E->a;
             if (c->R[v].known)
                 continue;
-            if (spread_edge(c, E, u, v))
+            if (spread_edge(c, E, u, v)) {
+                c->root[v] = c->root[u];
                 queue[qt++] = v;
+            }
         }
     }
     free(queue);
@@ -1069,32 +1179,45 @@ static bool window_piece(const cedge_t *E, const uint32_t *ppiece, const clock_p
     for (size_t j = 0; j < *m; j++)
         if (ppiece[k[j].i] != UINT32_MAX)
             cnt[ppiece[k[j].i]]++;
-    uint32_t most = 0, next = UINT32_MAX;
-    for (uint32_t pc = 1; pc < E->npiece; pc++)
-        most = cnt[pc] > cnt[most] ? pc : most;
-    for (uint32_t pc = 0; pc < E->npiece; pc++)
-        if (pc != most && cnt[pc] > 0 && (next == UINT32_MAX || cnt[pc] > cnt[next]))
-            next = pc;
+    uint32_t most = largest_piece(cnt, E->npiece, UINT32_MAX);
+    uint32_t next = most == UINT32_MAX ? UINT32_MAX : largest_piece(cnt, E->npiece, most);
     free(cnt);
     if (next == UINT32_MAX)
         return false;
     uint32_t early = most < next ? most : next, late = most < next ? next : most;
-    *at = INT64_MAX;
+    /* Each clock's last reading of the early piece and first of the late one. */
+    int64_t ea = INT64_MIN, eb = INT64_MIN, la = INT64_MAX, lb = INT64_MAX;
     size_t kept = 0;
     for (size_t j = 0; j < *m; j++) {
         const clock_probe_t *p = &P[k[j].i];
         uint32_t pc = ppiece[k[j].i];
-        int64_t x = p->src == a ? p->tx[0] : p->rx[0];
-        if (pc == late && x < *at)
-            *at = x;
+        int64_t xa = p->src == a ? p->tx[0] : p->rx[0], xb = p->src == a ? p->rx[0] : p->tx[0];
+        if (pc == late) {
+            la = xa < la ? xa : la;
+            lb = xb < lb ? xb : lb;
+        } else if (pc == early) {
+            ea = xa > ea ? xa : ea;
+            eb = xb > eb ? xb : eb;
+        }
         if (pc == most)
             buf[kept++] = *p;
     }
     *m = kept;
+    *at = la;
+    /*
+     * The clock that stepped is the one that jumps from the early piece to
+     * the late one; the other reads on.  Both pieces' offsets are taken at
+     * one reading of that other clock: one instant (at one reading of the
+     * stepping clock they are a step apart, which puts the edge's drift
+     * times the step into the size).
+     */
     const cpiece_t *pe = &E->piece[early], *pl = &E->piece[late];
-    *size = pe->ok && pl->ok
-                ? clk_diff(clock_edge_map(&pl->fit, *at), clock_edge_map(&pe->fit, *at))
-                : NAN;
+    if (!(pe->ok && pl->ok))
+        *size = NAN;
+    else if (fabs(clk_diff(la, ea)) > fabs(clk_diff(lb, eb))) /* a stepped: at b's reading lb */
+        *size = clk_diff(edge_inverse(&pe->fit, lb), edge_inverse(&pl->fit, lb));
+    else
+        *size = clk_diff(clock_edge_map(&pl->fit, la), clock_edge_map(&pe->fit, la));
     return true;
 }
 
@@ -1165,6 +1288,93 @@ static size_t drop_duplicates(clock_logfit_t *self, uint64_t *conflicts)
     self->n = m;
     *conflicts = nconf;
     return dropped;
+}
+
+/* A step of the clock a rough map was composed from (its root: the reference). */
+typedef struct rstep {
+    size_t root;
+    int64_t y0, y1; /* its last reading before and first after */
+    double size;    /* the step: y1 − y0 less the time the node's clock read meanwhile */
+} rstep_t;
+
+/* The stretch of the root's clock across the step, from its lower end to its upper. */
+static int64_t rstep_lo(const rstep_t *r)
+{
+    return r->y0 < r->y1 ? r->y0 : r->y1;
+}
+
+static int64_t rstep_hi(const rstep_t *r)
+{
+    return r->y0 < r->y1 ? r->y1 : r->y0;
+}
+
+static int cmp_rstep(const void *a, const void *b)
+{
+    const rstep_t *p = a, *q = b;
+    if (p->root != q->root)
+        return (p->root > q->root) - (p->root < q->root);
+    return (rstep_lo(p) > rstep_lo(q)) - (rstep_lo(p) < rstep_lo(q));
+}
+
+/*
+ * The steps behind the rough maps' pieces.  Where a node's map changes
+ * piece, either its own clock jumps (a gap or a stretch read twice on it,
+ * none on the root's clock) or its root's does (the other way round; the
+ * root's map is one line by definition, so its step shows in the map of
+ * every node composed from it, at one time on its clock).  The nodes' own
+ * steps are counted into *count, and so are the root steps, once each
+ * (the maps that show one overlap across it); every map's record of a
+ * root step comes back (into *n), in order of root and time.
+ */
+static rstep_t *rmap_steps(const rmap_t *R, const size_t *root, size_t nn, size_t *n,
+                           uint64_t *count)
+{
+    size_t m = 0, cap = 0;
+    rstep_t *rs = NULL;
+    for (size_t v = 0; v < nn; v++) {
+        for (size_t j = 0; j + 1 < R[v].n; j++) {
+            const rpiece_t *p0 = &R[v].pc[j], *p1 = &R[v].pc[j + 1];
+            double T = 0.5 * p1->slack;
+            double sv = clk_diff(p1->xlo, p0->xhi), dv = fabs(sv);
+            int64_t y0 = rough_map(&p0->m, p0->xhi), y1 = rough_map(&p1->m, p1->xlo);
+            double sr = clk_diff(y1, y0), dr = fabs(sr);
+            if (dv >= T && dv >= dr) {
+                (*count)++;
+            } else if (dr >= T && dr > dv) {
+                if (m == cap) {
+                    cap = cap ? 2 * cap : 16;
+                    rs = xreallocarray(rs, cap, sizeof *rs);
+                }
+                rs[m++] = (rstep_t){root[v], y0, y1, sr - sv};
+            }
+        }
+    }
+    if (m > 1)
+        qsort(rs, m, sizeof *rs, cmp_rstep);
+    /* One step of a root: the maps' stretches across it (y0 to y1) overlap. */
+    int64_t reach = INT64_MIN;
+    for (size_t j = 0; j < m; j++) {
+        if (j == 0 || rs[j].root != rs[j - 1].root || rstep_lo(&rs[j]) > reach) {
+            (*count)++;
+            reach = rstep_hi(&rs[j]);
+        } else if (rstep_hi(&rs[j]) > reach) {
+            reach = rstep_hi(&rs[j]);
+        }
+    }
+    *n = m;
+    return rs;
+}
+
+/* A window the reference stepped in: where it reads on after the step, and by how much. */
+typedef struct rwin {
+    int64_t win, at;
+    double size;
+} rwin_t;
+
+static int cmp_rwin(const void *a, const void *b)
+{
+    const rwin_t *p = a, *q = b;
+    return (p->win > q->win) - (p->win < q->win);
 }
 
 static bool win_before(const void *elem, const void *key)
@@ -1251,9 +1461,11 @@ int clock_logfit_run(clock_logfit_t *self, char *err)
 
     /* Rough maps: the reference's component, then every other component on its own root. */
     rmap_t *R = xcalloc(nn, sizeof *R);
-    spread_ctx_t sc = {P, K, ppiece, ids, E, ne, R, nn};
+    size_t *root = xmalloc(nn * sizeof *root);
+    spread_ctx_t sc = {P, K, ppiece, ids, E, ne, R, nn, root, &self->st.coarse_capped};
     const rough_t line0 = {true, 0, 0, 0};
     rmap_set_line(&R[iref], &line0);
+    root[iref] = iref;
     rough_spread(&sc, iref);
     bool *in_ref = xcalloc(nn, sizeof *in_ref);
     for (size_t i = 0; i < nn; i++)
@@ -1261,14 +1473,18 @@ int clock_logfit_run(clock_logfit_t *self, char *err)
     for (size_t i = 0; i < nn; i++) {
         if (!R[i].known) {
             rmap_set_line(&R[i], &line0);
+            root[i] = i;
             rough_spread(&sc, i);
         }
     }
+    for (size_t e = 0; e < ne; e++)
+        self->st.coarse_capped += E[e].capped;
     size_t maxpc = 1;
-    for (size_t i = 0; i < nn; i++) {
-        self->st.clock_jumps += R[i].n - 1;
+    for (size_t i = 0; i < nn; i++)
         maxpc = R[i].n > maxpc ? R[i].n : maxpc;
-    }
+    size_t nrs;
+    rstep_t *rs = rmap_steps(R, root, nn, &nrs, &self->st.clock_jumps);
+    free(root);
 
     /* Windows on the (rough) reference clock, from the sender's transmit time. */
     int64_t tmin = INT64_MAX, tmax = INT64_MIN;
@@ -1294,6 +1510,28 @@ int clock_logfit_run(clock_logfit_t *self, char *err)
     int64_t origin = clk_floor_div(tmin, W) * W;
     for (size_t i = 0; i < n; i++)
         K[i].win = clk_floor_div(K[i].t, W) - clk_floor_div(origin, W);
+    /*
+     * The windows the reference's own steps touch: where its clock leaves
+     * off and where it reads on.  Windows are on its clock, so one of them
+     * holds a stretch it never read (stepped forward) or read twice
+     * (back): every other node's map there would hold on one side of the
+     * step only, so the reference's edges are flagged there and every
+     * other node is unaligned for those windows.
+     */
+    size_t nsw = 0;
+    rwin_t *sw = xmalloc((2 * nrs + 1) * sizeof *sw);
+    for (size_t j = 0; j < nrs; j++) {
+        if (rs[j].root != iref)
+            continue;
+        int64_t w0 = clk_floor_div(rs[j].y0, W) - clk_floor_div(origin, W);
+        int64_t w1 = clk_floor_div(rs[j].y1, W) - clk_floor_div(origin, W);
+        sw[nsw++] = (rwin_t){w0, rs[j].y1, rs[j].size};
+        if (w1 != w0)
+            sw[nsw++] = (rwin_t){w1, rs[j].y1, rs[j].size};
+    }
+    if (nsw > 1)
+        qsort(sw, nsw, sizeof *sw, cmp_rwin);
+    free(rs);
     qsort(K, n, sizeof *K, cmp_keyed);
     for (size_t e = 0, i = 0; e < ne; e++) { /* regroup: the sort kept edges contiguous */
         E[e].first = i;
@@ -1344,15 +1582,22 @@ int clock_logfit_run(clock_logfit_t *self, char *err)
             fit.window = win;
             fit.src = a;
             fit.dst = b;
+            const rwin_t key = {win, 0, 0};
+            const rwin_t *rw = nsw ? bsearch(&key, sw, nsw, sizeof *sw, cmp_rwin) : NULL;
             if (cut) {
                 fit.step = true;
                 fit.step_at_ns = step_at;
                 fit.step_ns = step_size;
+            } else if (rw && (E[e].a == iref || E[e].b == iref)) {
+                /* The reference stepped: the offset b − a moves by the step (a's: against it). */
+                fit.step = true;
+                fit.step_at_ns = rmap_inverse(&R[E[e].a], rw->at);
+                fit.step_ns = E[e].b == iref ? rw->size : -rw->size;
             }
             self->st.margin_steps += fit.margin_step_ns != 0;
             if (fit.step) {
                 self->st.steps++;
-            } else {
+            } else if (!rw) { /* (a window the reference stepped in ends where its samples do) */
                 /* The window's bounds, where the samples reach them (not at a log's ends). */
                 int64_t w0 = clk_add(origin, (double)win * (double)W);
                 int64_t lo = rmap_inverse(&R[E[e].a], w0);
@@ -1404,6 +1649,7 @@ int clock_logfit_run(clock_logfit_t *self, char *err)
     free(E);
     free(ppiece);
     free(cs);
+    free(sw);
     free(K);
     self->wins = wins;
     self->span = span;

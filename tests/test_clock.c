@@ -3687,6 +3687,187 @@ static void test_logfit_large_step(void **state)
     free(v.p);
 }
 
+/* A lan log of 4 nodes, 10 s, and node's clock reading at `after_s` into it. */
+static void lan4_log(pvec_t *v, clock_truth_t *truth, uint32_t node, double after_s, int64_t *c0,
+                     clock_sim_params_t **sp)
+{
+    clock_simnet_opts_t so;
+    clock_simnet_opts_default(&so);
+    so.nodes = 4;
+    so.seconds = 10;
+    so.seed = 1;
+    char err[BASE_ERRLEN];
+    assert_int_equal(clock_simnet_run(clock_scenario_find("lan"), &so, collect, v, truth, err),
+                     BASE_OK);
+    *sp = NULL;
+    for (size_t i = 0; i < truth->n_nodes; i++)
+        if (truth->nodes[i].node == node)
+            *sp = &truth->nodes[i].p;
+    assert_non_null(*sp);
+    clock_sim_t *sim = clock_sim_new(*sp);
+    *c0 = clock_sim_apply(sim, truth->start_ns + (int64_t)(after_s * 1e9));
+    clock_sim_destroy(&sim);
+}
+
+/*
+ * The reference's clock stepped (node 0, the default reference).  Windows
+ * are on its clock, so the one it leaves off in holds no more of its
+ * time after the step and the one it reads on in none before: every
+ * other node's map there held on one side of the step only, and with the
+ * rough maps' pieces each other node came out a whole step off there at
+ * a claimed ~10 ns, unflagged (the step at 4.3 s leaves off in window 2
+ * and reads on in window 3).  Now every other node is unaligned in the
+ * windows the step touches, every map that is aligned is right, and the
+ * step counts once (it showed in the rough map of each of the 3 others).
+ */
+static void test_logfit_ref_step(void **state)
+{
+    (void)state;
+    const double at_s[] = {4.3, 5.1};
+    const int64_t steps[] = {1000000000LL, 3600000000000LL, -1000000000LL};
+    for (size_t a = 0; a < 2; a++) {
+        for (size_t k = 0; k < 3; k++) {
+            pvec_t v = {0};
+            clock_truth_t truth;
+            clock_sim_params_t *sp;
+            int64_t c0, s = steps[k];
+            lan4_log(&v, &truth, 0, at_s[a], &c0, &sp);
+            step_stamps(v.p, v.n, 0, c0, s);
+            clock_logfit_t *lf = fit_probes(v.p, v.n);
+            assert_int_equal(clock_logfit_ref(lf), 0);
+            clock_logfit_stats_t st;
+            clock_logfit_get_stats(lf, &st);
+            assert_int_equal(st.clock_jumps, 1);
+            assert_int_equal(st.coarse_capped, 0);
+            size_t nn;
+            const clock_node_fit_t *nf = clock_logfit_nodes(lf, &nn);
+            /* A window where every other node is unaligned: the step's. */
+            size_t allout = 0;
+            for (size_t i = 0; i + 4 <= nn; i += 4) {
+                assert_int_equal(nf[i].node, 0);
+                allout += !nf[i + 1].aligned && !nf[i + 2].aligned && !nf[i + 3].aligned;
+            }
+            if (!(allout >= 1 && allout <= 3))
+                fail_msg("step %lld at %.1f s: %zu windows without the others", (long long)s,
+                         at_s[a], allout);
+            if (s > 0) { /* (a clock stepped back: the truth's inverse cannot tell its two times) */
+                sp->step_at_ns = truth.start_ns + (int64_t)(at_s[a] * 1e9);
+                sp->step_ns = (double)s;
+                clock_eval_t ev;
+                char err[BASE_ERRLEN];
+                assert_int_equal(clock_eval_nodes(&truth, nf, nn, &ev, err), BASE_OK);
+                if (!(ev.off_max < 20 && ev.coverage >= 0.95))
+                    fail_msg("step %lld at %.1f s: max %.1f ns, coverage %.3f", (long long)s,
+                             at_s[a], ev.off_max, ev.coverage);
+            }
+            /* The reference's edges say so where they fit. */
+            size_t ne, flagged = 0;
+            const clock_edge_fit_t *ef = clock_logfit_edges(lf, &ne);
+            for (size_t i = 0; i < ne; i++)
+                if (ef[i].step && ef[i].src == 0 && isfinite(ef[i].step_ns))
+                    flagged += fabs(ef[i].step_ns + (double)s) < 1e6;
+            assert_true(flagged >= 1);
+            clock_logfit_destroy(&lf);
+            clock_truth_free(&truth);
+            free(v.p);
+        }
+    }
+}
+
+/*
+ * The smaller id of an edge (its src, whose clock the edge fit maps from)
+ * stepped: node 1, on edges 1-2 and 1-3.  The window's two pieces were
+ * both read at one reading of node 1's clock, a step apart in time, so the
+ * step's size was off by the edge's drift times the step (10^8 ns at an
+ * hour); stepped back by more than the log on either side, node 1's clock
+ * reads the stretch after the step first, and the pieces came out in that
+ * order: a step of -1 h said +1 h.  Now each edge's step is its offset's
+ * (dst − src) move at one instant, put where the later piece starts on
+ * src's clock; the step counts once.
+ */
+static void test_logfit_src_step(void **state)
+{
+    (void)state;
+    const int64_t steps[] = {1000000000LL, -1000000000LL, 3600000000000LL, -3600000000000LL};
+    for (size_t k = 0; k < 4; k++) {
+        pvec_t v = {0};
+        clock_truth_t truth;
+        clock_sim_params_t *sp;
+        int64_t c0, s = steps[k];
+        lan4_log(&v, &truth, 1, 5.377, &c0, &sp);
+        step_stamps(v.p, v.n, 1, c0, s);
+        clock_logfit_t *lf = fit_probes(v.p, v.n);
+        clock_logfit_stats_t st;
+        clock_logfit_get_stats(lf, &st);
+        assert_int_equal(st.clock_jumps, 1);
+        size_t ne, seen = 0;
+        const clock_edge_fit_t *ef = clock_logfit_edges(lf, &ne);
+        for (size_t i = 0; i < ne; i++) {
+            if (!ef[i].step)
+                continue;
+            assert_true(ef[i].src == 1 || ef[i].dst == 1);
+            /* dst − src: down by node 1's step where it is src, up where dst. */
+            double want = ef[i].src == 1 ? -(double)s : (double)s;
+            int64_t where = ef[i].src == 1 ? c0 + s : c0; /* on src's clock, ms from node 1's */
+            if (!(fabs(ef[i].step_ns - want) < 1e4 && llabs(ef[i].step_at_ns - where) < 100000000))
+                fail_msg("step %lld: edge %u-%u says %.0f ns at %lld (want %.0f near %lld)",
+                         (long long)s, ef[i].src, ef[i].dst, ef[i].step_ns,
+                         (long long)ef[i].step_at_ns, want, (long long)where);
+            seen += ef[i].src == 1;
+        }
+        assert_true(seen >= 2); /* 1-2 and 1-3 */
+        clock_logfit_destroy(&lf);
+        clock_truth_free(&truth);
+        free(v.p);
+    }
+}
+
+/*
+ * A clock stepped over and over (a sawtooth of ±50 ms every 100 ms): each
+ * edge with more than 64 jumps is one line, as before steps were looked
+ * for, and said so.  Pieces cost time and memory that grow with their
+ * square (5000 steps took a minute and half a gigabyte), which the cap
+ * keeps to a bound; fewer steps keep their pieces.
+ */
+static void test_logfit_step_cap(void **state)
+{
+    (void)state;
+    const int nsteps[] = {20, 70};
+    for (size_t k = 0; k < 2; k++) {
+        pvec_t v = {0};
+        clock_truth_t truth;
+        clock_sim_params_t *sp;
+        int64_t c0;
+        lan4_log(&v, &truth, 3, 1.5, &c0, &sp);
+        const int64_t period = 100000000LL;
+        for (size_t i = 0; i < v.n; i++) {
+            clock_probe_t *p = &v.p[i];
+            for (int j = 0; j < 2; j++) {
+                int64_t *x =
+                    p->src == 3 ? &p->tx[j] : (p->dst == 3 && p->rx_ok[j] ? &p->rx[j] : NULL);
+                if (x == NULL || *x < c0)
+                    continue;
+                int64_t per = (*x - c0) / period;
+                if (per < nsteps[k] && per % 2 == 0)
+                    *x += 50000000LL;
+            }
+        }
+        clock_logfit_t *lf = fit_probes(v.p, v.n);
+        clock_logfit_stats_t st;
+        clock_logfit_get_stats(lf, &st);
+        if (nsteps[k] > 64) {
+            assert_int_equal(st.coarse_capped, 3); /* node 3's three edges */
+            assert_int_equal(st.clock_jumps, 0);
+        } else {
+            assert_int_equal(st.coarse_capped, 0);
+            assert_true(st.clock_jumps > 0 && st.clock_jumps <= (uint64_t)nsteps[k]);
+        }
+        clock_logfit_destroy(&lf);
+        clock_truth_free(&truth);
+        free(v.p);
+    }
+}
+
 static void test_logfit_refusals(void **state)
 {
     (void)state;
@@ -3815,6 +3996,9 @@ int main(void)
         cmocka_unit_test(test_line_reader),
         cmocka_unit_test(test_simulate_fit_eval),
         cmocka_unit_test(test_logfit_large_step),
+        cmocka_unit_test(test_logfit_ref_step),
+        cmocka_unit_test(test_logfit_src_step),
+        cmocka_unit_test(test_logfit_step_cap),
         cmocka_unit_test(test_logfit_refusals),
         cmocka_unit_test(test_logfit_failure_reasons),
     };
