@@ -166,6 +166,7 @@ struct node_agent {
     /* Events that came over the local link while no master had welcomed
      * this agent: nowhere to publish them, so dropped, counted. */
     uint64_t ev_unregistered;
+    uint64_t ingest_rebinds; /* the local link's socket file found gone, bound again */
     size_t names_total;
     uint64_t names_dropped;
     bool replaying; /* re-announcing tables: do not record them again */
@@ -556,6 +557,36 @@ fail:
     alog(self, BASE_LOG_WARN, "no local link for libdptrace: %s", e);
     self->trace_ep[0] = '\0';
     return BASE_OK;
+}
+
+/*
+ * The local link's socket file gone (a cleaner of /tmp or /run, a user's
+ * rm): libdptrace can no longer connect, and nothing said so.  Checked
+ * every status period; bound again where it is missing, and said.
+ */
+static void check_ingest_socket(node_agent_t *self)
+{
+    if (self->trace_ep[0] == '\0' || strncmp(self->trace_ep, "ipc://", 6) != 0)
+        return;
+    struct stat st;
+    if (self->ingest && stat(self->trace_ep + 6, &st) == 0 && S_ISSOCK(st.st_mode))
+        return;
+    char e[BASE_ERRLEN];
+    if (ipc_in_use(self->trace_ep))
+        return; /* someone else serves it now: theirs */
+    bool was = self->ingest != NULL;
+    gpu_ingest_destroy(&self->ingest);
+    self->ingest = gpu_ingest_new(self->trace_ep, on_ingest, self, e);
+    if (self->ingest) {
+        self->ingest_rebinds++;
+        alog(self, BASE_LOG_WARN, "the trace endpoint's socket %s was gone: bound again",
+             self->trace_ep);
+    } else if (was) {
+        alog(self, BASE_LOG_WARN,
+             "the trace endpoint's socket %s is gone and cannot be bound again: %s (trying "
+             "every status period)",
+             self->trace_ep, e);
+    }
 }
 
 /* ---- GPU messages onto the bus ----------------------------------------- */
@@ -1318,6 +1349,7 @@ static void publish_status(node_agent_t *self, int64_t period_ns)
     bus_msg_set_u64(m, "events", self->events);
     bus_msg_set_u64(m, "ev_bus_drops", self->ev_bus_drops);
     bus_msg_set_u64(m, "ev_unregistered", self->ev_unregistered);
+    bus_msg_set_u64(m, "ingest_rebinds", self->ingest_rebinds);
     bus_msg_set_u64(m, "gpu_msgs_bad", self->gpu_msgs_bad);
     bus_msg_set_i64(m, "procs", (int64_t)self->nprocs);
     bus_msg_set_u64(m, "names_dropped", self->names_dropped);
@@ -1952,6 +1984,7 @@ int node_agent_run(node_agent_t *self, volatile sig_atomic_t *stop, char *err)
             self->next_wl = now + SIM_TICK_NS;
         }
         if (now >= self->next_status) {
+            check_ingest_socket(self);
             if (ok)
                 publish_status(self, now - last_status);
             last_status = now;

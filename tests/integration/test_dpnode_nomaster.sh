@@ -4,7 +4,8 @@
 # cannot publish its events, and says so (status ev_drops and
 # ev_unregistered count every one of them, where they went unseen); once a
 # master answers, the process's hello (`proc`), names and scope tree go out
-# after the welcome, so a console joining later knows the process.
+# after the welcome, so a console joining later knows the process.  Then
+# the trace socket file is removed under the agent.
 . "$(dirname "$0")/lib.sh"
 APP=$B/tests/fake_hip/hip_app
 LIB=$B/libdptrace.so
@@ -53,4 +54,26 @@ PY
 }
 it_wait 30 check >"$IT_TMP/check.txt" || { check; it_fail "the events lost before the master are not counted, or no proc"; }
 cat "$IT_TMP/check.txt"
-it_pass "$sent events sent before any master: counted as dropped; the process announced after the welcome"
+
+# The socket file removed under the running agent (a cleaner of /tmp): it
+# is bound again within a status period, said, and the next process's
+# events get through.
+rm -f "$IT_TMP/trace.sock"
+it_wait 10 grep -q "socket ipc://$IT_TMP/trace.sock was gone: bound again" "$IT_TMP/agent.log" ||
+    it_fail "the removed trace socket was not bound again"
+DPTOP_TRACE_ENDPOINT=$EP LD_PRELOAD=$LIB "$APP" --steps 20 --kernel-us 2000 \
+    >"$IT_TMP/app2.log" 2>&1 || it_fail "hip_app failed the second time"
+sent2=$(sed -n 's/.* \([0-9]*\) sent in .*/\1/p' "$IT_TMP/app2.log")
+[ "${sent2:-0}" -gt 0 ] || it_fail "the second app sent nothing: $(cat "$IT_TMP/app2.log")"
+published() {
+    "$IT_PY" - "$REC" "$1" <<'PY'
+import json, sys
+st = None
+for r in map(json.loads, open(sys.argv[1])):
+    if r["h"].get("type") == "status" and r["h"].get("node") == 1:
+        st = r["h"]
+sys.exit(0 if st and st["events"] >= int(sys.argv[2]) and st["ingest_rebinds"] == 1 else 1)
+PY
+}
+it_wait 20 published "$sent2" || it_fail "the events after the socket came back did not get through"
+it_pass "$sent events sent before any master: counted as dropped; the process announced after the welcome; a removed trace socket bound again and used ($sent2 events)"
