@@ -928,6 +928,8 @@ static void bg_send_state(void)
 /* Send what has accumulated.  The names and scope pairs an event batch
  * uses go first; if they cannot, the batch is not sent either (a receiver
  * must never see ids it cannot resolve), and they go first next time. */
+static void wait_connected(void);
+
 static void bg_flush(bool force)
 {
     int64_t now = dpt_now();
@@ -937,11 +939,19 @@ static void bg_flush(bool force)
         if (gpu_link_up(dpt.link))
             dpt.connected = true;
     }
-    /* Right after start the connection to a receiver may still be under
-     * way: keep accumulating for a moment rather than drop the first batch. */
-    if (!force && !dpt.connected && dpt.link != NULL && now - dpt.link_created < CONNECT_GRACE &&
-        dpt.nout < GPU_LINK_MAX_EVENTS / 2)
-        return;
+    /*
+     * Right after start the connection to a receiver may still be under
+     * way: keep accumulating for a moment rather than drop the first
+     * batch, and where the batch is full (a process that makes thousands
+     * of events in its first milliseconds, or a short one whose whole run
+     * is drained at exit), wait for the connection, bounded: such batches
+     * were refused and dropped, in about one short process of six.
+     */
+    if (!dpt.connected && dpt.link != NULL && now - dpt.link_created < CONNECT_GRACE) {
+        if (!force && dpt.nout < GPU_LINK_MAX_EVENTS / 2)
+            return;
+        wait_connected();
+    }
     if (!force && dpt.nout < GPU_LINK_MAX_EVENTS / 2 && now - dpt.last_flush < dpt.flush_ns)
         return;
     dpt.last_flush = now;

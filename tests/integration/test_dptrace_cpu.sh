@@ -142,4 +142,18 @@ print("helper thread, inherit %s: %d ranges, %d marks in the stepping thread's s
       (inherit, len(ranges), sum(1 for e in marks["in_step"] if e["scope"] in steps)))
 PY
 done
+# Short processes that make more than a batch (4096 events) in their first
+# milliseconds, before the link's connection is up: nothing dropped (a
+# batch full before the connection was refused and lost, in about one run
+# of six).
+EP2="ipc://$IT_TMP/trace2.sock"
+it_spawn dump2 "$DUMP" "$EP2" --ready "$IT_TMP/ready2" --count
+it_wait 10 test -f "$IT_TMP/ready2" || it_fail "the dump tool did not bind $EP2"
+for i in $(seq 1 12); do
+    DPTOP_TRACE_ENDPOINT=$EP2 "$APP" --threads 4 --steps 100 >"$IT_TMP/short$i.log" 2>&1 ||
+        it_fail "cpu_app (short run $i) failed"
+    grep -Eq "dptrace: ([0-9]+) events captured, \1 sent .* 0 dropped" "$IT_TMP/short$i.log" ||
+        it_fail "short run $i lost events: $(grep dptrace: "$IT_TMP/short$i.log")"
+done
+grep dptrace: "$IT_TMP/short12.log"
 it_pass "annotations without a GPU runtime; a helper thread's work in its own scope, or in the open step with DPTOP_TRACE_INHERIT_STEP"
