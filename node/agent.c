@@ -544,7 +544,8 @@ static int open_ingest(node_agent_t *self, const base_config_t *cfg, char *err)
         snprintf(self->trace_ep, sizeof self->trace_ep, "%s", te);
     }
     char e[BASE_ERRLEN];
-    if (ipc_in_use(self->trace_ep)) {
+    bool in_use = ipc_in_use(self->trace_ep);
+    if (in_use) {
         snprintf(e, sizeof e, "another process serves the trace endpoint %.200s", self->trace_ep);
         goto fail;
     }
@@ -554,8 +555,12 @@ static int open_ingest(node_agent_t *self, const base_config_t *cfg, char *err)
 fail:
     if (explicit)
         return base_err(err, "trace_endpoint: %s", e);
-    alog(self, BASE_LOG_WARN, "no local link for libdptrace: %s", e);
-    self->trace_ep[0] = '\0';
+    /* Another agent's default endpoint: taken over once that agent is
+     * gone (check_ingest_socket, every status period). */
+    alog(self, BASE_LOG_WARN, "no local link for libdptrace: %s%s", e,
+         in_use ? " (taken over if that process goes)" : "");
+    if (!in_use)
+        self->trace_ep[0] = '\0';
     return BASE_OK;
 }
 
@@ -577,7 +582,12 @@ static void check_ingest_socket(node_agent_t *self)
     bool was = self->ingest != NULL;
     gpu_ingest_destroy(&self->ingest);
     self->ingest = gpu_ingest_new(self->trace_ep, on_ingest, self, e);
-    if (self->ingest) {
+    if (self->ingest && !was) {
+        alog(self, BASE_LOG_INFO,
+             "took the trace endpoint %s over (the process serving it is "
+             "gone)",
+             self->trace_ep);
+    } else if (self->ingest) {
         self->ingest_rebinds++;
         alog(self, BASE_LOG_WARN, "the trace endpoint's socket %s was gone: bound again",
              self->trace_ep);
