@@ -364,16 +364,22 @@ static int cmp_cpoint(const void *a, const void *b)
 }
 
 /*
- * A probe's packet 0 as a point of edge a → b: x on a's clock, y the
- * offset b − a it reads (forward: rx − tx; reverse: tx − rx); false when
- * the packet was lost.
+ * A probe's packet 0 as a point of edge a → b: dx on a's clock from the
+ * first point's (*anchor, set then: *have), y the offset b − a it reads
+ * (forward: rx − tx; reverse: tx − rx); false when the packet was lost.
  */
-static bool edge_point(const clock_probe_t *p, uint32_t a, bool *fwd, int64_t *x, double *y)
+static bool edge_point(const clock_probe_t *p, uint32_t a, int64_t *anchor, bool *have, bool *fwd,
+                       double *dx, double *y)
 {
     if (!p->rx_ok[0])
         return false;
     *fwd = p->src == a;
-    *x = *fwd ? p->tx[0] : p->rx[0];
+    int64_t x = *fwd ? p->tx[0] : p->rx[0];
+    if (!*have) {
+        *anchor = x;
+        *have = true;
+    }
+    *dx = clk_diff(x, *anchor);
     *y = *fwd ? clk_diff(p->rx[0], p->tx[0]) : clk_diff(p->tx[0], p->rx[0]);
     return true;
 }
@@ -392,15 +398,10 @@ static bool coarse_edge(const clock_probe_t *P, const keyed_t *k, size_t cnt, ui
     bool have = false;
     for (size_t i = 0; i < cnt; i++) {
         bool fwd;
-        int64_t x;
-        double y;
-        if (!edge_point(&P[k[i].i], a, &fwd, &x, &y))
+        double dx, y;
+        if (!edge_point(&P[k[i].i], a, &anchor, &have, &fwd, &dx, &y))
             continue;
-        if (!have) {
-            anchor = x;
-            have = true;
-        }
-        cpoint_t c = {clk_diff(x, anchor), y};
+        cpoint_t c = {dx, y};
         if (fwd)
             f[nf++] = c;
         else
@@ -456,15 +457,10 @@ static bool crude_edge(const clock_probe_t *P, const keyed_t *k, size_t cnt, uin
     bool have = false;
     for (size_t i = 0; i < cnt; i++) {
         bool fwd;
-        int64_t x;
-        double y;
-        if (!edge_point(&P[k[i].i], a, &fwd, &x, &y))
+        double dx, y;
+        if (!edge_point(&P[k[i].i], a, &anchor, &have, &fwd, &dx, &y))
             continue;
-        if (!have) {
-            anchor = x;
-            have = true;
-        }
-        y -= drift_ppb * 1e-9 * clk_diff(x, anchor);
+        y -= drift_ppb * 1e-9 * dx;
         if (fwd)
             hi = fmin(hi, y);
         else

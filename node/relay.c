@@ -56,11 +56,11 @@ static void relay_name(const char *listen, char *out, size_t len)
 }
 
 /* The counters as the master's relay table takes them (bus kind `relay`). */
-static void report_master(bus_reg_t *reg, const bus_relay_t *relay, const char *name,
+static void report_master(bus_reg_t *reg, bus_relay_t *relay, const char *name,
                           const char *upstream, int64_t t0, uint64_t *refused)
 {
     struct bus_relay_stats st;
-    bus_relay_stats((bus_relay_t *)relay, &st);
+    bus_relay_stats(relay, &st);
     bus_msg_t *m = bus_msg_new(BUS_K_RELAY);
     bus_msg_set_str(m, "name", name);
     bus_msg_set_str(m, "upstream", upstream);

@@ -3581,6 +3581,28 @@ static clock_logfit_t *fit_probes(const clock_probe_t *p, size_t n)
     return lf;
 }
 
+/* A lan log of 4 nodes, 10 s, and node's clock reading at `after_s` into it. */
+static void lan4_log(pvec_t *v, clock_truth_t *truth, uint32_t node, double after_s, int64_t *c0,
+                     clock_sim_params_t **sp)
+{
+    clock_simnet_opts_t so;
+    clock_simnet_opts_default(&so);
+    so.nodes = 4;
+    so.seconds = 10;
+    so.seed = 1;
+    char err[BASE_ERRLEN];
+    assert_int_equal(clock_simnet_run(clock_scenario_find("lan"), &so, collect, v, truth, err),
+                     BASE_OK);
+    *sp = NULL;
+    for (size_t i = 0; i < truth->n_nodes; i++)
+        if (truth->nodes[i].node == node)
+            *sp = &truth->nodes[i].p;
+    assert_non_null(*sp);
+    clock_sim_t *sim = clock_sim_new(*sp);
+    *c0 = clock_sim_apply(sim, truth->start_ns + llround(after_s * 1e9));
+    clock_sim_destroy(&sim);
+}
+
 /*
  * A node's clock stepped by a second or an hour (a time daemon's step)
  * inside the log.  The coarse pass drew one line per node through the
@@ -3599,27 +3621,15 @@ static clock_logfit_t *fit_probes(const clock_probe_t *p, size_t n)
 static void test_logfit_large_step(void **state)
 {
     (void)state;
-    clock_simnet_opts_t so;
-    clock_simnet_opts_default(&so);
-    so.nodes = 4;
-    so.seconds = 10;
-    so.seed = 1;
     pvec_t v = {0};
     clock_truth_t truth;
-    char err[BASE_ERRLEN];
-    assert_int_equal(clock_simnet_run(clock_scenario_find("lan"), &so, collect, &v, &truth, err),
-                     BASE_OK);
     const uint32_t node = 3;
-    clock_sim_params_t *sp = NULL;
-    for (size_t i = 0; i < truth.n_nodes; i++)
-        if (truth.nodes[i].node == node)
-            sp = &truth.nodes[i].p;
-    assert_non_null(sp);
+    clock_sim_params_t *sp;
+    int64_t c0;
     /* The step where the sim's step scenario puts it; its truth written the same way. */
+    lan4_log(&v, &truth, node, 5.377, &c0, &sp);
     int64_t at = truth.start_ns + 5377000000LL;
-    clock_sim_t *sim = clock_sim_new(sp);
-    int64_t c0 = clock_sim_apply(sim, at);
-    clock_sim_destroy(&sim);
+    char err[BASE_ERRLEN];
 
     clock_logfit_t *base = fit_probes(v.p, v.n);
     clock_logfit_stats_t bst;
@@ -3685,28 +3695,6 @@ static void test_logfit_large_step(void **state)
     clock_logfit_destroy(&base);
     clock_truth_free(&truth);
     free(v.p);
-}
-
-/* A lan log of 4 nodes, 10 s, and node's clock reading at `after_s` into it. */
-static void lan4_log(pvec_t *v, clock_truth_t *truth, uint32_t node, double after_s, int64_t *c0,
-                     clock_sim_params_t **sp)
-{
-    clock_simnet_opts_t so;
-    clock_simnet_opts_default(&so);
-    so.nodes = 4;
-    so.seconds = 10;
-    so.seed = 1;
-    char err[BASE_ERRLEN];
-    assert_int_equal(clock_simnet_run(clock_scenario_find("lan"), &so, collect, v, truth, err),
-                     BASE_OK);
-    *sp = NULL;
-    for (size_t i = 0; i < truth->n_nodes; i++)
-        if (truth->nodes[i].node == node)
-            *sp = &truth->nodes[i].p;
-    assert_non_null(*sp);
-    clock_sim_t *sim = clock_sim_new(*sp);
-    *c0 = clock_sim_apply(sim, truth->start_ns + (int64_t)(after_s * 1e9));
-    clock_sim_destroy(&sim);
 }
 
 /*

@@ -922,10 +922,15 @@ static void hub_dir_remove(const char *dir)
 }
 
 /* A hello (re-sent until the socket takes it) and its welcome: the id given. */
-static int64_t join(node_master_t *m, bus_reg_t *r, const char *instance, int req)
+/* Join as agent `instance` of `host` (NULL: hello's own), asking for id
+ * `req`; returns the id welcomed. */
+static int64_t join_as(node_master_t *m, bus_reg_t *r, const char *instance, const char *host,
+                       int req)
 {
     char err[BASE_ERRLEN];
     bus_msg_t *msg = hello(instance, req);
+    if (host)
+        bus_msg_set_str(msg, "host", host);
     for (int i = 0; i < 100 && bus_reg_send(r, msg, err) != BASE_OK; i++)
         base_sleep_ns(10000000);
     bus_msg_destroy(&msg);
@@ -934,6 +939,11 @@ static int64_t join(node_master_t *m, bus_reg_t *r, const char *instance, int re
     assert_int_equal(base_json_get_i64(bus_msg_header(msg), "node", &id, err), BASE_DEC_OK);
     bus_msg_destroy(&msg);
     return id;
+}
+
+static int64_t join(node_master_t *m, bus_reg_t *r, const char *instance, int req)
+{
+    return join_as(m, r, instance, NULL, req);
 }
 
 static void test_master_registration(void **state)
@@ -1333,22 +1343,6 @@ static void test_master_edge_fits(void **state)
  * (counted), as it refuses one that asks for none: the table does not grow
  * past NODE_MAX_NODES.  Down nodes fill it here (silent for 3 heartbeats).
  */
-/* Join as an agent of `host`; returns the id welcomed. */
-static int64_t join_host(node_master_t *m, bus_reg_t *r, const char *instance, const char *host)
-{
-    char err[BASE_ERRLEN];
-    bus_msg_t *msg = hello(instance, -1);
-    bus_msg_set_str(msg, "host", host);
-    for (int i = 0; i < 100 && bus_reg_send(r, msg, err) != BASE_OK; i++)
-        base_sleep_ns(10000000);
-    bus_msg_destroy(&msg);
-    msg = await(m, r, BUS_K_WELCOME);
-    int64_t id = -1;
-    assert_int_equal(base_json_get_i64(bus_msg_header(msg), "node", &id, err), BASE_DEC_OK);
-    bus_msg_destroy(&msg);
-    return id;
-}
-
 /*
  * A table full of rows, most of them down (agents restarted without
  * --node-id, each on a new instance): an agent of a host with a down row
@@ -1372,7 +1366,7 @@ static void test_master_table_full(void **state)
     for (int i = 1; i < NODE_MAX_NODES; i++) {
         snprintf(inst, sizeof inst, "a%d", i);
         snprintf(host, sizeof host, "h%d", i);
-        assert_int_equal(join_host(m, r, inst, host), i);
+        assert_int_equal(join_as(m, r, inst, host, -1), i);
     }
     size_t up, known;
     node_master_counts(m, &up, &known);
@@ -1384,9 +1378,9 @@ static void test_master_table_full(void **state)
     } while (up > 1 && base_monotonic_ns() - t0 < 10000000000LL);
     assert_int_equal(up, 1);
     /* h5's agent, restarted: its row. */
-    assert_int_equal(join_host(m, r, "a5-again", "h5"), 5);
+    assert_int_equal(join_as(m, r, "a5-again", "h5", -1), 5);
     /* A host never seen: the row down the longest. */
-    int64_t id = join_host(m, r, "new1", "newhost");
+    int64_t id = join_as(m, r, "new1", "newhost", -1);
     assert_true(id >= 1 && id < NODE_MAX_NODES && id != 5);
     struct node_master_stats ms;
     node_master_stats(m, &ms);

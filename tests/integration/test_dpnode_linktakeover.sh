@@ -11,6 +11,7 @@ for f in "$B/dpnode" "$APP" "$LIB"; do
     [ -e "$f" ] || it_skip "$f not built (make tests-build)"
 done
 "$IT_PY" -c 'import zmq' 2>/dev/null || it_skip "python3-zmq is not installed"
+CHECK="$IT_PY $IT_ROOT/tests/integration/dpnode_check.py"
 export XDG_RUNTIME_DIR=$IT_TMP/xdg
 mkdir -p "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"
 unset DPTOP_TRACE_ENDPOINT
@@ -35,15 +36,6 @@ LD_PRELOAD=$LIB "$APP" --steps 20 --kernel-us 2000 >"$IT_TMP/app.log" 2>&1 ||
     it_fail "hip_app failed under libdptrace"
 sent=$(sed -n 's/.* \([0-9]*\) sent in .*/\1/p' "$IT_TMP/app.log")
 [ "${sent:-0}" -gt 0 ] || it_fail "the app sent nothing: $(cat "$IT_TMP/app.log")"
-events() {
-    "$IT_PY" - "$REC" "$sent" <<'PY'
-import json, sys
-st = None
-for r in map(json.loads, open(sys.argv[1])):
-    if r["h"].get("type") == "status" and r["h"].get("node") == 2:
-        st = r["h"]
-sys.exit(0 if st and st["events"] >= int(sys.argv[2]) else 1)
-PY
-}
-it_wait 20 events || it_fail "the app's events did not reach the bus through the second agent"
+it_wait 20 $CHECK status "$REC" 2 events "$sent" ||
+    it_fail "the app's events did not reach the bus through the second agent"
 it_pass "the second agent took the trace endpoint over from the first and published $sent events"
