@@ -405,6 +405,34 @@ void clock_solve_opts_default(clock_solve_opts_t *opts);
 int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opts,
                 clock_node_fit_t **nodes, size_t *n_nodes, clock_solve_stats_t *st, char *err);
 
+/*
+ * Clock steps between two consecutive windows.  A step at or near a
+ * window's boundary (a clock stepped in the last or first few samples of a
+ * window, or one that jumped forward past the boundary) is seen by no fit of
+ * either window: the earlier window's fits set its last samples aside as
+ * stamp errors, the later one starts at the new offset.  Without a word, a
+ * live master's pooling then takes the new offset for a disturbed window
+ * and widens the node's uncertainty to the step for three windows.  Here an
+ * edge fitted in both windows (no step flagged in either) jumped when its
+ * offset at `cur`'s anchor stands off the line of `prev` by more than
+ * CLOCK_STEP_BETWEEN_MIN_NS and ten times their uncertainties, margins and
+ * drift error together; a node stepped when every such edge of its jumped
+ * alike (the same size within a tenth, in its direction), and not every one
+ * of its jumped edges is explained by a neighbour with more of them (a node
+ * probed by the stepping node alone).  Fills up to max steps, sorted by
+ * node; returns how many were found.
+ */
+#define CLOCK_STEP_BETWEEN_MIN_NS 10000.0
+
+typedef struct clock_step_between {
+    uint32_t node;
+    double step_ns; /* the node's clock jumped by this (later reading − earlier) */
+    uint32_t edges; /* its edges that saw it */
+} clock_step_between_t;
+
+size_t clock_steps_between(const clock_edge_fit_t *prev, size_t np, const clock_edge_fit_t *cur,
+                           size_t nc, clock_step_between_t *out, size_t max);
+
 /* Map x of the node's clock onto the reference's with a node fit. */
 int64_t clock_node_map(const clock_node_fit_t *fit, int64_t x);
 /*
@@ -447,6 +475,13 @@ void clock_history_set_track(clock_history_t *self, size_t windows);
  */
 void clock_history_add(clock_history_t *self, const clock_node_fit_t *fits, size_t n,
                        const clock_edge_fit_t *edges, size_t ne, const clock_solve_stats_t *st);
+/*
+ * A clock step of `node` between windows `window` − 1 and `window`
+ * (clock_steps_between): pooling never reaches across it, either way.  The
+ * reference (`ref`) stepping moves every map onto it: every node's track is
+ * cut then.  A node not yet in the history has nothing to cut.
+ */
+void clock_history_cut(clock_history_t *self, uint32_t node, uint32_t ref, int64_t window);
 /*
  * Solve a window already added again (its edge fits and solve options, the
  * history and pooling aside), with the margin levels the history has now,
@@ -530,6 +565,7 @@ uint64_t clock_history_ignored(const clock_history_t *self);
 /* Flags of a conversion result. */
 #define CLOCK_CONV_EXTRAPOLATED 0x01u /* beyond the known snapshot pairs or window fits */
 #define CLOCK_CONV_GAP          0x02u /* across windows where the node was unaligned */
+#define CLOCK_CONV_STEP         0x04u /* between two maps a clock step apart: either may hold */
 
 typedef struct clock_conv clock_conv_t;
 
@@ -733,6 +769,8 @@ typedef struct clock_logfit_stats {
      * no step were found (the cost of pieces grows with their square).
      */
     uint64_t coarse_capped;
+    /* Node clocks that stepped between two windows (clock_steps_between): not pooled across. */
+    uint64_t steps_between;
     uint64_t node_windows, node_unaligned;
     uint64_t windows;
     /*

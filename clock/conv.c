@@ -11,7 +11,8 @@
  *      its window centre and the two maps around a time are blended
  *      linearly between the centres, so the result is continuous across
  *      window boundaries and — while neighbouring maps disagree by less than
- *      half the distance between their centres — monotonic.
+ *      half the distance between their centres — monotonic; two maps a
+ *      clock step apart are not blended (step_map).
  * Everything stays int64 at the anchors; only differences are doubles.
  */
 #include "clock/clock_int.h"
@@ -348,6 +349,39 @@ static int64_t fit_center(const clock_node_fit_t *f)
     return clk_mid(f->from_ns, f->to_ns);
 }
 
+/*
+ * Two neighbouring maps apart by a clock step (the node's clock jumped
+ * between them: in an unaligned window between, or at their boundary).
+ * Blending them would put every time between their centres up to half
+ * the step off at the uncertainty of either.  Each map holds over its own
+ * window's readings instead; readings between the two windows' (the
+ * unaligned window's, or those a clock stepped forward skipped) lie
+ * before or after the step, which nothing here tells: they are joined
+ * linearly from the first window's end to the second's start, monotonic,
+ * and uncertain by the step.  A clock stepped back reads the windows'
+ * overlap twice; it goes to the earlier map.
+ */
+static int64_t step_map(const clock_node_fit_t *f0, const clock_node_fit_t *f1, int64_t x,
+                        double k0, double k1, double *unc, unsigned *flags)
+{
+    if (x <= f0->to_ns) {
+        *unc = f0->uncertainty_ns;
+        return clk_add(x, k0);
+    }
+    if (x >= f1->from_ns) {
+        *unc = f1->uncertainty_ns;
+        return clk_add(x, k1);
+    }
+    *flags |= CLOCK_CONV_STEP;
+    *unc = fmax(f0->uncertainty_ns, f1->uncertainty_ns) + fabs(k1 - k0);
+    int64_t g0 = clk_add(f0->to_ns, fit_corr(f0, f0->to_ns));
+    int64_t g1 = clk_add(f1->from_ns, fit_corr(f1, f1->from_ns));
+    if (g1 <= g0)
+        return g0;
+    double w = clk_diff(x, f0->to_ns) / clk_diff(f1->from_ns, f0->to_ns);
+    return clk_add(g0, w * clk_diff(g1, g0));
+}
+
 /* Probe time → global with the node's window maps. */
 static int64_t window_map(const cnode_t *cn, int64_t x, double *unc, unsigned *flags)
 {
@@ -375,7 +409,10 @@ static int64_t window_map(const cnode_t *cn, int64_t x, double *unc, unsigned *f
     double span = clk_diff(c1, c0);
     double w = clk_diff(x, c0) / span;
     double k0 = fit_corr(f0, x), k1 = fit_corr(f1, x);
-    *unc = (1 - w) * f0->uncertainty_ns + w * f1->uncertainty_ns;
+    double u0 = f0->uncertainty_ns, u1 = f1->uncertainty_ns;
+    if (fabs(k1 - k0) > fmax(CLOCK_STEP_BETWEEN_MIN_NS, 10.0 * (u0 + u1)))
+        return step_map(f0, f1, x, k0, k1, unc, flags);
+    *unc = (1 - w) * u0 + w * u1;
     if (fabs(k1 - k0) > 0.5 * span) {
         /* Maps too far apart to blend monotonically: join the centres' images. */
         int64_t g0 = clk_add(c0, fit_corr(f0, c0)), g1 = clk_add(c1, fit_corr(f1, c1));
@@ -447,13 +484,35 @@ int clock_conv_from_global(clock_conv_t *self, uint32_t node, uint32_t domain, i
         unsigned fl = 0;
         double unc = 0;
         x = clk_add(global, -fit_corr(&cn->fits[cn->nfits - 1], global));
+        int64_t g = 0;
         for (int it = 0; it < 30; it++) {
             fl = 0;
-            int64_t g = window_map(cn, x, &unc, &fl);
+            g = window_map(cn, x, &unc, &fl);
             double d = clk_diff(global, g);
             if (d == 0)
                 break;
             x = clk_add(x, d);
+        }
+        /*
+         * Where a clock step joins two maps (step_map) G is flat or jumps,
+         * and the steps above can stall: bisect for the smallest x with
+         * G(x) ≥ global between bounds found by doubling.
+         */
+        if (g - global > 2 || global - g > 2) {
+            int64_t lo = x, hi = x, reach = 1000;
+            for (int it = 0; it < 62 && window_map(cn, lo, &unc, &fl) >= global; it++, reach *= 2)
+                lo = clk_add(x, -(double)reach);
+            reach = 1000;
+            for (int it = 0; it < 62 && window_map(cn, hi, &unc, &fl) < global; it++, reach *= 2)
+                hi = clk_add(x, (double)reach);
+            while (hi - lo > 1) {
+                int64_t mid = lo + (hi - lo) / 2;
+                if (window_map(cn, mid, &unc, &fl) >= global)
+                    hi = mid;
+                else
+                    lo = mid;
+            }
+            x = hi;
         }
         for (int it = 0; it < 4; it++) { /* smallest x with G(x) ≥ global, within a few ns */
             fl = 0;

@@ -459,6 +459,11 @@ static int cmd_fit(int argc, char **argv)
                 "window or more): %" PRIu64 "; a stepping node's probes on each side of one were "
                 "put into windows apart\n",
                 st.clock_jumps);
+    if (st.steps_between)
+        fprintf(stderr,
+                "dpclock: clock steps between two windows, seen by no edge fit: %" PRIu64
+                "; the node's maps are not pooled across them\n",
+                st.steps_between);
     if (st.coarse_capped)
         fprintf(stderr,
                 "dpclock: edges or rough maps with more than 64 such steps: %" PRIu64

@@ -1612,6 +1612,171 @@ static int fit_edge(const clock_estimator_t *est, const clock_point_t *fwd, size
                     const clock_point_t *rev, size_t nr, const clock_fit_opts_t *o, bool steps,
                     enum screen screen, clock_edge_fit_t *out, char *err);
 
+/*
+ * Gross steps.  A step far beyond the points' whole spread about a line (a
+ * clock set by milliseconds or more) defeats the block levels: the fitted
+ * line follows the step (its slope is the step over the window, its margin
+ * hugely negative), and a fitter whose own clock jumped forward has a
+ * stretch of its window without points, so that a block holds one point a
+ * side or none and no step is looked for (a live edge fitted a 300 ms step
+ * as a line of −221594 ppm at ±14.8 ms); one whose clock jumped back reads
+ * a stretch twice, and its points before and after the step interleave.
+ * About a robust slope, each side's points then fall into two clusters,
+ * the earlier and the later clock: the largest gap between a side's sorted
+ * residuals is a step when it stands GROSS_K times the wider cluster's
+ * spread (queuing's tail is no cluster apart), with at least GROSS_SIDE
+ * points in each (fewer look the same as as many stamp errors in a row,
+ * isolated_errors), and both sides' clusters say the same: the later one
+ * (by median x) moved the same way by about as much, at the same time
+ * (within GROSS_SLACK_NS, which one-way delays stay under, and the gaps
+ * between samples either side).  Steps within the spread are left to the
+ * blocks.
+ */
+#define GROSS_K        4.0
+#define GROSS_SIDE     3
+#define GROSS_SLACK_NS 1e6
+
+typedef struct gross_jump {
+    bool *later; /* per point of the side: in the later cluster */
+    size_t n_later;
+    double size;       /* ns, later cluster's level minus the earlier's */
+    double end, start; /* anchored x: the earlier cluster's last point, the later's first */
+} gross_jump_t;
+
+/* The slope of both sides together: the median over pairs an eighth of a side apart. */
+static double gross_slope(const clock_side_t *f, const clock_side_t *r, double *tmp)
+{
+    size_t k = 0;
+    for (int side = 0; side < 2; side++) {
+        const clock_side_t *s = side ? r : f;
+        size_t m = s->n / 8 > 0 ? s->n / 8 : 1;
+        for (size_t i = 0; i + m < s->n; i++) {
+            double dx = s->X[i + m] - s->X[i];
+            if (dx > 0)
+                tmp[k++] = (s->Y[i + m] - s->Y[i]) / dx;
+        }
+    }
+    return k > 0 ? clk_median(tmp, k) : NAN;
+}
+
+/* A side's two clusters at slope a, when they stand GROSS_K times their spread apart. */
+static bool gross_side(const clock_side_t *s, double a, double *tmp, gross_jump_t *j)
+{
+    size_t n = s->n;
+    if (n < 2 * GROSS_SIDE)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        tmp[i] = s->Y[i] - a * s->X[i];
+    qsort(tmp, n, sizeof *tmp, base_cmp_double);
+    double gap = 0, cut = 0;
+    size_t below = 0;
+    for (size_t i = GROSS_SIDE; i + GROSS_SIDE <= n; i++)
+        if (tmp[i] - tmp[i - 1] > gap) {
+            gap = tmp[i] - tmp[i - 1];
+            cut = 0.5 * (tmp[i] + tmp[i - 1]);
+            below = i;
+        }
+    double spread = fmax(tmp[below - 1] - tmp[0], tmp[n - 1] - tmp[below]);
+    if (below == 0 || !(gap > GROSS_K * spread))
+        return false;
+    double lo = clk_median(tmp, below), hi = clk_median(tmp + below, n - below);
+    /* Which cluster is later: the one whose points lie later by their median x. */
+    size_t nh = 0, nl = 0;
+    for (size_t i = 0; i < n; i++) {
+        bool high = s->Y[i] - a * s->X[i] > cut;
+        (high ? &tmp[nh++] : &tmp[n - 1 - nl++])[0] = s->X[i];
+    }
+    double xh = clk_median(tmp, nh), xl = clk_median(tmp + n - nl, nl);
+    bool high_later = xh > xl;
+    j->size = high_later ? hi - lo : lo - hi;
+    j->end = -INFINITY;
+    j->start = INFINITY;
+    j->n_later = 0;
+    for (size_t i = 0; i < n; i++) {
+        bool high = s->Y[i] - a * s->X[i] > cut;
+        j->later[i] = high == high_later;
+        j->n_later += j->later[i];
+        if (j->later[i])
+            j->start = fmin(j->start, s->X[i]);
+        else
+            j->end = fmax(j->end, s->X[i]);
+    }
+    return true;
+}
+
+static bool gross_step(const anchored_t *an, const clock_fit_opts_t *o, gross_jump_t *jf,
+                       gross_jump_t *jr)
+{
+    double *tmp = xmalloc((an->f.n + an->r.n + 1) * sizeof *tmp);
+    double a = gross_slope(&an->f, &an->r, tmp);
+    bool found = isfinite(a) && gross_side(&an->f, a, tmp, jf) && gross_side(&an->r, a, tmp, jr);
+    free(tmp);
+    if (!found)
+        return false;
+    double big = fmax(fabs(jf->size), fabs(jr->size)), small = fmin(fabs(jf->size), fabs(jr->size));
+    /* Each side's step somewhere between its clusters' meeting points. */
+    double tf = 0.5 * (jf->end + jf->start), tr = 0.5 * (jr->end + jr->start);
+    double room = 0.5 * (fabs(jf->start - jf->end) + fabs(jr->start - jr->end));
+    return jf->size * jr->size > 0 && small >= (double)o->step_min_ns &&
+           fabs(jf->size - jr->size) <= 0.5 * small && big <= 2.0 * small &&
+           fabs(tf - tr) <= room + GROSS_SLACK_NS;
+}
+
+/* The points of one cluster (later or not) of each side, copied to kf, kr. */
+static void gross_pick(const clock_point_t *fwd, size_t nf, const clock_point_t *rev, size_t nr,
+                       const gross_jump_t *jf, const gross_jump_t *jr, bool later,
+                       clock_point_t *kf, size_t *mf, clock_point_t *kr, size_t *mr)
+{
+    *mf = *mr = 0;
+    for (size_t i = 0; i < nf; i++)
+        if (jf->later[i] == later)
+            kf[(*mf)++] = fwd[i];
+    for (size_t i = 0; i < nr; i++)
+        if (jr->later[i] == later)
+            kr[(*mr)++] = rev[i];
+}
+
+/*
+ * Fit the larger cluster of a gross step and flag it; its size from a fit
+ * of the other too where that has the points, else from the clusters'
+ * levels.  The step is put where the earlier clock's samples end and the
+ * later's begin (for a clock of the fitter's that stepped back, where it
+ * read on from).
+ */
+static int fit_gross(const clock_estimator_t *est, const clock_point_t *fwd, size_t nf,
+                     const clock_point_t *rev, size_t nr, const clock_fit_opts_t *o, int64_t anchor,
+                     const gross_jump_t *jf, const gross_jump_t *jr, clock_edge_fit_t *out,
+                     char *err)
+{
+    size_t bmin = nf - jf->n_later < nr - jr->n_later ? nf - jf->n_later : nr - jr->n_later;
+    size_t amin = jf->n_later < jr->n_later ? jf->n_later : jr->n_later;
+    bool later = amin > bmin;
+    double end = fmax(jf->end, jr->end), start = fmin(jf->start, jr->start);
+    int64_t at = clk_add(anchor, start > end ? 0.5 * (start + end) : end);
+    double size = 0.5 * (jf->size + jr->size);
+    clock_point_t *kf = xmalloc((nf + nr) * sizeof *kf), *kr = kf + nf;
+    size_t mf, mr;
+    gross_pick(fwd, nf, rev, nr, jf, jr, later, kf, &mf, kr, &mr);
+    int rc = fit_edge(est, kf, mf, kr, mr, o, false, SCREEN_ISOLATE, out, err);
+    if (rc != BASE_OK) {
+        free(kf);
+        return base_err(err, "clock step of %.0f ns; too few samples on either side", size);
+    }
+    clock_edge_fit_t other;
+    char oerr[BASE_ERRLEN];
+    gross_pick(fwd, nf, rev, nr, jf, jr, !later, kf, &mf, kr, &mr);
+    if (fit_edge(est, kf, mf, kr, mr, o, false, SCREEN_ISOLATE, &other, oerr) == BASE_OK) {
+        double kept = clk_diff(clock_edge_map(out, at), at);
+        double gone = clk_diff(clock_edge_map(&other, at), at);
+        size = later ? kept - gone : gone - kept;
+    }
+    free(kf);
+    out->step = true;
+    out->step_at_ns = at;
+    out->step_ns = size;
+    return BASE_OK;
+}
+
 /* The fit of the samples keep marks (forward then reverse), counting the `gone` others. */
 static int fit_kept(const clock_estimator_t *est, const clock_point_t *fwd, size_t nf,
                     const clock_point_t *rev, size_t nr, const bool *keep, size_t gone,
@@ -1663,6 +1828,17 @@ static int fit_edge(const clock_estimator_t *est, const clock_point_t *fwd, size
     anchored_t an;
     if (anchor_points(fwd, nf, rev, nr, anchor, yref, &an, err) != BASE_OK)
         return BASE_ERR;
+    if (steps && o->detect_steps) {
+        bool *later = xmalloc((nf + nr) * sizeof *later);
+        gross_jump_t jf = {.later = later}, jr = {.later = later + nf};
+        bool gross = gross_step(&an, o, &jf, &jr);
+        int grc = gross ? fit_gross(est, fwd, nf, rev, nr, o, anchor, &jf, &jr, out, err) : BASE_OK;
+        free(later);
+        if (gross) {
+            free(an.Xf);
+            return grc;
+        }
+    }
     clock_line_t ln = {0, 0, 0, NAN, {NAN, NAN}};
     int rc = est->fit(&an.f, &an.r, o, &ln, err);
     if (rc != BASE_OK)

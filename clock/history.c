@@ -84,6 +84,8 @@ typedef struct track_node {
     size_t ntr, captr;
     int64_t *brk; /* windows in which the node could not be aligned, sorted */
     size_t nbrk, capbrk;
+    int64_t *cut; /* windows its clock stepped just before (clock_history_cut), sorted */
+    size_t ncut, capcut;
 } track_node_t;
 
 /*
@@ -169,6 +171,7 @@ void clock_history_destroy(clock_history_t **self)
     for (size_t i = 0; i < (*self)->n; i++) {
         free((*self)->nodes[i].tr);
         free((*self)->nodes[i].brk);
+        free((*self)->nodes[i].cut);
     }
     free((*self)->nodes);
     for (size_t i = 0; i < (*self)->nedges; i++) {
@@ -189,6 +192,10 @@ static void track_trim(track_node_t *t, size_t max)
     if (t->nbrk > max) {
         memmove(t->brk, t->brk + (t->nbrk - max), max * sizeof *t->brk);
         t->nbrk = max;
+    }
+    if (t->ncut > max) {
+        memmove(t->cut, t->cut + (t->ncut - max), max * sizeof *t->cut);
+        t->ncut = max;
     }
 }
 
@@ -444,13 +451,43 @@ static void break_note(track_node_t *t, int64_t window, bool set, size_t keep)
         clk_array_close(t->brk, t->nbrk--, sizeof *t->brk, 0);
 }
 
-/* The windows around `window` that no break separates from it: (lo, hi), both excluded. */
+static void cut_note(track_node_t *t, int64_t window, size_t keep)
+{
+    size_t at = clk_lower_bound(t->cut, t->ncut, sizeof *t->cut, &window, break_before);
+    if (at < t->ncut && t->cut[at] == window)
+        return;
+    t->cut = clk_array_reserve(t->cut, t->ncut, &t->capcut, sizeof *t->cut);
+    clk_array_open(t->cut, t->ncut++, sizeof *t->cut, at);
+    t->cut[at] = window;
+    if (t->ncut > keep)
+        clk_array_close(t->cut, t->ncut--, sizeof *t->cut, 0);
+}
+
+void clock_history_cut(clock_history_t *self, uint32_t node, uint32_t ref, int64_t window)
+{
+    assert(self);
+    for (size_t i = 0; i < self->n; i++)
+        if (node == self->nodes[i].node || node == ref)
+            cut_note(&self->nodes[i], window, self->track_max);
+}
+
+/*
+ * The windows around `window` that no break or cut separates from it: (lo,
+ * hi), both excluded.  A cut at c parts windows before c from c and after.
+ */
 static void break_span(const track_node_t *t, int64_t window, int64_t *lo, int64_t *hi)
 {
     size_t at = clk_lower_bound(t->brk, t->nbrk, sizeof *t->brk, &window, break_before);
     *lo = at > 0 ? t->brk[at - 1] : INT64_MIN;
     size_t up = at < t->nbrk && t->brk[at] == window ? at + 1 : at;
     *hi = up < t->nbrk ? t->brk[up] : INT64_MAX;
+    /* Cuts at or before the window: the last one; after it: the first. */
+    size_t c = clk_lower_bound(t->cut, t->ncut, sizeof *t->cut, &window, break_before);
+    size_t below = c < t->ncut && t->cut[c] == window ? c + 1 : c;
+    if (below > 0 && t->cut[below - 1] - 1 > *lo)
+        *lo = t->cut[below - 1] - 1;
+    if (below < t->ncut && t->cut[below] < *hi)
+        *hi = t->cut[below];
 }
 
 /*
@@ -738,6 +775,7 @@ void clock_history_forget(clock_history_t *self, uint32_t node)
     if (t != NULL) {
         free(t->tr);
         free(t->brk);
+        free(t->cut);
         clk_array_close(self->nodes, self->n--, sizeof *self->nodes, pos);
     }
     for (size_t i = 0; i < self->nedges;) {

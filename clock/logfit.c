@@ -1100,6 +1100,17 @@ static int solve_window(const win_ctx_t *c, size_t w, bool use_hist, bool feed, 
         so.to_ns = hi;
     so.at_ns = clk_mid(so.from_ns, so.to_ns);
     so.history = use_hist ? c->hist : NULL;
+    /* A step at the boundary with the window before, which neither window's fits saw. */
+    if (feed && w > 0 && self->wins[w - 1] == win - 1) {
+        size_t pi = c->first[w - 1];
+        clock_step_between_t *sb = xmalloc((self->nn + 1) * sizeof *sb);
+        size_t nsb = clock_steps_between(&self->ef[pi], ei - pi, ej > ei ? &self->ef[ei] : NULL,
+                                         ej - ei, sb, self->nn + 1);
+        for (size_t i = 0; i < nsb; i++)
+            clock_history_cut(c->hist, sb[i].node, self->ref, win);
+        self->st.steps_between += nsb;
+        free(sb);
+    }
     double t0 = cpu_ns();
     if (use_hist && !feed && !write) {
         int rc =

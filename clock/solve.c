@@ -1058,3 +1058,141 @@ out:
     free(ids);
     return rc;
 }
+
+/* ---- clock steps between two windows ---- */
+
+static bool step_usable(const clock_edge_fit_t *e)
+{
+    return !e->step && e->src != e->dst && isfinite(e->offset_ns) && isfinite(e->drift_ppb) &&
+           isfinite(e->uncertainty_ns) && e->uncertainty_ns > 0;
+}
+
+static double abs_or_0(double v)
+{
+    return isfinite(v) ? fabs(v) : 0;
+}
+
+static int cmp_edge_ends(const void *a, const void *b)
+{
+    const clock_edge_fit_t *p = *(const clock_edge_fit_t *const *)a,
+                           *q = *(const clock_edge_fit_t *const *)b;
+    if (p->src != q->src)
+        return p->src < q->src ? -1 : 1;
+    return (p->dst > q->dst) - (p->dst < q->dst);
+}
+
+typedef struct edge_jump {
+    uint32_t src, dst;
+    double jump; /* dst − src jumped by this */
+    bool jumped;
+} edge_jump_t;
+
+typedef struct node_jumps {
+    uint32_t node;
+    uint32_t compared, jumped;
+    double size; /* median of its jumped edges' sizes, in its direction */
+    bool step;
+} node_jumps_t;
+
+/* The jumps of one node's edges, as its own clock's: + where it is dst, − where src. */
+static void node_tally(node_jumps_t *nj, const edge_jump_t *J, size_t n, double *tmp)
+{
+    size_t k = 0;
+    nj->compared = nj->jumped = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (J[i].src != nj->node && J[i].dst != nj->node)
+            continue;
+        nj->compared++;
+        if (J[i].jumped)
+            tmp[k++] = J[i].dst == nj->node ? J[i].jump : -J[i].jump;
+    }
+    nj->jumped = (uint32_t)k;
+    nj->step = false;
+    if (k == 0 || k < nj->compared)
+        return;
+    nj->size = clk_median(tmp, k);
+    for (size_t i = 0; i < n; i++) {
+        if (!J[i].jumped || (J[i].src != nj->node && J[i].dst != nj->node))
+            continue;
+        double s = J[i].dst == nj->node ? J[i].jump : -J[i].jump;
+        if (fabs(s - nj->size) > 0.1 * fabs(nj->size))
+            return;
+    }
+    nj->step = true;
+}
+
+size_t clock_steps_between(const clock_edge_fit_t *prev, size_t np, const clock_edge_fit_t *cur,
+                           size_t nc, clock_step_between_t *out, size_t max)
+{
+    if (np == 0 || nc == 0)
+        return 0;
+    const clock_edge_fit_t **P = xmalloc(np * sizeof *P);
+    size_t npu = 0;
+    for (size_t i = 0; i < np; i++)
+        if (step_usable(&prev[i]))
+            P[npu++] = &prev[i];
+    qsort(P, npu, sizeof *P, cmp_edge_ends);
+    edge_jump_t *J = xmalloc(nc * sizeof *J);
+    size_t nj = 0;
+    for (size_t i = 0; i < nc; i++) {
+        const clock_edge_fit_t *c = &cur[i];
+        if (!step_usable(c))
+            continue;
+        const clock_edge_fit_t **hit = bsearch(&c, P, npu, sizeof *P, cmp_edge_ends);
+        if (hit == NULL)
+            continue;
+        const clock_edge_fit_t *p = *hit;
+        double dx = clk_diff(c->anchor_ns, p->anchor_ns);
+        double jump = c->offset_ns - (p->offset_ns + p->drift_ppb * 1e-9 * dx);
+        double tol = 10.0 * (p->uncertainty_ns + c->uncertainty_ns + abs_or_0(p->margin_ns) +
+                             abs_or_0(c->margin_ns) + abs_or_0(p->drift_unc_ppb) * 1e-9 * fabs(dx));
+        J[nj++] =
+            (edge_jump_t){c->src, c->dst, jump, fabs(jump) > fmax(CLOCK_STEP_BETWEEN_MIN_NS, tol)};
+    }
+    free(P);
+    /* The nodes of the compared edges, each once. */
+    uint32_t *ids = xmalloc((2 * nj + 1) * sizeof *ids);
+    size_t nid = 0;
+    for (size_t i = 0; i < nj; i++) {
+        ids[nid++] = J[i].src;
+        ids[nid++] = J[i].dst;
+    }
+    qsort(ids, nid, sizeof *ids, base_cmp_u32);
+    size_t nu = 0;
+    for (size_t i = 0; i < nid; i++)
+        if (nu == 0 || ids[nu - 1] != ids[i])
+            ids[nu++] = ids[i];
+    node_jumps_t *N = xmalloc((nu + 1) * sizeof *N);
+    double *tmp = xmalloc((nj + 1) * sizeof *tmp);
+    for (size_t i = 0; i < nu; i++) {
+        N[i].node = ids[i];
+        node_tally(&N[i], J, nj, tmp);
+    }
+    free(tmp);
+    free(ids);
+    /*
+     * A node whose every jumped edge goes to a node with more of them is
+     * only probed by the one that stepped (or by one whose jumps disagree):
+     * the jumps are that one's.  Equal counts (two nodes and the edge between
+     * them) cannot tell which.
+     */
+    size_t found = 0;
+    for (size_t i = 0; i < nu; i++) {
+        if (!N[i].step)
+            continue;
+        bool own = false;
+        for (size_t e = 0; e < nj && !own; e++) {
+            if (!J[e].jumped || (J[e].src != N[i].node && J[e].dst != N[i].node))
+                continue;
+            uint32_t other = J[e].src == N[i].node ? J[e].dst : J[e].src;
+            /* N is sorted by node, its first member. */
+            const node_jumps_t *o = bsearch(&other, N, nu, sizeof *N, base_cmp_u32);
+            own = o == NULL || o->jumped <= N[i].jumped;
+        }
+        if (own && found < max)
+            out[found++] = (clock_step_between_t){N[i].node, N[i].size, N[i].jumped};
+    }
+    free(N);
+    free(J);
+    return found;
+}

@@ -1402,6 +1402,7 @@ static void publish_status(node_agent_t *self, int64_t period_ns)
         bus_msg_set_u64(m, "edge_fits_unknown", ms.edge_fits_unknown);
         bus_msg_set_u64(m, "table_full", ms.table_full);
         bus_msg_set_u64(m, "clock_back", ms.clock_back);
+        bus_msg_set_u64(m, "steps_between", ms.steps_between);
         bus_msg_set_u64(m, "history_ignored", ms.history_ignored);
         bus_msg_set_u64(m, "hub_cache_msgs", hs.cache_msgs);
         bus_msg_set_u64(m, "hub_cache_evicted", hs.cache_evicted);

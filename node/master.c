@@ -858,6 +858,35 @@ static void report_steps(node_master_t *self, int64_t k, const clock_edge_fit_t 
              nstep, line);
 }
 
+/*
+ * Clock steps between window k − 1 and k (clock_steps_between): a step the
+ * edge fits of neither window saw, at their boundary.  Said once, counted,
+ * and pooling is cut there; otherwise the new offsets would be taken for a
+ * disturbed window and the node's uncertainty widened to the step.
+ */
+static void cut_steps_between(node_master_t *self, int64_t k, const clock_edge_fit_t *e, size_t n)
+{
+    const struct solved *s = solved_window(self, k - 1);
+    if (s == NULL || s->so.ref != self->ref)
+        return;
+    clock_step_between_t *st = xmalloc((self->nnodes + 1) * sizeof *st);
+    size_t ns = clock_steps_between(s->e, s->n, e, n, st, self->nnodes + 1);
+    char line[400];
+    size_t off = 0;
+    for (size_t i = 0; i < ns; i++) {
+        clock_history_cut(self->history, st[i].node, self->ref, k);
+        self->st.steps_between++;
+        if (off < sizeof line)
+            off += (size_t)snprintf(line + off, sizeof line - off, "%snode %u %+.0f ns (%u edges)",
+                                    i ? ", " : "", st[i].node, st[i].step_ns, st[i].edges);
+    }
+    if (ns > 0)
+        mlog(self, BASE_LOG_WARN,
+             "window %" PRId64 ": a clock step since window %" PRId64 " (%s), not pooled across", k,
+             k - 1, line);
+    free(st);
+}
+
 static void solve_window(node_master_t *self, int64_t k)
 {
     struct pending *p = NULL;
@@ -890,8 +919,10 @@ static void solve_window(node_master_t *self, int64_t k)
                 p->e[n++] = p->e[i];
         }
     }
-    if (n > 0)
+    if (n > 0) {
         report_steps(self, k, p->e, n);
+        cut_steps_between(self, k, p->e, n);
+    }
     if (n > 0) {
         if (clock_solve(p->e, n, &so, &fits, &nfits, &st, err) != BASE_OK) {
             self->st.solve_errors++;

@@ -337,6 +337,7 @@ struct node_master_stats {
     uint64_t edge_fits_ahead, edge_fits_replaced;
     uint64_t edge_fits_unknown; /* to a node not in the table (after a master restart, briefly) */
     uint64_t clock_back;        /* the master's probe clock stepped back by more than a window */
+    uint64_t steps_between; /* node clocks that stepped between two windows (not pooled across) */
     uint64_t
         history_ignored; /* nodes and edges beyond the history's room (clock_history_ignored) */
     uint64_t marked_down, forgotten;

@@ -847,6 +847,176 @@ static void test_step_small_window(void **state)
     }
 }
 
+static int cmp_point_x_test(const void *a, const void *b)
+{
+    const clock_point_t *p = a, *q = b;
+    return (p->x > q->x) - (p->x < q->x);
+}
+
+/*
+ * Steps far beyond the points' spread (a clock set by milliseconds).  The
+ * fitted line followed them (a live edge fitted a 300 ms step as −221594
+ * ppm at ±14.8 ms, unflagged), and where the fitter's own clock jumped
+ * forward, its window had a stretch without points, a block held one
+ * point a side and no step was looked for.  Every estimator, steps of the
+ * fitter's clock (x and y move) and of the other end's (y only), forward
+ * and back, 70 points a side with light queuing: the step flagged, its
+ * size within 1 %, the fit that of the larger side's points alone (svm's
+ * within 50 ns of the truth).
+ */
+static void test_step_gross(void **state)
+{
+    (void)state;
+    line_truth_t t = {T0 + 1000000000LL, 3500000.0, -15000.0};
+    enum { N = 70 };
+    const int64_t W = 2000000000LL;
+    char err[BASE_ERRLEN];
+    size_t nest;
+    const clock_estimator_t *const *ests = clock_estimators(&nest);
+    const int64_t sizes[] = {300000000LL, -300000000LL, 20000000LL, -1000000LL};
+    const double where[] = {0.35, 0.8, 0.6, 0.1};
+    for (size_t e = 0; e < nest; e++) {
+        for (int c = 0; c < 8; c++) {
+            clock_point_t pts[2][N], kept[2][N], side[2][2][N];
+            make_points(&t, N, W, 30000, 0.05, 2000, 40, 900 + (uint64_t)c, pts[0], pts[1]);
+            int64_t s = sizes[c % 4], at = T0 + (int64_t)(where[c % 4] * (double)W);
+            bool own = c >= 4; /* the fitter's clock: its readings after the step move too */
+            size_t n[2] = {0, 0}, ns[2][2] = {{0, 0}, {0, 0}};
+            for (int d = 0; d < 2; d++) {
+                for (size_t i = 0; i < N; i++) {
+                    clock_point_t q = pts[d][i];
+                    bool after = q.x >= at;
+                    if (after) {
+                        q.y += own ? -s : s;
+                        q.x += own ? s : 0;
+                    }
+                    /* The window is the fitter's: what its clock reads past the end is not in. */
+                    if (q.x < T0 || q.x >= T0 + W)
+                        continue;
+                    kept[d][n[d]++] = q;
+                    side[after][d][ns[after][d]++] = q;
+                }
+            }
+            /* Sorted by x, as the agent's points are: a clock stepped back interleaves them. */
+            qsort(kept[0], n[0], sizeof kept[0][0], cmp_point_x_test);
+            qsort(kept[1], n[1], sizeof kept[1][0], cmp_point_x_test);
+            clock_edge_fit_t f;
+            if (clock_fit_edge(ests[e], kept[0], n[0], kept[1], n[1], NULL, &f, err) != BASE_OK)
+                fail_msg("%s: %+lld ns step (%s clock): %s", ests[e]->name, (long long)s,
+                         own ? "own" : "peer", err);
+            double want = own ? -(double)s : (double)s;
+            if (!f.step || fabs(f.step_ns - want) > 0.01 * fabs(want))
+                fail_msg("%s: %+lld ns step (%s clock) at %.0f %% of the window: step %d, %.0f ns",
+                         ests[e]->name, (long long)s, own ? "own" : "peer", 100 * where[c % 4],
+                         f.step, f.step_ns);
+            /* The fit is that of the larger side alone; svm's is right to 50 ns. */
+            bool later = (ns[1][0] < ns[1][1] ? ns[1][0] : ns[1][1]) >
+                         (ns[0][0] < ns[0][1] ? ns[0][0] : ns[0][1]);
+            clock_edge_fit_t g;
+            assert_int_equal(clock_fit_edge(ests[e], side[later][0], ns[later][0], side[later][1],
+                                            ns[later][1], NULL, &g, err),
+                             BASE_OK);
+            assert_false(g.step);
+            if (f.n_fwd != g.n_fwd || f.n_rev != g.n_rev || fabs(f.offset_ns - g.offset_ns) > 1 ||
+                fabs(f.uncertainty_ns - g.uncertainty_ns) > 1)
+                fail_msg("%s: %+lld ns step (%s clock): %u/%u points, %.1f ± %.1f ns; the side "
+                         "alone %u/%u, %.1f ± %.1f",
+                         ests[e]->name, (long long)s, own ? "own" : "peer", f.n_fwd, f.n_rev,
+                         f.offset_ns, f.uncertainty_ns, g.n_fwd, g.n_rev, g.offset_ns,
+                         g.uncertainty_ns);
+            line_truth_t tk = t;
+            if (later) {
+                tk.O += want;
+                if (own)
+                    tk.L += s;
+            }
+            double er = edge_error(&f, &tk, f.from_ns, f.to_ns);
+            if (strcmp(ests[e]->name, "svm") == 0 && er > 50)
+                fail_msg("svm: %+lld ns step (%s clock): kept side %.1f ns off", (long long)s,
+                         own ? "own" : "peer", er);
+        }
+    }
+}
+
+/*
+ * Steps between two windows (clock_steps_between), on a ring of four
+ * nodes and a fifth probed by node 2 alone: node 2's clock jumps by 1 ms
+ * between the windows.  Its three edges jump (as +1 ms where it is dst, −1
+ * ms where src); node 4's one edge jumps too, but that is node 2's: only
+ * node 2 is named.  Jumps of 5 µs, or edges of one node that disagree on
+ * the size, name nobody; two nodes and the edge between them cannot be
+ * told apart and are both named.
+ */
+static clock_edge_fit_t between_edge(uint32_t a, uint32_t b, int64_t anchor, double off)
+{
+    clock_edge_fit_t e;
+    memset(&e, 0, sizeof e);
+    e.src = a;
+    e.dst = b;
+    e.anchor_ns = anchor;
+    e.offset_ns = off;
+    e.drift_ppb = 2000.0 * (double)(b + 1) - 1000.0 * (double)(a + 1);
+    e.uncertainty_ns = 8;
+    e.margin_ns = 120;
+    e.drift_unc_ppb = 3;
+    return e;
+}
+
+static void test_steps_between(void **state)
+{
+    (void)state;
+    const uint32_t ends[][2] = {{0, 1}, {1, 2}, {2, 3}, {3, 0}, {2, 4}};
+    enum { NE = 5 };
+    const int64_t W = 2000000000LL, A = T0 + W / 2;
+    /* jump[i]: what node i's clock did between the windows. */
+    struct {
+        double jump[5];
+        double skew; /* added to the last edge's jump */
+        size_t ne;
+        uint32_t want[2];
+        size_t nwant;
+    } cases[] = {
+        {{0, 0, 1e6, 0, 0}, 0, NE, {2, 0}, 1},
+        {{0, 0, -1e6, 0, 0}, 0, NE, {2, 0}, 1},
+        {{0, 0, 5000, 0, 0}, 0, NE, {0, 0}, 0},
+        {{0, 0, 1e6, 0, 0}, 3e5, NE, {0, 0}, 0}, /* node 2's edges disagree: 1 ms, 1.3 ms */
+        {{0, 1e6, 0, 0, 0}, 0, 1, {0, 1}, 2},    /* one edge: either end */
+        {{0, 0, 0, 0, 0}, 0, NE, {0, 0}, 0},
+    };
+    for (size_t c = 0; c < BASE_ARRAY_LEN(cases); c++) {
+        clock_edge_fit_t prev[NE], cur[NE];
+        for (size_t i = 0; i < cases[c].ne; i++) {
+            uint32_t a = ends[i][0], b = ends[i][1];
+            double off = 1e6 * (double)b - 7e5 * (double)a;
+            prev[i] = between_edge(a, b, A, off);
+            /* The line carried on one window, then the ends' jumps: dst − src. */
+            double on = off + prev[i].drift_ppb * 1e-9 * (double)W;
+            on += cases[c].jump[b] - cases[c].jump[a];
+            if (i + 1 == cases[c].ne)
+                on += cases[c].skew;
+            cur[i] = between_edge(a, b, A + W, on);
+        }
+        clock_step_between_t got[5];
+        size_t n = clock_steps_between(prev, cases[c].ne, cur, cases[c].ne, got, 5);
+        if (n != cases[c].nwant)
+            fail_msg("case %zu: %zu steps, want %zu", c, n, cases[c].nwant);
+        for (size_t i = 0; i < n; i++) {
+            uint32_t node = cases[c].want[i];
+            assert_int_equal(got[i].node, node);
+            if (fabs(got[i].step_ns - cases[c].jump[node] - (cases[c].jump[node] == 0 ? -1e6 : 0)) >
+                1)
+                fail_msg("case %zu: node %u stepped %.1f ns", c, node, got[i].step_ns);
+        }
+    }
+    /* Fits flagged with a step, and edges in one window only, are not compared. */
+    clock_edge_fit_t p1 = between_edge(0, 1, A, 0), c1 = between_edge(0, 1, A + W, 5e6);
+    c1.step = true;
+    clock_step_between_t got[2];
+    assert_int_equal(clock_steps_between(&p1, 1, &c1, 1, got, 2), 0);
+    clock_edge_fit_t c2 = between_edge(1, 2, A + W, 5e6);
+    assert_int_equal(clock_steps_between(&p1, 1, &c2, 1, got, 2), 0);
+}
+
 /* ---- the sparse factor (envelope.c) against the dense one ---- */
 
 /*
@@ -2961,6 +3131,86 @@ static void test_conversion(void **state)
     assert_null(c);
 }
 
+/*
+ * Window maps a clock step apart (node 5's clock jumped by S between
+ * windows 1 and 2, at their boundary or inside window 2, unaligned).
+ * Blended, every time between the two maps' centres came out up to S/2
+ * off at the maps' ±20 ns (0.4998 ms off at ±20 for S = 1 ms a
+ * microsecond before window 1's end).  Each map now holds over its own window's
+ * readings; readings between the two windows are flagged CLOCK_CONV_STEP
+ * and uncertain by the step; the whole stays monotonic where the clock
+ * stepped forward, and invertible over the windows' readings.
+ */
+static void test_conversion_step(void **state)
+{
+    (void)state;
+    const int64_t W = 2000000000LL;
+    const double corr = -123456.0; /* global − local before the step */
+    const int64_t steps[] = {1000000, -1000000, 1000000, 300000000};
+    for (int c = 0; c < 4; c++) {
+        int64_t S = steps[c];
+        bool inside = c == 2; /* the step in window 2, which is unaligned */
+        clock_conv_t *cv = clock_conv_new(NULL);
+        char err[BASE_ERRLEN];
+        clock_node_fit_t f[5];
+        for (int w = 0; w < 5; w++) {
+            /* Window w covers global [T0 + w·W, T0 + (w+1)·W); after the step local = global − corr
+             * + S. */
+            double k = w < 2 ? corr : corr - (double)S;
+            f[w] = window_fit(w, T0 + (int64_t)w * W - (int64_t)k, k, 0, 0);
+            f[w].aligned = !(inside && w == 2);
+            assert_int_equal(clock_conv_add_fit(cv, &f[w], err), BASE_OK);
+        }
+        const clock_node_fit_t *a = &f[1], *b = inside ? &f[3] : &f[2];
+        clock_conv_result_t r;
+        /*
+         * Each window's readings with its own map, at its own uncertainty (a
+         * clock stepped back reads the windows' overlap twice: the earlier map).
+         */
+        int64_t xs[2] = {a->to_ns - 1000, (b->from_ns > a->to_ns ? b->from_ns : a->to_ns) + 1000};
+        for (int i = 0; i < 2; i++) {
+            const clock_node_fit_t *g = i ? b : a;
+            assert_int_equal(clock_conv_to_global(cv, 5, CLOCK_DOMAIN_PROBE, xs[i], &r, err),
+                             BASE_OK);
+            int64_t want = xs[i] + (int64_t)llround(g->offset_ns);
+            if (llabs(r.t - want) > 1 || r.uncertainty_ns > 21 || (r.flags & CLOCK_CONV_STEP))
+                fail_msg("step %lld%s: in window %lld, 1 us from its %s: %+lld ns off at ±%.1f",
+                         (long long)S, inside ? " inside" : "", (long long)g->window,
+                         i ? "start" : "end", (long long)(r.t - want), r.uncertainty_ns);
+            clock_conv_result_t back;
+            assert_int_equal(clock_conv_from_global(cv, 5, CLOCK_DOMAIN_PROBE, r.t, &back, err),
+                             BASE_OK);
+            if (llabs(back.t - xs[i]) > 2)
+                fail_msg("step %lld: %lld -> %lld -> %lld", (long long)S, (long long)xs[i],
+                         (long long)r.t, (long long)back.t);
+        }
+        /* Between the two windows' readings: flagged, uncertain by the step. */
+        if (a->to_ns + 1 < b->from_ns) {
+            int64_t mid = a->to_ns + (b->from_ns - a->to_ns) / 2;
+            assert_int_equal(clock_conv_to_global(cv, 5, CLOCK_DOMAIN_PROBE, mid, &r, err),
+                             BASE_OK);
+            assert_true(r.flags & CLOCK_CONV_STEP);
+            assert_true(r.uncertainty_ns >= (double)llabs(S));
+        }
+        /* Monotonic over the whole span where the clock stepped forward. */
+        if (S > 0) {
+            clock_conv_result_t prev;
+            int64_t x0 = f[0].from_ns, x1 = f[4].to_ns, dx = (x1 - x0) / 20011;
+            assert_int_equal(clock_conv_to_global(cv, 5, CLOCK_DOMAIN_PROBE, x0, &prev, err),
+                             BASE_OK);
+            for (int64_t x = x0 + dx; x < x1; x += dx) {
+                assert_int_equal(clock_conv_to_global(cv, 5, CLOCK_DOMAIN_PROBE, x, &r, err),
+                                 BASE_OK);
+                if (r.t < prev.t)
+                    fail_msg("step %lld: back by %lld ns at %lld", (long long)S,
+                             (long long)(prev.t - r.t), (long long)(x - x0));
+                prev = r;
+            }
+        }
+        clock_conv_destroy(&cv);
+    }
+}
+
 static void test_conversion_limits(void **state)
 {
     (void)state;
@@ -3698,6 +3948,86 @@ static void test_logfit_large_step(void **state)
 }
 
 /*
+ * A clock step half a millisecond before a window's boundary: the window's
+ * fits set the few samples after it aside as stamp errors, the next
+ * window's start at the new offset, and no edge fit flags it.  A causal
+ * fit (as a live master) then took the next three windows of the stepping
+ * node for disturbed ones: ±1 ms each, at errors of a few ns.  Now the
+ * step is found between the windows (counted), pooling starts again after
+ * it, and those maps are those of the log without the step, moved by it,
+ * at uncertainties like theirs; nobody else's change.
+ */
+static void test_logfit_step_between(void **state)
+{
+    (void)state;
+    pvec_t v = {0};
+    clock_truth_t truth;
+    const uint32_t node = 3;
+    const int64_t W = 2000000000LL, S = 1000000;
+    clock_sim_params_t *sp;
+    int64_t c0;
+    lan4_log(&v, &truth, node, 0, &c0, &sp);
+    /* Windows are on the reference's clock (node 0), from a multiple of W before the log. */
+    clock_sim_params_t *rp = NULL;
+    for (size_t i = 0; i < truth.n_nodes; i++)
+        if (truth.nodes[i].node == 0)
+            rp = &truth.nodes[i].p;
+    assert_non_null(rp);
+    int64_t bound = (truth.start_ns / W + 4) * W;
+    clock_sim_t *rs = clock_sim_new(rp), *ns = clock_sim_new(sp);
+    c0 = clock_sim_apply(ns, clock_sim_invert(rs, bound - 500000));
+    clock_sim_destroy(&rs);
+    clock_sim_destroy(&ns);
+    clock_probe_t *p = malloc(v.n * sizeof *p);
+    assert_non_null(p);
+    memcpy(p, v.p, v.n * sizeof *p);
+    step_stamps(p, v.n, node, c0, S);
+    clock_logfit_opts_t lo;
+    clock_logfit_opts_default(&lo);
+    lo.causal = true;
+    clock_logfit_t *lf[2];
+    for (int k = 0; k < 2; k++) {
+        lf[k] = clock_logfit_new(&lo);
+        for (size_t i = 0; i < v.n; i++)
+            assert_int_equal(clock_logfit_add(lf[k], k ? &p[i] : &v.p[i]), BASE_OK);
+        char err[BASE_ERRLEN];
+        assert_int_equal(clock_logfit_run(lf[k], err), BASE_OK);
+    }
+    clock_logfit_stats_t st;
+    clock_logfit_get_stats(lf[1], &st);
+    assert_int_equal(st.steps, 0);
+    assert_int_equal(st.steps_between, 1);
+    size_t nb, nn;
+    const clock_node_fit_t *bf = clock_logfit_nodes(lf[0], &nb),
+                           *nf = clock_logfit_nodes(lf[1], &nn);
+    assert_int_equal(nn, nb);
+    int64_t step_win = bound / W - truth.start_ns / W; /* the window the boundary opens, roughly */
+    size_t after = 0;
+    for (size_t i = 0; i < nn; i++) {
+        assert_int_equal(nf[i].node, bf[i].node);
+        assert_int_equal(nf[i].window, bf[i].window);
+        assert_true(nf[i].aligned);
+        /* Offsets are reference − node: the stepping node's drop by the step after it. */
+        bool moved = nf[i].node == node && nf[i].offset_ns < bf[i].offset_ns - 0.5 * (double)S;
+        double want = bf[i].offset_ns - (moved ? (double)S : 0);
+        if (fabs(nf[i].offset_ns - want) > 5 || nf[i].uncertainty_ns > 2 * bf[i].uncertainty_ns + 5)
+            fail_msg("node %u window %lld: %.1f ± %.1f ns, the log without the step %.1f ± %.1f",
+                     nf[i].node, (long long)nf[i].window, nf[i].offset_ns - (moved ? -S : 0),
+                     nf[i].uncertainty_ns, bf[i].offset_ns, bf[i].uncertainty_ns);
+        after += moved;
+    }
+    /* The windows after the boundary, and only they, moved. */
+    if (after == 0 || after > 3)
+        fail_msg("%zu windows of node %u moved by the step (it opens window ~%lld)", after, node,
+                 (long long)step_win);
+    clock_logfit_destroy(&lf[0]);
+    clock_logfit_destroy(&lf[1]);
+    clock_truth_free(&truth);
+    free(p);
+    free(v.p);
+}
+
+/*
  * The reference's clock stepped (node 0, the default reference).  Windows
  * are on its clock, so the one it leaves off in holds no more of its
  * time after the step and the one it reads on in none before: every
@@ -3949,6 +4279,8 @@ int main(void)
         cmocka_unit_test(test_auto_guard_and_points),
         cmocka_unit_test(test_step_detection),
         cmocka_unit_test(test_step_small),
+        cmocka_unit_test(test_step_gross),
+        cmocka_unit_test(test_steps_between),
         cmocka_unit_test(test_delay_change),
         cmocka_unit_test(test_delay_change_small_window),
         cmocka_unit_test(test_minrtt_margin_drift),
@@ -3976,6 +4308,7 @@ int main(void)
         cmocka_unit_test(test_pooling),
         cmocka_unit_test(test_history_track),
         cmocka_unit_test(test_conversion),
+        cmocka_unit_test(test_conversion_step),
         cmocka_unit_test(test_conversion_limits),
         cmocka_unit_test(test_sim_clock),
         cmocka_unit_test(test_json_good),
@@ -3985,6 +4318,7 @@ int main(void)
         cmocka_unit_test(test_simulate_fit_eval),
         cmocka_unit_test(test_logfit_large_step),
         cmocka_unit_test(test_logfit_ref_step),
+        cmocka_unit_test(test_logfit_step_between),
         cmocka_unit_test(test_logfit_src_step),
         cmocka_unit_test(test_logfit_step_cap),
         cmocka_unit_test(test_logfit_refusals),

@@ -1420,7 +1420,7 @@ int tui_model_to_axis(tui_model_t *self, uint16_t node, int64_t trace_ns, enum t
             BASE_OK) {
             if (r.flags & CLOCK_CONV_EXTRAPOLATED)
                 *flags |= TUI_T_EXTRAP;
-            if (r.flags & CLOCK_CONV_GAP)
+            if (r.flags & (CLOCK_CONV_GAP | CLOCK_CONV_STEP))
                 *flags |= TUI_T_GAP;
             *out = r.t;
             return BASE_OK;

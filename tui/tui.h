@@ -352,7 +352,7 @@ bool tui_model_aligned(const tui_model_t *self, uint16_t node);
 #define TUI_T_RAW    0x01u /* asked for aligned, node unaligned: raw clock instead */
 #define TUI_T_NOSNAP 0x02u /* no snapshot pairs: trace clock shifted by arrival times */
 #define TUI_T_EXTRAP 0x04u /* extrapolated beyond the pairs or fits */
-#define TUI_T_GAP    0x08u /* across windows where the node was unaligned */
+#define TUI_T_GAP    0x08u /* across windows where the node was unaligned, or a clock step */
 /*
  * A trace-clock time of a node on the chosen axis.  Aligned: the global time
  * base; when the node cannot be aligned, its raw time with TUI_T_RAW set

@@ -33,6 +33,12 @@ usage: dpnode_check.py COMMAND FILE ARGS...
                               edge how many marked it suspect (exit 1: none, or
                               one whose extra_sigma_ns comes without a
                               persist_sigma_ns within it)
+  step-line LINE NODE SIZE_NS TOL_NS
+                              a master's clock step line (LINE, not a file): every
+                              edge it names ("a clock step on": A→B +S ns) is one of
+                              NODE's and saw |S| within TOL_NS of SIZE_NS, every node
+                              it names ("a clock step since": node N +S ns) is NODE
+                              and stepped by SIZE_NS within TOL_NS (sign included)
   epoch FILE                  print the latest plan epoch
   node-of-pid FILE PID        print the node id whose hello carries PID
   collectives FILE SINCE STRAGGLER LATE_NS MAX_NS
@@ -51,6 +57,7 @@ keep their ns precision.
 import base64
 import bisect
 import json
+import re
 import struct
 import sys
 
@@ -83,8 +90,18 @@ def truths(recs):
     return t
 
 
+def stepped(t, tau):
+    """Whether clock t has stepped by real time t0_N + tau (tau relative to t0 of t)."""
+    at = int(t.get("step_at_ns") or 0)
+    return bool(t.get("step_ns")) and at != 0 and int(t["t0_ns"]) - at + tau >= 0
+
+
 def true_offset(x, tn, tr):
-    """True (reference clock - node clock) at x of node N's clock, in ns (float)."""
+    """True (reference clock - node clock) at x of node N's clock, in ns (float).
+
+    A clock step (sim_truth step_at_ns, step_ns) counts from its instant on;
+    a clock stepped back reads some times twice, which are taken as after it.
+    """
     zero = {"t0_ns": x, "offset_ns": 0.0, "drift_ppm": 0.0}
     tn = tn or zero
     tr = tr or zero
@@ -92,8 +109,15 @@ def true_offset(x, tn, tr):
     dr = tr["drift_ppm"] * 1e-6
     u = x - int(tn["t0_ns"])                      # int, small
     tau = (u - tn["offset_ns"]) / (1.0 + dn)      # real time since t0_N
+    if tn.get("step_ns"):
+        tau_s = (u - tn["offset_ns"] - tn["step_ns"]) / (1.0 + dn)
+        if stepped(tn, tau_s):
+            tau = tau_s
     base = int(tn["t0_ns"]) - int(tr["t0_ns"])    # int, small
-    return tau - u + tr["offset_ns"] + dr * (base + tau)
+    off = tau - u + tr["offset_ns"] + dr * (base + tau)
+    if tr.get("step_ns") and stepped(tr, base + tau):
+        off += tr["step_ns"]
+    return off
 
 
 def fit_error(fit, tn, tr):
@@ -232,6 +256,15 @@ def collectives(recs, since, straggler, late_ns, max_ns):
 def main():
     cmd, path = sys.argv[1], sys.argv[2]
     a = sys.argv[3:]
+    if cmd == "step-line":
+        line, node, size, tol = path, a[0], float(a[1]), float(a[2])
+        edges = re.findall(r"(\d+)→(\d+) ([+-]\d+) ns", line)
+        nodes = re.findall(r"node (\d+) ([+-]\d+) ns", line)
+        bad = [e for e in edges if node not in e[:2] or abs(abs(int(e[2])) - abs(size)) > tol]
+        bad += [n for n in nodes if n[0] != node or abs(int(n[1]) - size) > tol]
+        print("%d edge(s), %d node(s) named%s" % (len(edges), len(nodes),
+                                                  ", wrong: %s" % bad if bad else ""))
+        return 0 if (edges or nodes) and not bad else 1
     recs = load(path)
     if cmd == "aligned":
         n, since = int(a[0]), float(a[1]) if len(a) > 1 else 0.0
@@ -292,7 +325,8 @@ def main():
             return 1
         print(f"ERR fits={len(errs)} p50_ns={pct(errs, 50):.1f} p99_ns={pct(errs, 99):.1f} "
               f"max_ns={max(errs):.1f} coverage={100.0 * cover / len(errs):.1f}% "
-              f"unc_median_ns={pct(uncs, 50):.1f} worst=window {worst[1]} node {worst[2]} unc {worst[3]:.1f}")
+              f"unc_median_ns={pct(uncs, 50):.1f} unc_max_ns={max(uncs):.1f} "
+              f"worst=window {worst[1]} node {worst[2]} unc {worst[3]:.1f}")
         return 0 if max(errs) <= max_ns else 1
     if cmd == "state":
         node, state = int(a[0]), a[1]

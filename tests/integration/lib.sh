@@ -9,6 +9,10 @@
 #                          python3-zmq, sets CHECK (dpnode_check.py), REC (the
 #                          bus recording) and H (a free loopback hub) and starts
 #                          dpnode_watch.py recording KINDs (all when none)
+#   it_step_cluster CLOCK ARG...  after it_dpnode_bus: a master (node 0, sim clock
+#                          0,0) and 3 agents on H with ARGs, the third on --sim-clock
+#                          CLOCK (one that steps); waits until all 4 are aligned and
+#                          sets STEPPER to the third one's node id
 #   it_receiver [LOG]      gpu_ingest_dump bound to EP=ipc://$IT_TMP/trace.sock, what
 #                          it prints into LOG (default $IT_TMP/dump.log); its pid in
 #                          DUMP_PID; non-zero when it did not bind in 10 s
@@ -223,6 +227,23 @@ it_wait() {
         sleep 0.1
     done
     return 1
+}
+
+it_step_cluster() {
+    local clock=$1
+    shift
+    it_spawn master "$B/dpnode" --master --listen "$H" --sim-clock 0,0 "$@"
+    it_wait 20 grep -q "hub tcp://" "$IT_TMP/master.log" || it_fail "the master did not start"
+    it_spawn agent1 "$B/dpnode" --hub "$H" --sim-clock 2000000,20 "$@"
+    it_spawn agent2 "$B/dpnode" --hub "$H" --sim-clock -3000000,-10 "$@"
+    it_spawn agent3 "$B/dpnode" --hub "$H" --sim-clock "$clock" "$@"
+    local t0 t_up
+    t0=$(date +%s.%N)
+    it_wait 30 $CHECK up "$REC" 4 || it_fail "4 nodes never came up"
+    t_up=$($CHECK when-up "$REC" 4 "$t0") || it_fail "no node table with 4 nodes"
+    it_wait 30 $CHECK aligned "$REC" 4 "$t_up" || it_fail "the nodes were not all aligned"
+    STEPPER=$(sed -n 's/.*welcomed as node \([0-9]*\).*/\1/p' "$IT_TMP/agent3.log" | head -1)
+    [ -n "$STEPPER" ] || it_fail "the stepping agent has no node id"
 }
 
 it_dpnode_bus() {
