@@ -413,10 +413,12 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
  * stamp errors, the later one starts at the new offset.  Without a word, a
  * live master's pooling then takes the new offset for a disturbed window
  * and widens the node's uncertainty to the step for three windows.  Here an
- * edge fitted in both windows (no step flagged in either) jumped when its
- * offset at `cur`'s anchor stands off the line of `prev` by more than
- * CLOCK_STEP_BETWEEN_MIN_NS and ten times their uncertainties, margins and
- * drift error together; a node stepped when every such edge of its jumped
+ * edge fitted in both windows (no step flagged in either, a drift bound in
+ * both) jumped when its two lines, read at their boundary (midway between
+ * the earlier's last sample and the later's first), stand apart by more
+ * than CLOCK_STEP_BETWEEN_MIN_NS and ten times their uncertainties, the
+ * change of their margins and their drift errors there together; a node
+ * stepped when every such edge of its jumped
  * alike (the same size within a tenth, in its direction), and not every one
  * of its jumped edges is explained by a neighbour with more of them (a node
  * probed by the stepping node alone).  Fills up to max steps, sorted by

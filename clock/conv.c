@@ -350,8 +350,9 @@ static int64_t fit_center(const clock_node_fit_t *f)
 }
 
 /*
- * Two neighbouring maps apart by a clock step (the node's clock jumped
- * between them: in an unaligned window between, or at their boundary).
+ * Two neighbouring maps apart by a clock step where their windows meet (the
+ * node's clock jumped between them: in an unaligned window between, or at
+ * their boundary; maps whose drifts differ but that meet are blended).
  * Blending them would put every time between their centres up to half
  * the step off at the uncertainty of either.  Each map holds over its own
  * window's readings instead; readings between the two windows' (the
@@ -410,7 +411,10 @@ static int64_t window_map(const cnode_t *cn, int64_t x, double *unc, unsigned *f
     double w = clk_diff(x, c0) / span;
     double k0 = fit_corr(f0, x), k1 = fit_corr(f1, x);
     double u0 = f0->uncertainty_ns, u1 = f1->uncertainty_ns;
-    if (fabs(k1 - k0) > fmax(CLOCK_STEP_BETWEEN_MIN_NS, 10.0 * (u0 + u1)))
+    /* Whether a step parts the two maps: once for the pair, where their windows meet. */
+    int64_t xm = clk_mid(f0->to_ns, f1->from_ns);
+    if (fabs(fit_corr(f1, xm) - fit_corr(f0, xm)) >
+        fmax(CLOCK_STEP_BETWEEN_MIN_NS, 10.0 * (u0 + u1)))
         return step_map(f0, f1, x, k0, k1, unc, flags);
     *unc = (1 - w) * u0 + w * u1;
     if (fabs(k1 - k0) > 0.5 * span) {
@@ -498,15 +502,22 @@ int clock_conv_from_global(clock_conv_t *self, uint32_t node, uint32_t domain, i
          * and the steps above can stall: bisect for the smallest x with
          * G(x) ≥ global between bounds found by doubling.
          */
-        if (g - global > 2 || global - g > 2) {
-            int64_t lo = x, hi = x, reach = 1000;
-            for (int it = 0; it < 62 && window_map(cn, lo, &unc, &fl) >= global; it++, reach *= 2)
-                lo = clk_add(x, -(double)reach);
+        if (fabs(clk_diff(g, global)) > 2) {
+            /* Bounds 1 µs away, doubling up to about 52 days (clk_add saturates). */
+            int64_t lo = x, hi = x;
+            double reach = 1000;
+            while (reach < 4.5e15 && window_map(cn, lo, &unc, &fl) >= global) {
+                lo = clk_add(x, -reach);
+                reach *= 2;
+            }
             reach = 1000;
-            for (int it = 0; it < 62 && window_map(cn, hi, &unc, &fl) < global; it++, reach *= 2)
-                hi = clk_add(x, (double)reach);
-            while (hi - lo > 1) {
-                int64_t mid = lo + (hi - lo) / 2;
+            while (reach < 4.5e15 && window_map(cn, hi, &unc, &fl) < global) {
+                hi = clk_add(x, reach);
+                reach *= 2;
+            }
+            for (uint64_t span = (uint64_t)hi - (uint64_t)lo; span > 1;
+                 span = (uint64_t)hi - (uint64_t)lo) {
+                int64_t mid = (int64_t)((uint64_t)lo + span / 2);
                 if (window_map(cn, mid, &unc, &fl) >= global)
                     hi = mid;
                 else
@@ -516,7 +527,7 @@ int clock_conv_from_global(clock_conv_t *self, uint32_t node, uint32_t domain, i
         }
         for (int it = 0; it < 4; it++) { /* smallest x with G(x) ≥ global, within a few ns */
             fl = 0;
-            if (window_map(cn, x, &unc, &fl) >= global)
+            if (window_map(cn, x, &unc, &fl) >= global || x == INT64_MAX)
                 break;
             x++;
         }

@@ -1626,11 +1626,14 @@ static int fit_edge(const clock_estimator_t *est, const clock_point_t *fwd, size
  * residuals is a step when it stands GROSS_K times the wider cluster's
  * spread (queuing's tail is no cluster apart), with at least GROSS_SIDE
  * points in each (fewer look the same as as many stamp errors in a row,
- * isolated_errors), and both sides' clusters say the same: the later one
- * (by median x) moved the same way by about as much, at the same time
- * (within GROSS_SLACK_NS, which one-way delays stay under, and the gaps
- * between samples either side).  Steps within the spread are left to the
- * blocks.
+ * isolated_errors), one after the other in time (overlapping by no more
+ * than the step, as a clock stepped back reads a stretch twice: two delays
+ * that take turns, two paths or a receive stamp woken late now and then,
+ * make clusters that interleave over the whole window), and both sides'
+ * clusters say the same: the later one (by median x) moved the same way by
+ * about as much, at the same time (within GROSS_SLACK_NS, which one-way
+ * delays stay under, and the gaps between samples either side).  Steps
+ * within the spread are left to the blocks.
  */
 #define GROSS_K        4.0
 #define GROSS_SIDE     3
@@ -1659,14 +1662,24 @@ static double gross_slope(const clock_side_t *f, const clock_side_t *r, double *
     return k > 0 ? clk_median(tmp, k) : NAN;
 }
 
-/* A side's two clusters at slope a, when they stand GROSS_K times their spread apart. */
-static bool gross_side(const clock_side_t *s, double a, double *tmp, gross_jump_t *j)
+/*
+ * A side's two clusters at slope a, when they stand GROSS_K times their
+ * spread apart (and min_ns at least: a side whose whole range is less has
+ * none, and needs no sort).
+ */
+static bool gross_side(const clock_side_t *s, double a, double min_ns, double *tmp, gross_jump_t *j)
 {
     size_t n = s->n;
     if (n < 2 * GROSS_SIDE)
         return false;
-    for (size_t i = 0; i < n; i++)
+    double rlo = INFINITY, rhi = -INFINITY;
+    for (size_t i = 0; i < n; i++) {
         tmp[i] = s->Y[i] - a * s->X[i];
+        rlo = fmin(rlo, tmp[i]);
+        rhi = fmax(rhi, tmp[i]);
+    }
+    if (!(rhi - rlo >= min_ns)) /* no gap within the range can be a step */
+        return false;
     qsort(tmp, n, sizeof *tmp, base_cmp_double);
     double gap = 0, cut = 0;
     size_t below = 0;
@@ -1676,8 +1689,10 @@ static bool gross_side(const clock_side_t *s, double a, double *tmp, gross_jump_
             cut = 0.5 * (tmp[i] + tmp[i - 1]);
             below = i;
         }
+    if (below == 0)
+        return false;
     double spread = fmax(tmp[below - 1] - tmp[0], tmp[n - 1] - tmp[below]);
-    if (below == 0 || !(gap > GROSS_K * spread))
+    if (!(gap > GROSS_K * spread))
         return false;
     double lo = clk_median(tmp, below), hi = clk_median(tmp + below, n - below);
     /* Which cluster is later: the one whose points lie later by their median x. */
@@ -1701,7 +1716,21 @@ static bool gross_side(const clock_side_t *s, double a, double *tmp, gross_jump_
         else
             j->end = fmax(j->end, s->X[i]);
     }
-    return true;
+    if (j->end <= j->start)
+        return true;
+    /*
+     * The clusters overlap in time: only a clock of the fitter's that
+     * stepped back reads a stretch twice, as long as the step, with time
+     * before and after it.  Two delays taking turns (two paths, a receive
+     * stamp woken late now and then) interleave over the whole window.
+     */
+    size_t before = 0, after = 0;
+    for (size_t i = 0; i < n; i++) {
+        before += !j->later[i] && s->X[i] < j->start;
+        after += j->later[i] && s->X[i] > j->end;
+    }
+    return j->end - j->start <= fabs(j->size) + GROSS_SLACK_NS && before >= GROSS_SIDE &&
+           after >= GROSS_SIDE;
 }
 
 static bool gross_step(const anchored_t *an, const clock_fit_opts_t *o, gross_jump_t *jf,
@@ -1709,7 +1738,9 @@ static bool gross_step(const anchored_t *an, const clock_fit_opts_t *o, gross_ju
 {
     double *tmp = xmalloc((an->f.n + an->r.n + 1) * sizeof *tmp);
     double a = gross_slope(&an->f, &an->r, tmp);
-    bool found = isfinite(a) && gross_side(&an->f, a, tmp, jf) && gross_side(&an->r, a, tmp, jr);
+    double min_ns = (double)o->step_min_ns;
+    bool found = isfinite(a) && gross_side(&an->f, a, min_ns, tmp, jf) &&
+                 gross_side(&an->r, a, min_ns, tmp, jr);
     free(tmp);
     if (!found)
         return false;

@@ -1061,10 +1061,11 @@ out:
 
 /* ---- clock steps between two windows ---- */
 
+/* A fit with a drift bound: one without (too few points) says nothing a step away from it. */
 static bool step_usable(const clock_edge_fit_t *e)
 {
     return !e->step && e->src != e->dst && isfinite(e->offset_ns) && isfinite(e->drift_ppb) &&
-           isfinite(e->uncertainty_ns) && e->uncertainty_ns > 0;
+           isfinite(e->uncertainty_ns) && e->uncertainty_ns > 0 && isfinite(e->drift_unc_ppb);
 }
 
 static double abs_or_0(double v)
@@ -1142,10 +1143,19 @@ size_t clock_steps_between(const clock_edge_fit_t *prev, size_t np, const clock_
         if (hit == NULL)
             continue;
         const clock_edge_fit_t *p = *hit;
-        double dx = clk_diff(c->anchor_ns, p->anchor_ns);
-        double jump = c->offset_ns - (p->offset_ns + p->drift_ppb * 1e-9 * dx);
-        double tol = 10.0 * (p->uncertainty_ns + c->uncertainty_ns + abs_or_0(p->margin_ns) +
-                             abs_or_0(c->margin_ns) + abs_or_0(p->drift_unc_ppb) * 1e-9 * fabs(dx));
+        /*
+         * The two lines at their boundary, between the earlier's last sample
+         * and the later's first: a change of frequency there bends the
+         * offset without a jump.  A host slow to stamp moves a fit by up to
+         * half the change of its margin.
+         */
+        int64_t xb = clk_mid(p->to_ns, c->from_ns);
+        double dp = clk_diff(xb, p->anchor_ns), dc = clk_diff(xb, c->anchor_ns);
+        double jump =
+            (c->offset_ns + c->drift_ppb * 1e-9 * dc) - (p->offset_ns + p->drift_ppb * 1e-9 * dp);
+        double tol =
+            10.0 * (p->uncertainty_ns + c->uncertainty_ns + abs_or_0(c->margin_ns - p->margin_ns) +
+                    1e-9 * (p->drift_unc_ppb * fabs(dp) + c->drift_unc_ppb * fabs(dc)));
         J[nj++] =
             (edge_jump_t){c->src, c->dst, jump, fabs(jump) > fmax(CLOCK_STEP_BETWEEN_MIN_NS, tol)};
     }
