@@ -1770,9 +1770,9 @@ static void gross_pick(const clock_point_t *fwd, size_t nf, const clock_point_t 
 /*
  * Fit the larger cluster of a gross step and flag it; its size from a fit
  * of the other too where that has the points, else from the clusters'
- * levels.  The step is put where the earlier clock's samples end and the
- * later's begin (for a clock of the fitter's that stepped back, where it
- * read on from).
+ * levels.  The step is put between where the earlier clock's samples end
+ * and the later's begin (for a clock of the fitter's that stepped back,
+ * where it jumped back from).
  */
 static int fit_gross(const clock_estimator_t *est, const clock_point_t *fwd, size_t nf,
                      const clock_point_t *rev, size_t nr, const clock_fit_opts_t *o, int64_t anchor,

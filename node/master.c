@@ -922,8 +922,6 @@ static void solve_window(node_master_t *self, int64_t k)
     if (n > 0) {
         report_steps(self, k, p->e, n);
         cut_steps_between(self, k, p->e, n);
-    }
-    if (n > 0) {
         if (clock_solve(p->e, n, &so, &fits, &nfits, &st, err) != BASE_OK) {
             self->st.solve_errors++;
             base_log(BASE_LOG_WARN, "master", "window %" PRId64 ": solve failed: %s", k, err);
