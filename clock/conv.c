@@ -413,8 +413,10 @@ static int64_t window_map(const cnode_t *cn, int64_t x, double *unc, unsigned *f
     double u0 = f0->uncertainty_ns, u1 = f1->uncertainty_ns;
     /* Whether a step parts the two maps: once for the pair, where their windows meet. */
     int64_t xm = clk_mid(f0->to_ns, f1->from_ns);
+    double apart = 0.5e-9 * fabs(f1->drift_ppb - f0->drift_ppb) *
+                   fabs(clk_diff(f1->from_ns, f0->to_ns)); /* rates apart over unaligned windows */
     if (fabs(fit_corr(f1, xm) - fit_corr(f0, xm)) >
-        fmax(CLOCK_STEP_BETWEEN_MIN_NS, 10.0 * (u0 + u1)))
+        fmax(CLOCK_STEP_BETWEEN_MIN_NS, 10.0 * (u0 + u1)) + apart)
         return step_map(f0, f1, x, k0, k1, unc, flags);
     *unc = (1 - w) * u0 + w * u1;
     if (fabs(k1 - k0) > 0.5 * span) {
@@ -503,18 +505,16 @@ int clock_conv_from_global(clock_conv_t *self, uint32_t node, uint32_t domain, i
          * G(x) ≥ global between bounds found by doubling.
          */
         if (fabs(clk_diff(g, global)) > 2) {
-            /* Bounds 1 µs away, doubling up to about 52 days (clk_add saturates). */
+            /* Bounds 1 µs away, doubling until they bracket or clk_add saturates. */
             int64_t lo = x, hi = x;
             double reach = 1000;
-            while (reach < 4.5e15 && window_map(cn, lo, &unc, &fl) >= global) {
+            for (int it = 0; it < 70 && lo > INT64_MIN && window_map(cn, lo, &unc, &fl) >= global;
+                 it++, reach *= 2)
                 lo = clk_add(x, -reach);
-                reach *= 2;
-            }
             reach = 1000;
-            while (reach < 4.5e15 && window_map(cn, hi, &unc, &fl) < global) {
+            for (int it = 0; it < 70 && hi < INT64_MAX && window_map(cn, hi, &unc, &fl) < global;
+                 it++, reach *= 2)
                 hi = clk_add(x, reach);
-                reach *= 2;
-            }
             for (uint64_t span = (uint64_t)hi - (uint64_t)lo; span > 1;
                  span = (uint64_t)hi - (uint64_t)lo) {
                 int64_t mid = (int64_t)((uint64_t)lo + span / 2);

@@ -1627,7 +1627,8 @@ static int fit_edge(const clock_estimator_t *est, const clock_point_t *fwd, size
  * spread (queuing's tail is no cluster apart), with at least GROSS_SIDE
  * points in each (fewer look the same as as many stamp errors in a row,
  * isolated_errors), one after the other in time (overlapping by no more
- * than the step, as a clock stepped back reads a stretch twice: two delays
+ * than the step, as a clock stepped back reads a stretch twice, and not
+ * over the whole window: two delays
  * that take turns, two paths or a receive stamp woken late now and then,
  * make clusters that interleave over the whole window), and both sides'
  * clusters say the same: the later one (by median x) moved the same way by
@@ -1721,16 +1722,18 @@ static bool gross_side(const clock_side_t *s, double a, double min_ns, double *t
     /*
      * The clusters overlap in time: only a clock of the fitter's that
      * stepped back reads a stretch twice, as long as the step, with time
-     * before and after it.  Two delays taking turns (two paths, a receive
-     * stamp woken late now and then) interleave over the whole window.
+     * before or after it in the window (a step back of a second reads most
+     * of a 2 s window twice).  Two delays taking turns (two paths, a
+     * receive stamp woken late now and then) interleave over the whole
+     * window, far longer than the step between them.
      */
     size_t before = 0, after = 0;
     for (size_t i = 0; i < n; i++) {
         before += !j->later[i] && s->X[i] < j->start;
         after += j->later[i] && s->X[i] > j->end;
     }
-    return j->end - j->start <= fabs(j->size) + GROSS_SLACK_NS && before >= GROSS_SIDE &&
-           after >= GROSS_SIDE;
+    return j->end - j->start <= fabs(j->size) + GROSS_SLACK_NS &&
+           (before >= GROSS_SIDE || after >= GROSS_SIDE);
 }
 
 static bool gross_step(const anchored_t *an, const clock_fit_opts_t *o, gross_jump_t *jf,

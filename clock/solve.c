@@ -1146,16 +1146,20 @@ size_t clock_steps_between(const clock_edge_fit_t *prev, size_t np, const clock_
         /*
          * The two lines at their boundary, between the earlier's last sample
          * and the later's first: a change of frequency there bends the
-         * offset without a jump.  A host slow to stamp moves a fit by up to
-         * half the change of its margin.
+         * offset without a jump, by up to half the change of rate over the
+         * stretch neither saw (long where a fit kept only part of its
+         * window).  A host slow to stamp moves a fit by up to half the
+         * change of its margin (a bound already, counted once).
          */
         int64_t xb = clk_mid(p->to_ns, c->from_ns);
         double dp = clk_diff(xb, p->anchor_ns), dc = clk_diff(xb, c->anchor_ns);
         double jump =
             (c->offset_ns + c->drift_ppb * 1e-9 * dc) - (p->offset_ns + p->drift_ppb * 1e-9 * dp);
-        double tol =
-            10.0 * (p->uncertainty_ns + c->uncertainty_ns + abs_or_0(c->margin_ns - p->margin_ns) +
-                    1e-9 * (p->drift_unc_ppb * fabs(dp) + c->drift_unc_ppb * fabs(dc)));
+        double unseen = fabs(clk_diff(c->from_ns, p->to_ns));
+        double tol = 10.0 * (p->uncertainty_ns + c->uncertainty_ns +
+                             1e-9 * (p->drift_unc_ppb * fabs(dp) + c->drift_unc_ppb * fabs(dc))) +
+                     abs_or_0(c->margin_ns - p->margin_ns) +
+                     0.5e-9 * fabs(c->drift_ppb - p->drift_ppb) * unseen;
         J[nj++] =
             (edge_jump_t){c->src, c->dst, jump, fabs(jump) > fmax(CLOCK_STEP_BETWEEN_MIN_NS, tol)};
     }

@@ -860,7 +860,9 @@ static int cmp_point_x_test(const void *a, const void *b)
  * forward, its window had a stretch without points, a block held one
  * point a side and no step was looked for.  Every estimator, steps of the
  * fitter's clock (x and y move) and of the other end's (y only), forward
- * and back, 70 points a side with light queuing: the step flagged, its
+ * and back (the fitter's clock back by 1 s reads most of its window
+ * twice; by 300 ms a tenth in, from before the window's start), 70 points
+ * a side with light queuing: the step flagged, its
  * size within 1 %, the fit that of the larger side's points alone (svm's
  * within 50 ns of the truth).
  */
@@ -873,14 +875,15 @@ static void test_step_gross(void **state)
     char err[BASE_ERRLEN];
     size_t nest;
     const clock_estimator_t *const *ests = clock_estimators(&nest);
-    const int64_t sizes[] = {300000000LL, -300000000LL, 20000000LL, -1000000LL};
-    const double where[] = {0.35, 0.8, 0.6, 0.1};
+    const int64_t sizes[] = {300000000LL, -300000000LL, 20000000LL,
+                             -1000000LL,  -300000000LL, -1000000000LL};
+    const double where[] = {0.35, 0.8, 0.6, 0.1, 0.1, 0.3};
     for (size_t e = 0; e < nest; e++) {
-        for (int c = 0; c < 8; c++) {
+        for (int c = 0; c < 12; c++) {
             clock_point_t pts[2][N], kept[2][N], side[2][2][N];
             make_points(&t, N, W, 30000, 0.05, 2000, 40, 900 + (uint64_t)c, pts[0], pts[1]);
-            int64_t s = sizes[c % 4], at = T0 + (int64_t)(where[c % 4] * (double)W);
-            bool own = c >= 4; /* the fitter's clock: its readings after the step move too */
+            int64_t s = sizes[c % 6], at = T0 + (int64_t)(where[c % 6] * (double)W);
+            bool own = c >= 6; /* the fitter's clock: its readings after the step move too */
             size_t n[2] = {0, 0}, ns[2][2] = {{0, 0}, {0, 0}};
             for (int d = 0; d < 2; d++) {
                 for (size_t i = 0; i < N; i++) {
@@ -907,7 +910,7 @@ static void test_step_gross(void **state)
             double want = own ? -(double)s : (double)s;
             if (!f.step || fabs(f.step_ns - want) > 0.01 * fabs(want))
                 fail_msg("%s: %+lld ns step (%s clock) at %.0f %% of the window: step %d, %.0f ns",
-                         ests[e]->name, (long long)s, own ? "own" : "peer", 100 * where[c % 4],
+                         ests[e]->name, (long long)s, own ? "own" : "peer", 100 * where[c % 6],
                          f.step, f.step_ns);
             /* The fit is that of the larger side alone; svm's is right to 50 ns. */
             bool later = (ns[1][0] < ns[1][1] ? ns[1][0] : ns[1][1]) >
@@ -1084,6 +1087,34 @@ static void test_steps_between(void **state)
     assert_int_equal(clock_steps_between(&p1, 1, &c1, 1, got, 2), 0);
     clock_edge_fit_t c2 = between_edge(1, 2, A + W, 5e6);
     assert_int_equal(clock_steps_between(&p1, 1, &c2, 1, got, 2), 0);
+    /*
+     * A slew that starts 0.7 of the way into the later window, whose fit
+     * kept only what came after it (a margin change trimmed it): its line,
+     * read back at the boundary, is 350 µs off the earlier one without any
+     * step (the change of rate over the stretch neither fit saw).
+     */
+    {
+        clock_edge_fit_t pv[NE], cu[NE];
+        const double slew = 500000;
+        for (size_t i = 0; i < NE; i++) {
+            uint32_t a = ends[i][0], b = ends[i][1];
+            double off = 1e6 * (double)b - 7e5 * (double)a;
+            pv[i] = between_edge(a, b, A, off);
+            cu[i] = between_edge(a, b, A + W, off + pv[i].drift_ppb * 1e-9 * (double)W);
+            double d = (b == 2 ? slew : 0) - (a == 2 ? slew : 0);
+            if (d == 0)
+                continue;
+            /* The kept part: from 0.7 on; its line through the truth there. */
+            int64_t ts = A + W / 2 + (int64_t)(0.7 * (double)W);
+            double at_s = off + pv[i].drift_ppb * 1e-9 * (double)(ts - A);
+            cu[i].from_ns = ts + 10000000;
+            cu[i].anchor_ns = ts + (A + W + W / 2 - ts) / 2;
+            cu[i].drift_ppb = pv[i].drift_ppb + d;
+            cu[i].offset_ns = at_s + cu[i].drift_ppb * 1e-9 * (double)(cu[i].anchor_ns - ts);
+        }
+        clock_step_between_t g[5];
+        assert_int_equal(clock_steps_between(pv, NE, cu, NE, g, 5), 0);
+    }
     /* Nor fits without a drift bound (a handful of points: their line says nothing far off). */
     clock_edge_fit_t c3 = between_edge(0, 1, A + W, 5e6);
     assert_int_equal(clock_steps_between(&p1, 1, &c3, 1, got, 2), 2);
@@ -3287,6 +3318,31 @@ static void test_conversion_step(void **state)
                          BASE_OK);
         assert_int_equal(clock_conv_from_global(cv, 5, CLOCK_DOMAIN_PROBE, INT64_MIN, &far, err),
                          BASE_OK);
+        clock_conv_destroy(&cv);
+    }
+    /* A clock stepped forward by 116 days: the inverse brackets it all the same. */
+    {
+        clock_conv_t *cv = clock_conv_new(NULL);
+        char err[BASE_ERRLEN];
+        const double big = 1e16;
+        for (int w = 0; w < 4; w++) {
+            double k = w < 2 ? corr : corr - big;
+            clock_node_fit_t f = window_fit(w, T0 + (int64_t)w * W - (int64_t)k, k, 0, 0);
+            assert_int_equal(clock_conv_add_fit(cv, &f, err), BASE_OK);
+        }
+        /* Before the step and after it. */
+        const int64_t xs[2] = {T0 + W - (int64_t)corr + 1000000000LL,
+                               T0 + 2 * W - (int64_t)(corr - big) + 1000000000LL};
+        for (int i = 0; i < 2; i++) {
+            clock_conv_result_t g, back;
+            assert_int_equal(clock_conv_to_global(cv, 5, CLOCK_DOMAIN_PROBE, xs[i], &g, err),
+                             BASE_OK);
+            assert_int_equal(clock_conv_from_global(cv, 5, CLOCK_DOMAIN_PROBE, g.t, &back, err),
+                             BASE_OK);
+            if (llabs(back.t - xs[i]) > 4)
+                fail_msg("a 1e16 ns step: %lld -> %lld -> %lld", (long long)xs[i], (long long)g.t,
+                         (long long)back.t);
+        }
         clock_conv_destroy(&cv);
     }
     /*
