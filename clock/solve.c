@@ -21,6 +21,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Sorts ids and keeps each once; returns how many remain. */
+static size_t sort_unique(uint32_t *ids, size_t n)
+{
+    qsort(ids, n, sizeof *ids, base_cmp_u32);
+    size_t u = 0;
+    for (size_t i = 0; i < n; i++)
+        if (u == 0 || ids[i] != ids[u - 1])
+            ids[u++] = ids[i];
+    return u;
+}
+
 /*
  * A margin counts as raised beyond MARGIN_Z σ of its noise from window to
  * window (clock_history_margin_level's, at least the edge's offset σ);
@@ -537,12 +548,7 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
         ids[nn++] = edges[i].src;
         ids[nn++] = edges[i].dst;
     }
-    qsort(ids, nn, sizeof *ids, base_cmp_u32);
-    size_t u = 0;
-    for (size_t i = 0; i < nn; i++)
-        if (u == 0 || ids[i] != ids[u - 1])
-            ids[u++] = ids[i];
-    nn = u;
+    nn = sort_unique(ids, nn);
     if (nn > CLOCK_SOLVE_MAX_NODES) {
         free(ids);
         return base_err(err, "%zu nodes in one window; the solver takes at most %d", nn,
@@ -1171,11 +1177,7 @@ size_t clock_steps_between(const clock_edge_fit_t *prev, size_t np, const clock_
         ids[nid++] = J[i].src;
         ids[nid++] = J[i].dst;
     }
-    qsort(ids, nid, sizeof *ids, base_cmp_u32);
-    size_t nu = 0;
-    for (size_t i = 0; i < nid; i++)
-        if (nu == 0 || ids[nu - 1] != ids[i])
-            ids[nu++] = ids[i];
+    size_t nu = sort_unique(ids, nid);
     node_jumps_t *N = xmalloc((nu + 1) * sizeof *N);
     double *tmp = xmalloc((nj + 1) * sizeof *tmp);
     for (size_t i = 0; i < nu; i++) {
