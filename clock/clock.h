@@ -416,12 +416,13 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
  * edge fitted in both windows (no step flagged in either, a drift bound in
  * both) jumped when its two lines, read at their boundary (midway between
  * the earlier's last sample and the later's first), stand apart by more
- * than CLOCK_STEP_BETWEEN_MIN_NS and ten times their uncertainties, the
- * change of their margins and their drift errors there together; a node
- * stepped when every such edge of its jumped
- * alike (the same size within a tenth, in its direction), and not every one
- * of its jumped edges is explained by a neighbour with more of them (a node
- * probed by the stepping node alone).  Fills up to max steps, sorted by
+ * than CLOCK_STEP_BETWEEN_MIN_NS and ten times their uncertainties and
+ * drift errors there, plus the change of their margins and half the change
+ * of their rates over the stretch neither saw; a node stepped when such
+ * edges of its jumped alike (the same size within a tenth, in its
+ * direction), none that could have shown half that size did not, and not
+ * every one of its jumped edges is explained by a neighbour with more of
+ * them (a node probed by the stepping node alone).  Fills up to max steps, sorted by
  * node; returns how many were found.
  */
 #define CLOCK_STEP_BETWEEN_MIN_NS 10000.0

@@ -1090,13 +1090,14 @@ static int cmp_edge_ends(const void *a, const void *b)
 
 typedef struct edge_jump {
     uint32_t src, dst;
-    double jump; /* dst − src jumped by this */
+    double jump;  /* dst − src jumped by this */
+    double limit; /* what it had to jump by to count */
     bool jumped;
 } edge_jump_t;
 
 typedef struct node_jumps {
     uint32_t node;
-    uint32_t compared, jumped;
+    uint32_t jumped;
     double size; /* median of its jumped edges' sizes, in its direction */
     bool step;
 } node_jumps_t;
@@ -1105,24 +1106,29 @@ typedef struct node_jumps {
 static void node_tally(node_jumps_t *nj, const edge_jump_t *J, size_t n, double *tmp)
 {
     size_t k = 0;
-    nj->compared = nj->jumped = 0;
+    nj->jumped = 0;
     for (size_t i = 0; i < n; i++) {
         if (J[i].src != nj->node && J[i].dst != nj->node)
             continue;
-        nj->compared++;
         if (J[i].jumped)
             tmp[k++] = J[i].dst == nj->node ? J[i].jump : -J[i].jump;
     }
     nj->jumped = (uint32_t)k;
     nj->step = false;
-    if (k == 0 || k < nj->compared)
+    if (k == 0)
         return;
     nj->size = clk_median(tmp, k);
+    /*
+     * Every edge that jumped, alike; every edge that did not, one that would
+     * have shown a jump of half that size (a fit too uncertain to show it, a
+     * slow host's or a trimmed one's, says nothing either way).
+     */
     for (size_t i = 0; i < n; i++) {
-        if (!J[i].jumped || (J[i].src != nj->node && J[i].dst != nj->node))
+        if (J[i].src != nj->node && J[i].dst != nj->node)
             continue;
         double s = J[i].dst == nj->node ? J[i].jump : -J[i].jump;
-        if (fabs(s - nj->size) > 0.1 * fabs(nj->size))
+        if (J[i].jumped ? fabs(s - nj->size) > 0.1 * fabs(nj->size)
+                        : J[i].limit < 0.5 * fabs(nj->size))
             return;
     }
     nj->step = true;
@@ -1166,8 +1172,8 @@ size_t clock_steps_between(const clock_edge_fit_t *prev, size_t np, const clock_
                              1e-9 * (p->drift_unc_ppb * fabs(dp) + c->drift_unc_ppb * fabs(dc))) +
                      abs_or_0(c->margin_ns - p->margin_ns) +
                      0.5e-9 * fabs(c->drift_ppb - p->drift_ppb) * unseen;
-        J[nj++] =
-            (edge_jump_t){c->src, c->dst, jump, fabs(jump) > fmax(CLOCK_STEP_BETWEEN_MIN_NS, tol)};
+        double limit = fmax(CLOCK_STEP_BETWEEN_MIN_NS, tol);
+        J[nj++] = (edge_jump_t){c->src, c->dst, jump, limit, fabs(jump) > limit};
     }
     free(P);
     /* The nodes of the compared edges, each once. */

@@ -1008,7 +1008,8 @@ static void test_step_gross_none(void **state)
  * size, or node 2's rate changing by 500 ppm at the boundary (its offsets
  * bend there, they do not jump: a line carried a whole window on would be
  * 500 µs off) name nobody; two nodes and the edge between them cannot be
- * told apart and are both named.
+ * told apart and are both named.  An edge of node 2 too uncertain to show
+ * its step does not veto it.
  */
 static clock_edge_fit_t between_edge(uint32_t a, uint32_t b, int64_t anchor, double off)
 {
@@ -1114,6 +1115,28 @@ static void test_steps_between(void **state)
         }
         clock_step_between_t g[5];
         assert_int_equal(clock_steps_between(pv, NE, cu, NE, g, 5), 0);
+    }
+    /*
+     * An edge too uncertain to show the step (±200 µs: it would have had to
+     * jump 4 ms) does not veto it; one that could have shown it does.
+     */
+    for (int k = 0; k < 2; k++) {
+        clock_edge_fit_t pv[NE], cu[NE];
+        for (size_t i = 0; i < NE; i++) {
+            uint32_t a = ends[i][0], b = ends[i][1];
+            double off = 1e6 * (double)b - 7e5 * (double)a;
+            pv[i] = between_edge(a, b, A, off);
+            bool quiet = a == 2 && b == 4; /* edge 2→4 shows no jump */
+            double jump = quiet ? 0 : (b == 2 ? 1e6 : 0) - (a == 2 ? 1e6 : 0);
+            cu[i] = between_edge(a, b, A + W, off + pv[i].drift_ppb * 1e-9 * (double)W + jump);
+            if (quiet && k == 0)
+                cu[i].uncertainty_ns = pv[i].uncertainty_ns = 200000;
+        }
+        clock_step_between_t g[5];
+        size_t ng = clock_steps_between(pv, NE, cu, NE, g, 5);
+        assert_int_equal(ng, k == 0 ? 1 : 0);
+        if (k == 0)
+            assert_int_equal(g[0].node, 2);
     }
     /* Nor fits without a drift bound (a handful of points: their line says nothing far off). */
     clock_edge_fit_t c3 = between_edge(0, 1, A + W, 5e6);
