@@ -847,12 +847,6 @@ static void test_step_small_window(void **state)
     }
 }
 
-static int cmp_point_x_test(const void *a, const void *b)
-{
-    const clock_point_t *p = a, *q = b;
-    return (p->x > q->x) - (p->x < q->x);
-}
-
 /*
  * Steps far beyond the points' spread (a clock set by milliseconds).  The
  * fitted line followed them (a live edge fitted a 300 ms step as −221594
@@ -900,9 +894,7 @@ static void test_step_gross(void **state)
                     side[after][d][ns[after][d]++] = q;
                 }
             }
-            /* Sorted by x, as the agent's points are: a clock stepped back interleaves them. */
-            qsort(kept[0], n[0], sizeof kept[0][0], cmp_point_x_test);
-            qsort(kept[1], n[1], sizeof kept[1][0], cmp_point_x_test);
+            /* clock_fit_edge sorts them by x: a clock stepped back interleaves them. */
             clock_edge_fit_t f;
             if (clock_fit_edge(ests[e], kept[0], n[0], kept[1], n[1], NULL, &f, err) != BASE_OK)
                 fail_msg("%s: %+lld ns step (%s clock): %s", ests[e]->name, (long long)s,

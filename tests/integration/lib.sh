@@ -9,6 +9,9 @@
 #                          python3-zmq, sets CHECK (dpnode_check.py), REC (the
 #                          bus recording) and H (a free loopback hub) and starts
 #                          dpnode_watch.py recording KINDs (all when none)
+#   it_dpnode_app [FILE...] the traced-app dpnode tests' start: sets APP (the fake HIP
+#                          app), LIB (libdptrace.so) and CHECK (dpnode_check.py); skips
+#                          without them, dpnode, a FILE or python3-zmq
 #   it_step_cluster CLOCK ARG...  after it_dpnode_bus: a master (node 0, sim clock
 #                          0,0) and 3 agents on H with ARGs, the third on --sim-clock
 #                          CLOCK (one that steps); waits until all 4 are aligned and
@@ -227,6 +230,17 @@ it_wait() {
         sleep 0.1
     done
     return 1
+}
+
+it_dpnode_app() {
+    APP=$B/tests/fake_hip/hip_app
+    LIB=$B/libdptrace.so
+    local f
+    for f in "$B/dpnode" "$APP" "$LIB" "$@"; do
+        [ -e "$f" ] || it_skip "$f not built (make tests-build)"
+    done
+    "$IT_PY" -c 'import zmq' 2>/dev/null || it_skip "python3-zmq is not installed"
+    CHECK="$IT_PY $IT_ROOT/tests/integration/dpnode_check.py"
 }
 
 it_step_cluster() {

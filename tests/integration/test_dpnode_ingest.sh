@@ -8,13 +8,7 @@
 # (here 5 s ahead), like its own snapshot pairs.  Device metrics come from a
 # fake amdgpu sysfs tree (--sysfs-root), in the units of the bus.
 . "$(dirname "$0")/lib.sh"
-APP=$B/tests/fake_hip/hip_app
-LIB=$B/libdptrace.so
-for f in "$B/dpnode" "$APP" "$LIB"; do
-    [ -e "$f" ] || it_skip "$f not built (make tests-build)"
-done
-"$IT_PY" -c 'import zmq' 2>/dev/null || it_skip "python3-zmq is not installed"
-CHECK="$IT_PY $IT_ROOT/tests/integration/dpnode_check.py"
+it_dpnode_app
 REC=$IT_TMP/rec.jsonl
 EP="ipc://$IT_TMP/trace.sock"
 OFFSET=5000000000

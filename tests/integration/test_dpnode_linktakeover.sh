@@ -5,13 +5,7 @@
 # the first is gone, so the host's traced processes reach the bus again
 # (they went nowhere until an agent restarted).
 . "$(dirname "$0")/lib.sh"
-APP=$B/tests/fake_hip/hip_app
-LIB=$B/libdptrace.so
-for f in "$B/dpnode" "$APP" "$LIB"; do
-    [ -e "$f" ] || it_skip "$f not built (make tests-build)"
-done
-"$IT_PY" -c 'import zmq' 2>/dev/null || it_skip "python3-zmq is not installed"
-CHECK="$IT_PY $IT_ROOT/tests/integration/dpnode_check.py"
+it_dpnode_app
 export XDG_RUNTIME_DIR=$IT_TMP/xdg
 mkdir -p "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"
 unset DPTOP_TRACE_ENDPOINT

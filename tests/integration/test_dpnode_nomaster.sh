@@ -7,13 +7,7 @@
 # after the welcome, so a console joining later knows the process.  Then
 # the trace socket file is removed under the agent.
 . "$(dirname "$0")/lib.sh"
-APP=$B/tests/fake_hip/hip_app
-LIB=$B/libdptrace.so
-for f in "$B/dpnode" "$APP" "$LIB" "$B/tests/tools/bus_tail"; do
-    [ -e "$f" ] || it_skip "$f not built (make tests-build)"
-done
-"$IT_PY" -c 'import zmq' 2>/dev/null || it_skip "python3-zmq is not installed"
-CHECK="$IT_PY $IT_ROOT/tests/integration/dpnode_check.py"
+it_dpnode_app "$B/tests/tools/bus_tail"
 port=$(it_ports 4) || it_fail "no free ports"
 H=tcp://127.0.0.1:$port
 EP="ipc://$IT_TMP/trace.sock"
