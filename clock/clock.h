@@ -548,8 +548,9 @@ double clock_history_persist_var(const clock_history_t *self, const clock_edge_f
  * history holds (a delay beyond the usual only raises a margin); *sd (may
  * be NULL) their noise from window to window, from successive windows'
  * differences (their median, or their lower quartile where it stands
- * far below it: short slow spells; NAN with none); *earlier (may be NULL) how many windows of
- * the edge before this one it holds (0, and no level: the solve warms up).
+ * far below it: short slow spells; NAN with none); *earlier (may be
+ * NULL) how many windows of the edge before this one it holds (0, and no
+ * level: the solve warms up).
  * NAN while fewer than CLOCK_MARGIN_MIN other windows of the edge are known.
  */
 #define CLOCK_MARGIN_MIN 3

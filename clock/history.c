@@ -765,8 +765,8 @@ double clock_history_margin_level(const clock_history_t *self, const clock_edge_
     if (sd && nd > 0) {
         qsort(d, nd, sizeof *d, clk_cmp_double);
         *sd = clk_quantile_sorted(d, nd, 0.5) / 0.954;
-        double low = clk_quantile_sorted(d, nd, 0.25) / 0.4506;
-        if (nd >= 8 && low < 0.35 * *sd)
+        double low = nd >= 8 ? clk_quantile_sorted(d, nd, 0.25) / 0.4506 : INFINITY;
+        if (low < 0.35 * *sd)
             *sd = low;
     }
     return clk_quantile_sorted(v, n, 0.10);

@@ -2290,8 +2290,8 @@ static void test_solver_slow_host(void **state)
      * slow again in 17: the noise of its edges' margins is that of the 6
      * quiet steps between windows (their lower quartile), not the median
      * step (a toggle, 200 ns), which would hide the rise under 5σ: the
-     * bound is the rise (the history's
-     * misfit may widen node 3 further, the spells being in its track).
+     * bound is the rise (the history's misfit may widen node 3 further,
+     * the spells being in its track).
      */
     slow_case_t spells = {3, -1, 400, 1, MARGINS_RISE, 0, 0, MOVED_NONE, 0x29326u};
     solve_slow_host(&spells, unc, err, dly);
