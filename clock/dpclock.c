@@ -642,6 +642,10 @@ static int cmd_eval(int argc, char **argv)
         fprintf(stderr, "dpclock: eval: %s\n", err);
     free(fits);
     clock_truth_free(&truth);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "dpclock: eval: writing the report failed\n");
+        return 1;
+    }
     return rc == BASE_OK ? 0 : 1;
 }
 

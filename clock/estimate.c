@@ -154,6 +154,12 @@ static double side_span(const clock_side_t *f, const clock_side_t *r)
     return hi - lo;
 }
 
+/* A clock 1 % fast is no clock: a start beyond that starts at 0. */
+static double plausible_slope(double a)
+{
+    return isfinite(a) && fabs(a) <= 0.01 ? a : 0.0;
+}
+
 /* Starting slope: the mean of the two sides' least-squares slopes. */
 static double start_slope(const clock_side_t *f, const clock_side_t *r)
 {
@@ -162,15 +168,14 @@ static double start_slope(const clock_side_t *f, const clock_side_t *r)
         ols_line(f->X, f->Y, f->n, &af, &b);
     if (r->n >= 2)
         ols_line(r->X, r->Y, r->n, &ar, &b);
-    double a = 0.5 * (af + ar);
-    if (!isfinite(a) || fabs(a) > 0.01)
-        a = 0;
-    return a;
+    return plausible_slope(0.5 * (af + ar));
 }
 
 /*
  * Maximise a concave function of the slope given the sign of its
- * derivative: bracket around a0, then close in on the sign change.
+ * derivative: bracket around a0, then close in on the sign change.  A
+ * derivative that keeps its sign a whole unit of slope away (a clock
+ * running at twice the other's rate) has no maximum to find: NAN.
  */
 typedef double (*grad_fn)(void *ctx, double a);
 /* Told the bracket every few steps, so that it may drop data that can no longer matter. */
@@ -197,9 +202,11 @@ static double maximise_concave(grad_fn grad, narrow_fn narrow, void *ctx, double
         w *= 8;
         hi = a0 + w;
     }
-    if (glo <= 0)
+    if (glo < 0 || ghi > 0)
+        return NAN;
+    if (glo == 0)
         return lo;
-    if (ghi >= 0)
+    if (ghi == 0)
         return hi;
     /*
      * The derivative is a step function, nearly linear when many points are
@@ -331,10 +338,11 @@ static size_t soft_k(size_t n, double frac)
 
 static double first_slope(const clock_side_t *f, const clock_side_t *r, double hint)
 {
-    return isfinite(hint) ? hint : start_slope(f, r);
+    return isfinite(hint) ? plausible_slope(hint) : start_slope(f, r);
 }
 
-static void svm_core(const clock_side_t *f, const clock_side_t *r, double frac, double hint,
+/* False (out untouched) where no slope gives the sides a widest margin. */
+static bool svm_core(const clock_side_t *f, const clock_side_t *r, double frac, double hint,
                      zx_t *tmp, clock_line_t *out)
 {
     size_t n = f->n + r->n;
@@ -351,12 +359,15 @@ static void svm_core(const clock_side_t *f, const clock_side_t *r, double frac, 
                    ? maximise_concave(svm_grad, svm_narrow, &c, first_slope(f, r, hint))
                    : 0.0;
     free(c.buf);
+    if (!isfinite(a))
+        return false;
     double zf, xf, zr, xr;
     side_extreme(f, a, c.kf, true, tmp, &zf, &xf);
     side_extreme(r, a, c.kr, false, tmp, &zr, &xr);
     out->a = a;
     out->b = 0.5 * (zf + zr);
     out->margin = 0.5 * (zf - zr);
+    return true;
 }
 
 /*
@@ -616,7 +627,14 @@ int clk_fit_svm(const clock_side_t *fwd, const clock_side_t *rev, const clock_fi
     double *Xf = buf, *Yf = buf + fwd->n, *Xr = buf + 2 * fwd->n, *Yr = Xr + rev->n;
     double *dist = buf + 2 * n;
     clock_side_t f = *fwd, r = *rev;
-    svm_core(&f, &r, opts->soft_frac, opts->slope_hint, tmp, out);
+    int rc = BASE_OK;
+    if (!svm_core(&f, &r, opts->soft_frac, opts->slope_hint, tmp, out)) {
+        rc = base_err(err,
+                      "svm: no slope separates the sides (forward over %.3f s, reverse over "
+                      "%.3f s of the window)",
+                      1e-9 * side_span(&f, &f), 1e-9 * side_span(&r, &r));
+        goto done;
+    }
     for (int round = 0; round < 3; round++) {
         size_t mf = keep_plausible(&f, out, true, dist, Xf, Yf);
         size_t mr = keep_plausible(&r, out, false, dist, Xr, Yr);
@@ -626,7 +644,8 @@ int clk_fit_svm(const clock_side_t *fwd, const clock_side_t *rev, const clock_fi
             break;
         f = (clock_side_t){Xf, Yf, mf};
         r = (clock_side_t){Xr, Yr, mr};
-        svm_core(&f, &r, opts->soft_frac, out->a, tmp, out);
+        if (!svm_core(&f, &r, opts->soft_frac, out->a, tmp, out))
+            break;
     }
     out->frac = opts->soft_frac;
     out->core_sigma[0] = out->core_sigma[1] = NAN;
@@ -642,10 +661,9 @@ int clk_fit_svm(const clock_side_t *fwd, const clock_side_t *rev, const clock_fi
             double w = (c - 0.6) / 0.3;
             w = w < 0 ? 0 : (w > 1 ? 1 : w);
             double frac = opts->soft_frac + w * (opts->soft_frac_clean - opts->soft_frac);
-            if (frac > opts->soft_frac + 1e-3) {
-                svm_core(&f, &r, frac, out->a, tmp, out);
+            /* Half of each side can be too many to pin a slope: the narrower margin stands. */
+            if (frac > opts->soft_frac + 1e-3 && svm_core(&f, &r, frac, out->a, tmp, out))
                 out->frac = frac;
-            }
         }
     }
     /*
@@ -662,10 +680,10 @@ int clk_fit_svm(const clock_side_t *fwd, const clock_side_t *rev, const clock_fi
     if (hinted || out->frac < opts->soft_frac_clean - 1e-3)
         core_refine(&f, &r, soft_k(f.n, out->frac), soft_k(r.n, out->frac),
                     hinted ? opts->core_sigma : NULL, out);
+done:
     free(buf);
     free(tmp);
-    (void)err;
-    return BASE_OK;
+    return rc;
 }
 
 /* ---- hull ---- */
@@ -741,7 +759,6 @@ static double feasible_edge(const hull_ctx_t *c, double am, double dir)
 int clk_fit_hull(const clock_side_t *fwd, const clock_side_t *rev, const clock_fit_opts_t *opts,
                  clock_line_t *out, char *err)
 {
-    (void)err;
     size_t n = fwd->n + rev->n;
     double *buf = xmalloc((3 * n + 1) * sizeof *buf);
     double *Xf = buf, *Yf = buf + fwd->n, *Xr = buf + 2 * fwd->n, *Yr = Xr + rev->n;
@@ -752,8 +769,10 @@ int clk_fit_hull(const clock_side_t *fwd, const clock_side_t *rev, const clock_f
     zx_t *tmp = xmalloc((n ? n : 1) * sizeof *tmp);
     clock_line_t soft;
     clock_side_t f = *fwd, r = *rev;
-    svm_core(&f, &r, opts->soft_frac, opts->slope_hint, tmp, &soft);
+    bool found = svm_core(&f, &r, opts->soft_frac, opts->slope_hint, tmp, &soft);
     free(tmp);
+    if (!found)
+        goto unbounded;
     f = (clock_side_t){Xf, Yf, keep_plausible(fwd, &soft, true, buf + 2 * n, Xf, Yf)};
     r = (clock_side_t){Xr, Yr, keep_plausible(rev, &soft, false, buf + 2 * n, Xr, Yr)};
     if (f.n < 2 || r.n < 2) {
@@ -771,6 +790,8 @@ int clk_fit_hull(const clock_side_t *fwd, const clock_side_t *rev, const clock_f
     double am = 0;
     for (;;) {
         am = flat ? 0.0 : maximise_concave(hull_grad, NULL, &c, soft.a);
+        if (!isfinite(am))
+            goto unbounded;
         size_t im, jm;
         double m = hard_margin(&c, am, NULL, NULL, &im, &jm, NULL, NULL);
         if (m >= 0 || budget == 0 || f.n <= 2 || r.n <= 2)
@@ -795,6 +816,12 @@ int clk_fit_hull(const clock_side_t *fwd, const clock_side_t *rev, const clock_f
     out->margin = 0.5 * (u - l);
     free(buf);
     return BASE_OK;
+unbounded:
+    free(buf);
+    return base_err(err,
+                    "hull: no slope separates the sides (forward over %.3f s, reverse over "
+                    "%.3f s of the window)",
+                    1e-9 * side_span(fwd, fwd), 1e-9 * side_span(rev, rev));
 }
 
 /* ---- minrtt and ols: per-pair offsets, NTP style ---- */

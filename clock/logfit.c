@@ -1412,6 +1412,11 @@ int clock_logfit_run(clock_logfit_t *self, char *err)
     uint64_t conflicts = 0;
     self->st.duplicates = keep.duplicates + drop_duplicates(self, &conflicts);
     self->st.duplicate_conflicts = keep.duplicate_conflicts + conflicts;
+    /* Probes that contradict each other are all dropped, and they can be all there were. */
+    if (self->n == 0)
+        return base_err(
+            err, "no probes to fit: every one of the %" PRIu64 " probes has a copy that disagrees",
+            conflicts);
     const clock_probe_t *P = self->p;
     size_t n = self->n;
     int64_t W = self->o.window_ns;

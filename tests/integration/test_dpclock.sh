@@ -66,6 +66,19 @@ cat "$IT_TMP/eval.txt"
 read -r p99 cov < <(p99_cov "$IT_TMP/eval.txt")
 grep -q 'not evaluated' "$IT_TMP/eval.txt" && it_fail "fits of the simulated nodes not evaluated"
 grep -q 'warming up' "$IT_TMP/fit.log" && it_fail "a 12 s log warmed up: $(cat "$IT_TMP/fit.log")"
+# A report that cannot be written is a failure (a full disk), not exit 0.
+if [ -w /dev/full ]; then
+    "$DP" eval "$IT_TMP/lan" "$IT_TMP/lan/fits.jsonl" >/dev/full 2>"$IT_TMP/full.txt" &&
+        it_fail "eval onto a full disk exited 0"
+    grep -q "writing the report failed" "$IT_TMP/full.txt" || it_fail "eval's lost report not said"
+fi
+# Probes that all disagree with their own copies leave nothing: said, exit 1, no crash.
+printf '%s\n' '{"type":"probe","src":0,"dst":1,"tx":[1000,2000],"rx":[1500,2500]}' \
+    '{"type":"probe","src":0,"dst":1,"tx":[1000,2000],"rx":[1600,2600]}' >"$IT_TMP/conflict.jsonl"
+rc=0
+"$DP" fit "$IT_TMP/conflict.jsonl" >/dev/null 2>"$IT_TMP/conflict.txt" || rc=$?
+[ "$rc" -eq 1 ] && grep -q "copy that disagrees" "$IT_TMP/conflict.txt" ||
+    it_fail "a log of conflicting copies: exit $rc, $(cat "$IT_TMP/conflict.txt")"
 # A log too short for the margins' levels: bounded by the least margin, and
 # said, with what gives a level.
 "$DP" sim --scenario lan --seed 5 --nodes 4 --seconds 3 --out "$IT_TMP/short" 2>/dev/null ||
