@@ -206,6 +206,13 @@ int clock_conv_add_pair(clock_conv_t *self, uint32_t node, uint32_t domain, uint
      * receiver that may have it). */
     if (pos > 0 && s->a[pos - 1] == t_domain && s->b[pos - 1] == t_parent)
         return BASE_OK;
+    /* Checked before any room is made: a pair refused must not cost pairs held. */
+    if ((pos > 0 && (s->a[pos - 1] >= t_domain || s->b[pos - 1] >= t_parent)) ||
+        (pos < s->n && s->b[pos] <= t_parent)) {
+        self->st.pairs_rejected++;
+        return base_err(err, "node %u domain %u: pair (%lld, %lld) is not increasing", node, domain,
+                        (long long)t_domain, (long long)t_parent);
+    }
     if (s->n >= self->lim.max_pairs) {
         size_t drop = self->lim.max_pairs / 8 ? self->lim.max_pairs / 8 : 1;
         memmove(s->a, s->a + drop, (s->n - drop) * sizeof *s->a);
@@ -213,12 +220,6 @@ int clock_conv_add_pair(clock_conv_t *self, uint32_t node, uint32_t domain, uint
         s->n -= drop;
         self->st.pairs_dropped += drop;
         pos = pos > drop ? pos - drop : 0;
-    }
-    if ((pos > 0 && (s->a[pos - 1] >= t_domain || s->b[pos - 1] >= t_parent)) ||
-        (pos < s->n && s->b[pos] <= t_parent)) {
-        self->st.pairs_rejected++;
-        return base_err(err, "node %u domain %u: pair (%lld, %lld) is not increasing", node, domain,
-                        (long long)t_domain, (long long)t_parent);
     }
     if (s->n == s->cap) {
         s->cap = s->cap ? 2 * s->cap : 64;
@@ -274,6 +275,16 @@ static int64_t pl_eval(const int64_t *xs, const int64_t *ys, size_t n, int64_t t
 int clock_conv_add_fit(clock_conv_t *self, const clock_node_fit_t *fit, char *err)
 {
     assert(self && fit);
+    /* Refused before anything changes: a bad map naming a new reference must not clear the old. */
+    if (fit->aligned &&
+        (!(fit->to_ns > fit->from_ns) || !isfinite(fit->offset_ns) || !isfinite(fit->drift_ppb))) {
+        self->st.fits_rejected++;
+        return base_err(err, "node %u window %lld: empty range or non-finite map", fit->node,
+                        (long long)fit->window);
+    }
+    cnode_t *cn = find_node(self, fit->node, true, err);
+    if (cn == NULL)
+        return BASE_ERR;
     if (!self->have_ref) {
         self->have_ref = true;
         self->ref = fit->ref;
@@ -283,9 +294,6 @@ int clock_conv_add_fit(clock_conv_t *self, const clock_node_fit_t *fit, char *er
         self->ref = fit->ref;
         self->st.ref_changes++;
     }
-    cnode_t *cn = find_node(self, fit->node, true, err);
-    if (cn == NULL)
-        return BASE_ERR;
     size_t lo = clk_lower_bound(cn->fits, cn->nfits, sizeof *cn->fits, &fit->window, fit_before);
     bool same = lo < cn->nfits && cn->fits[lo].window == fit->window;
     if (!fit->aligned) {
@@ -295,11 +303,6 @@ int clock_conv_add_fit(clock_conv_t *self, const clock_node_fit_t *fit, char *er
             cn->nfits--;
         }
         return BASE_OK;
-    }
-    if (!(fit->to_ns > fit->from_ns) || !isfinite(fit->offset_ns) || !isfinite(fit->drift_ppb)) {
-        self->st.fits_rejected++;
-        return base_err(err, "node %u window %lld: empty range or non-finite map", fit->node,
-                        (long long)fit->window);
     }
     int64_t c = clk_mid(fit->from_ns, fit->to_ns);
     size_t before = lo, after = same ? lo + 1 : lo;
@@ -404,7 +407,7 @@ static int64_t window_map(const cnode_t *cn, int64_t x, double *unc, unsigned *f
         return clk_add(x, fit_corr(f, x));
     }
     const clock_node_fit_t *f0 = &F[lo - 1], *f1 = &F[lo];
-    if (f1->window - f0->window > 1)
+    if (f1->window > f0->window && (uint64_t)f1->window - (uint64_t)f0->window > 1)
         *flags |= CLOCK_CONV_GAP;
     int64_t c0 = fit_center(f0), c1 = fit_center(f1);
     double span = clk_diff(c1, c0);

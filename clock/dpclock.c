@@ -533,6 +533,8 @@ static int cmp_fit_key(const void *a, const void *b)
 {
     const clock_node_fit_t *p = *(const clock_node_fit_t *const *)a;
     const clock_node_fit_t *q = *(const clock_node_fit_t *const *)b;
+    if (p->ref != q->ref)
+        return p->ref < q->ref ? -1 : 1;
     if (p->node != q->node)
         return p->node < q->node ? -1 : 1;
     if (p->window != q->window)
@@ -545,7 +547,8 @@ static int cmp_fit_key(const void *a, const void *b)
 /*
  * A refinement (lag > 0) replaces the maps of its window read before it, as
  * on the bus: of each node's window only the one with the largest lag (the
- * last of those) is kept, in reading order.  Returns how many were dropped.
+ * last of those) is kept, in reading order.  Maps onto another reference
+ * are other maps, and all are scored.  Returns how many were dropped.
  */
 static size_t keep_refined(clock_node_fit_t *fits, size_t *n)
 {
@@ -557,7 +560,8 @@ static size_t keep_refined(clock_node_fit_t *fits, size_t *n)
         ix[i] = &fits[i];
     qsort(ix, *n, sizeof *ix, cmp_fit_key);
     for (size_t i = 0; i + 1 < *n; i++)
-        if (ix[i]->node == ix[i + 1]->node && ix[i]->window == ix[i + 1]->window)
+        if (ix[i]->ref == ix[i + 1]->ref && ix[i]->node == ix[i + 1]->node &&
+            ix[i]->window == ix[i + 1]->window)
             drop[ix[i] - fits] = true;
     size_t m = 0;
     for (size_t i = 0; i < *n; i++)

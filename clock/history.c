@@ -484,7 +484,7 @@ static void break_span(const track_node_t *t, int64_t window, int64_t *lo, int64
     /* Cuts at or before the window: the last one; after it: the first. */
     size_t c = clk_lower_bound(t->cut, t->ncut, sizeof *t->cut, &window, break_before);
     size_t below = c < t->ncut && t->cut[c] == window ? c + 1 : c;
-    if (below > 0 && t->cut[below - 1] - 1 > *lo)
+    if (below > 0 && t->cut[below - 1] > INT64_MIN && t->cut[below - 1] - 1 > *lo)
         *lo = t->cut[below - 1] - 1;
     if (below < t->ncut && t->cut[below] < *hi)
         *hi = t->cut[below];

@@ -55,7 +55,7 @@ static void auto_guard(double *g, size_t n, const clock_purity_opts_t *opts, int
     *center = 0;
     if (n < 8) {
         /* Too few to learn the noise: a generous fixed band. */
-        *guard = opts->min_guard_ns * 10;
+        *guard = opts->min_guard_ns > INT64_MAX / 10 ? INT64_MAX : opts->min_guard_ns * 10;
         return;
     }
     qsort(g, n, sizeof *g, clk_cmp_double);

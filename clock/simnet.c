@@ -475,8 +475,8 @@ int clock_truth_read(FILE *in, clock_truth_t *truth, char *err)
     size_t lineno = 0;
     while ((r = clock_lines_next(lr, &line, &len, &over)) == 1) {
         lineno++;
-        if (over || len == 0)
-            continue;
+        if (over || len == 0 || strspn(line, " \t\r") == len)
+            continue; /* blank, or the CR of a CRLF file */
         json_object *obj;
         char e[BASE_ERRLEN];
         if (base_json_parse(line, len, &obj, e) != BASE_DEC_OK) {

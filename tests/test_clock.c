@@ -548,6 +548,17 @@ static void test_purity(void **state)
     clock_purity_opts_default(&o);
     assert_int_equal(o.guard_ns, 0);
     assert_true(o.min_guard_ns > 0 && o.auto_k > 0);
+    /* Too few probes for the automatic guard: ten times its floor, which may not overflow. */
+    clock_probe_t few[4];
+    for (int i = 0; i < 4; i++)
+        few[i] = probe(0, 1, T0 + i * 1000000LL, 100000, 50000, 50000);
+    o.min_guard_ns = INT64_MAX / 4;
+    clock_point_t f[4], r[4];
+    size_t nf, nr;
+    clock_purity_stats_t st;
+    clock_edge_points(few, 4, 0, 1, &o, f, &nf, r, &nr, &st);
+    assert_true(st.guard_ns[0] == INT64_MAX);
+    assert_int_equal(nf, 4);
 }
 
 /* The automatic guard learns the noise and rejects the queued pairs. */
@@ -3321,12 +3332,48 @@ static void test_conversion(void **state)
     assert_int_equal(st.pairs_rejected, 5);
     assert_int_equal(st.fits, 4);
     assert_int_equal(st.fits_unaligned, 1);
+    /* A map refused (non-finite) that names another reference clears nothing. */
+    clock_node_fit_t bad = window_fit(7, T0 + 14000000000LL, 0, 0, 0);
+    bad.ref = 9;
+    bad.offset_ns = NAN;
+    assert_int_equal(clock_conv_add_fit(c, &bad, err), BASE_ERR);
+    assert_int_equal(clock_conv_to_global(c, 5, CLOCK_DOMAIN_PROBE, T0 + 1000000000LL, &r, err),
+                     BASE_OK);
+    clock_conv_get_stats(c, &st);
+    assert_int_equal(st.ref_changes, 0);
+    assert_int_equal(st.fits_rejected, 1);
 
     /* The reference converts to itself without fits of its own. */
     assert_int_equal(clock_conv_to_global(c, 0, CLOCK_DOMAIN_PROBE, T0 + 5, &r, err), BASE_OK);
     assert_true(r.t == T0 + 5);
     clock_conv_destroy(&c);
     assert_null(c);
+}
+
+/* A pair refused when a series is full costs none of the pairs held. */
+static void test_conversion_full_pairs(void **state)
+{
+    (void)state;
+    clock_conv_limits_t lim;
+    clock_conv_limits_default(&lim);
+    lim.max_pairs = 8;
+    clock_conv_t *c = clock_conv_new(&lim);
+    char err[BASE_ERRLEN];
+    for (int64_t i = 0; i < 8; i++)
+        assert_int_equal(clock_conv_add_pair(c, 1, CLOCK_DOMAIN_TRACE, CLOCK_DOMAIN_PROBE,
+                                             1000 + i * 100, T0 + i * 100, err),
+                         BASE_OK);
+    assert_int_equal(
+        clock_conv_add_pair(c, 1, CLOCK_DOMAIN_TRACE, CLOCK_DOMAIN_PROBE, 2000, T0, err), BASE_ERR);
+    clock_conv_stats_t st;
+    clock_conv_get_stats(c, &st);
+    assert_int_equal(st.pairs_dropped, 0);
+    assert_int_equal(st.pairs_rejected, 1);
+    clock_conv_result_t r;
+    assert_int_equal(clock_conv_to_probe(c, 1, CLOCK_DOMAIN_TRACE, 1050, &r, err), BASE_OK);
+    assert_false(r.flags & CLOCK_CONV_EXTRAPOLATED);
+    assert_true(r.t == T0 + 50);
+    clock_conv_destroy(&c);
 }
 
 /*
@@ -4577,6 +4624,7 @@ int main(void)
         cmocka_unit_test(test_pooling),
         cmocka_unit_test(test_history_track),
         cmocka_unit_test(test_conversion),
+        cmocka_unit_test(test_conversion_full_pairs),
         cmocka_unit_test(test_conversion_step),
         cmocka_unit_test(test_conversion_limits),
         cmocka_unit_test(test_sim_clock),

@@ -72,6 +72,18 @@ if [ -w /dev/full ]; then
         it_fail "eval onto a full disk exited 0"
     grep -q "writing the report failed" "$IT_TMP/full.txt" || it_fail "eval's lost report not said"
 fi
+# Maps onto two references are two sets, both scored; a truth file with a
+# blank last line (CRLF) reads as it did.
+"$DP" fit --ref 2 "$IT_TMP/lan/probes.jsonl" >"$IT_TMP/lan/fits2.jsonl" 2>/dev/null ||
+    it_fail "fit --ref 2 failed"
+cat "$IT_TMP/lan/fits.jsonl" "$IT_TMP/lan/fits2.jsonl" >"$IT_TMP/lan/both.jsonl"
+"$DP" eval "$IT_TMP/lan" "$IT_TMP/lan/both.jsonl" >"$IT_TMP/both.txt" 2>&1 ||
+    it_fail "eval of two references failed: $(cat "$IT_TMP/both.txt")"
+grep -q "replaced" "$IT_TMP/both.txt" && it_fail "maps onto another reference taken for refinements"
+mkdir -p "$IT_TMP/crlf"
+{ cat "$IT_TMP/lan/truth.jsonl"; printf '  \r\n'; } >"$IT_TMP/crlf/truth.jsonl"
+"$DP" eval "$IT_TMP/crlf" "$IT_TMP/lan/fits.jsonl" >"$IT_TMP/crlf.txt" 2>&1 ||
+    it_fail "a truth file's blank line is fatal: $(cat "$IT_TMP/crlf.txt")"
 # Probes that all disagree with their own copies leave nothing: said, exit 1, no crash.
 printf '%s\n' '{"type":"probe","src":0,"dst":1,"tx":[1000,2000],"rx":[1500,2500]}' \
     '{"type":"probe","src":0,"dst":1,"tx":[1000,2000],"rx":[1600,2600]}' >"$IT_TMP/conflict.jsonl"
