@@ -748,9 +748,14 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
                 double w = 1.0 / (s->sig * s->sig + tau2);
                 double r = resid(s, delta, false);
                 Q += w * r * r;
-                c += w * (1.0 - w * offset_var(s, env));
+                /* An edge that carries its nodes alone has a leverage of 1, and
+                 * rounding can take it past 1 (weights 1e9 apart): never below 0,
+                 * or the sum cancels and the step runs to 1e300. */
+                c += w * fmax(0.0, 1.0 - w * offset_var(s, env));
             }
-            double next = tau2 + (Q - (double)st->dof) / fmax(c, 1e-300);
+            if (!(c > 0))
+                break;
+            double next = tau2 + (Q - (double)st->dof) / c;
             if (it == 0) {
                 st->chi2 = Q;
                 /* Below the floor: one moment step from it (no solve more). */

@@ -1492,6 +1492,49 @@ static clock_solve_opts_t window_opts(uint32_t ref, int w)
     return o;
 }
 
+/*
+ * Edges whose uncertainties stand 1e6 apart: the sharp ones carry their
+ * nodes alone (leverage 1, which rounding took past 1), and the extra
+ * variance's step divided by a sum they cancelled: τ² ran to 1e300 and
+ * every aligned node was ±inf.  (Reduced from a fuzzed solve.)
+ */
+static void test_solver_sharp_edges(void **state)
+{
+    (void)state;
+    static const struct {
+        uint32_t a, b;
+        double off, drift, unc, dunc;
+    } E[6] = {
+        {5, 4, -292083.16569594725, -502538.26804849243, 11.969705611507742, 2},
+        {4, 2, 736462.30795174767, -106593.78790613817, 32.214996843982497, 1.7331402469607018},
+        {1, 5, 64179.502338586288, 227169.26156461603, 1e-5, NAN},
+        {1, 0, 44313.953938443323, -650110.41271218727, 42.433447280044533, 1.7310022997707968},
+        {2, 1, -508558.86763226759, 381962.79439001461, 37.032291920491616, 1.4850026384640342},
+        {2, 1, -508555.15695341013, 381962.79439001461, 1e-5, 1.9986692238629904}};
+    const int64_t base = T0 + 2000000000LL;
+    clock_edge_fit_t e[6];
+    for (int i = 0; i < 6; i++) {
+        e[i] = between_edge(E[i].a, E[i].b, base + 1000000000LL, E[i].off);
+        e[i].drift_ppb = E[i].drift;
+        e[i].uncertainty_ns = E[i].unc;
+        e[i].drift_unc_ppb = E[i].dunc;
+        e[i].margin_ns = NAN;
+        e[i].from_ns = base;
+        e[i].to_ns = base + 2000000000LL;
+    }
+    clock_solve_opts_t o = window_opts(0, 1);
+    clock_node_fit_t *nodes;
+    size_t nn;
+    clock_solve_stats_t st;
+    char err[BASE_ERRLEN];
+    assert_int_equal(clock_solve(e, 6, &o, &nodes, &nn, &st, err), BASE_OK);
+    assert_true(isfinite(st.extra_sigma_ns) && st.extra_sigma_ns < 1e6);
+    for (size_t i = 0; i < nn; i++)
+        if (nodes[i].aligned && !(nodes[i].uncertainty_ns < 1e6))
+            fail_msg("node %u aligned at ±%g ns", nodes[i].node, nodes[i].uncertainty_ns);
+    free(nodes);
+}
+
 static clock_solve_opts_t solve_opts(uint32_t ref)
 {
     return window_opts(ref, 0);
@@ -4596,6 +4639,7 @@ int main(void)
         cmocka_unit_test(test_step_small),
         cmocka_unit_test(test_step_gross),
         cmocka_unit_test(test_step_gross_none),
+        cmocka_unit_test(test_solver_sharp_edges),
         cmocka_unit_test(test_steps_between),
         cmocka_unit_test(test_delay_change),
         cmocka_unit_test(test_delay_change_small_window),
