@@ -143,6 +143,7 @@ typedef struct clock_edge_fit {
     uint32_t set_aside;
 } clock_edge_fit_t;
 
+#define CLOCK_MINRTT_INTERVALS_MAX 4096
 typedef struct clock_fit_opts {
     uint32_t min_points;      /* per direction; fewer is an error (default 4) */
     double soft_frac;         /* svm: fraction of each side in the soft margin (default 0.10) */
@@ -154,7 +155,8 @@ typedef struct clock_fit_opts {
                                  fits that each leave one subset out (a jackknife), for
                                  estimators that allow it; subsets of a few points alone
                                  fit badly (default 128; 0: never) */
-    uint32_t intervals;       /* minrtt: intervals per window (default 8) */
+    uint32_t intervals;       /* minrtt: intervals per window (default 8, at most
+                                 CLOCK_MINRTT_INTERVALS_MAX) */
     bool detect_steps;        /* default true */
     int64_t step_min_ns;      /* smallest step reported (default 500) */
     double coverage_k;        /* uncertainty = coverage_k × estimated σ (default 3) */

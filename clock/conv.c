@@ -547,17 +547,21 @@ int clock_conv_from_global(clock_conv_t *self, uint32_t node, uint32_t domain, i
         if (cn == NULL)
             return base_err(err, "node %u has no snapshot pairs from domain %u", node, domain);
         /* The chain domain → … → probe, then undone from the probe end. */
-        const series_t *chain[64];
+        /* As long as the node's domains at most (pairs never make a loop). */
+        const series_t **chain = xmalloc((cn->ndom + 1) * sizeof *chain);
         size_t len = 0;
         for (uint32_t d = domain; d != CLOCK_DOMAIN_PROBE;) {
             const series_t *s = find_series(cn, d);
-            if (s == NULL || s->n == 0 || len >= BASE_ARRAY_LEN(chain))
+            if (s == NULL || s->n == 0 || len > cn->ndom) {
+                free(chain);
                 return base_err(err, "node %u has no snapshot pairs from domain %u", node, d);
+            }
             chain[len++] = s;
             d = s->parent;
         }
         while (len-- > 0)
             x = pl_eval(chain[len]->b, chain[len]->a, chain[len]->n, x, &out->flags);
+        free(chain);
     }
     out->t = x;
     return BASE_OK;

@@ -868,6 +868,8 @@ int clk_fit_minrtt(const clock_side_t *fwd, const clock_side_t *rev, const clock
         hi = fmax(hi, p[i].x);
     }
     size_t ni = opts->intervals ? opts->intervals : 1;
+    if (ni > CLOCK_MINRTT_INTERVALS_MAX)
+        ni = CLOCK_MINRTT_INTERVALS_MAX; /* more than there are pairs to fill them */
     size_t *best = xmalloc(ni * sizeof *best);
     for (size_t k = 0; k < ni; k++)
         best[k] = SIZE_MAX;

@@ -842,6 +842,12 @@ static void test_minrtt_margin_drift(void **state)
         clock_fit_edge(clock_estimator_find("minrtt"), fwd, 600, rev, 600, NULL, &f, err), BASE_OK);
     if (!(fabs(f.margin_ns - 9000) < 120))
         fail_msg("minrtt margin %.1f ns at 500 ppm (the path's 9000)", f.margin_ns);
+    /* Intervals by the billion ask for no 32 GiB: at most CLOCK_MINRTT_INTERVALS_MAX. */
+    clock_fit_opts_t o;
+    clock_fit_opts_default(&o);
+    o.intervals = UINT32_MAX;
+    assert_int_equal(
+        clock_fit_edge(clock_estimator_find("minrtt"), fwd, 600, rev, 600, &o, &f, err), BASE_OK);
 }
 
 /*
@@ -3416,6 +3422,23 @@ static void test_conversion_full_pairs(void **state)
     assert_int_equal(clock_conv_to_probe(c, 1, CLOCK_DOMAIN_TRACE, 1050, &r, err), BASE_OK);
     assert_false(r.flags & CLOCK_CONV_EXTRAPOLATED);
     assert_true(r.t == T0 + 50);
+    clock_conv_destroy(&c);
+
+    /* A chain of 70 domains where the limits allow 128 converts both ways. */
+    lim.max_domains = 128;
+    c = clock_conv_new(&lim);
+    for (uint32_t d = 0; d < 70; d++)
+        for (int64_t k = 0; k < 3; k++)
+            assert_int_equal(
+                clock_conv_add_pair(c, 5, 100 + d, d == 69 ? CLOCK_DOMAIN_PROBE : 101 + d,
+                                    T0 + k * 1000000000LL, T0 + k * 1000000000LL + 7, err),
+                BASE_OK);
+    clock_node_fit_t f = window_fit(0, T0 + 400000000LL, 100, 0, 0);
+    assert_int_equal(clock_conv_add_fit(c, &f, err), BASE_OK);
+    assert_int_equal(clock_conv_to_global(c, 5, 100, T0 + 1500000000LL, &r, err), BASE_OK);
+    int64_t g = r.t;
+    assert_int_equal(clock_conv_from_global(c, 5, 100, g, &r, err), BASE_OK);
+    assert_true(llabs(r.t - (T0 + 1500000000LL)) <= 1);
     clock_conv_destroy(&c);
 }
 
