@@ -536,6 +536,12 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
     st->own_sigma_ns = NAN;
     *nodes = NULL;
     *n_nodes = 0;
+    /* Options a caller got wrong would come out as maps that look right. */
+    if (!(opts->to_ns >= opts->from_ns))
+        return base_err(err, "solve: window ends before it starts (%lld, %lld)",
+                        (long long)opts->from_ns, (long long)opts->to_ns);
+    if (!(opts->stamp_asym_ns >= 0) || !isfinite(opts->stamp_asym_ns))
+        return base_err(err, "solve: stamp asymmetry %g ns is not a size", opts->stamp_asym_ns);
     double kcov = opts->coverage_k > 0 ? opts->coverage_k : 3.0;
     double kp = opts->persist_k > 0 ? opts->persist_k : 2.7;
     int rc = BASE_ERR;

@@ -1533,6 +1533,15 @@ static void test_solver_sharp_edges(void **state)
     size_t nn;
     clock_solve_stats_t st;
     char err[BASE_ERRLEN];
+    /* Options that would make maps look right and be wrong are refused. */
+    clock_solve_opts_t bad = o;
+    bad.stamp_asym_ns = NAN;
+    assert_int_equal(clock_solve(e, 6, &bad, &nodes, &nn, &st, err), BASE_ERR);
+    assert_null(nodes);
+    bad = o;
+    bad.to_ns = bad.from_ns - 1;
+    assert_int_equal(clock_solve(e, 6, &bad, &nodes, &nn, &st, err), BASE_ERR);
+    assert_non_null(strstr(err, "ends before it starts"));
     assert_int_equal(clock_solve(e, 6, &o, &nodes, &nn, &st, err), BASE_OK);
     assert_true(isfinite(st.extra_sigma_ns) && st.extra_sigma_ns < 1e6);
     for (size_t i = 0; i < nn; i++)
