@@ -546,8 +546,8 @@ int clock_conv_from_global(clock_conv_t *self, uint32_t node, uint32_t domain, i
     if (domain != CLOCK_DOMAIN_PROBE) {
         if (cn == NULL)
             return base_err(err, "node %u has no snapshot pairs from domain %u", node, domain);
-        /* The chain domain → … → probe, then undone from the probe end. */
-        /* As long as the node's domains at most (pairs never make a loop). */
+        /* The chain domain → … → probe (no longer than the node's domains),
+         * then undone from the probe end. */
         const series_t **chain = xmalloc((cn->ndom + 1) * sizeof *chain);
         size_t len = 0;
         for (uint32_t d = domain; d != CLOCK_DOMAIN_PROBE;) {

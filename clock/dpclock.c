@@ -137,6 +137,15 @@ static int write_probe(void *ctx, const clock_probe_t *p)
     return BASE_OK;
 }
 
+/* What stdout held reached its file (a full disk loses it silently); if not, says so. */
+static bool stdout_written(const char *what)
+{
+    if (fflush(stdout) == 0 && !ferror(stdout))
+        return true;
+    fprintf(stderr, "dpclock: %s\n", what);
+    return false;
+}
+
 static int cmd_sim(int argc, char **argv)
 {
     const char *scenario = NULL, *dir = NULL, *v;
@@ -502,11 +511,7 @@ static int cmd_fit(int argc, char **argv)
                 "other windows' loops showed of it (probe more pairs of nodes)\n",
                 st.windows_no_loops);
     clock_logfit_destroy(&lf);
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        fprintf(stderr, "dpclock: writing the fits failed\n");
-        return 1;
-    }
-    return 0;
+    return stdout_written("writing the fits failed") ? 0 : 1;
 }
 
 /* ---- eval ---- */
@@ -646,10 +651,8 @@ static int cmd_eval(int argc, char **argv)
         fprintf(stderr, "dpclock: eval: %s\n", err);
     free(fits);
     clock_truth_free(&truth);
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        fprintf(stderr, "dpclock: eval: writing the report failed\n");
+    if (!stdout_written("eval: writing the report failed"))
         return 1;
-    }
     return rc == BASE_OK ? 0 : 1;
 }
 

@@ -341,6 +341,15 @@ static double first_slope(const clock_side_t *f, const clock_side_t *r, double h
     return isfinite(hint) ? plausible_slope(hint) : start_slope(f, r);
 }
 
+/* The error of a window no slope fits: most often one side covers only part of it. */
+static int no_slope(char *err, const char *name, const clock_side_t *f, const clock_side_t *r)
+{
+    return base_err(err,
+                    "%s: no slope separates the sides (forward over %.3f s, reverse over %.3f s "
+                    "of the window)",
+                    name, 1e-9 * side_span(f, f), 1e-9 * side_span(r, r));
+}
+
 /* False (out untouched) where no slope gives the sides a widest margin. */
 static bool svm_core(const clock_side_t *f, const clock_side_t *r, double frac, double hint,
                      zx_t *tmp, clock_line_t *out)
@@ -629,10 +638,7 @@ int clk_fit_svm(const clock_side_t *fwd, const clock_side_t *rev, const clock_fi
     clock_side_t f = *fwd, r = *rev;
     int rc = BASE_OK;
     if (!svm_core(&f, &r, opts->soft_frac, opts->slope_hint, tmp, out)) {
-        rc = base_err(err,
-                      "svm: no slope separates the sides (forward over %.3f s, reverse over "
-                      "%.3f s of the window)",
-                      1e-9 * side_span(&f, &f), 1e-9 * side_span(&r, &r));
+        rc = no_slope(err, "svm", fwd, rev);
         goto done;
     }
     for (int round = 0; round < 3; round++) {
@@ -818,10 +824,7 @@ int clk_fit_hull(const clock_side_t *fwd, const clock_side_t *rev, const clock_f
     return BASE_OK;
 unbounded:
     free(buf);
-    return base_err(err,
-                    "hull: no slope separates the sides (forward over %.3f s, reverse over "
-                    "%.3f s of the window)",
-                    1e-9 * side_span(fwd, fwd), 1e-9 * side_span(rev, rev));
+    return no_slope(err, "hull", fwd, rev);
 }
 
 /* ---- minrtt and ols: per-pair offsets, NTP style ---- */

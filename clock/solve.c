@@ -217,6 +217,17 @@ static double offset_var(const sedge_t *s, const clk_env_t *inv)
 }
 
 /*
+ * 1 − the edge's leverage at weight w: the share of its residual the loops
+ * see.  An edge that carries its nodes alone has a leverage of 1, which
+ * rounding takes past 1 where weights stand 1e9 apart; below 0 it cancelled
+ * the τ² step's sum, and τ² ran to 1e300.
+ */
+static double loop_share(const sedge_t *s, double w, const clk_env_t *inv)
+{
+    return fmax(0.0, 1.0 - w * offset_var(s, inv));
+}
+
+/*
  * Weighted least squares over the used edges; rhs receives the solution,
  * and with invert the covariance is in env (clk_env_read_inverse) until its next use.
  */
@@ -540,7 +551,7 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
     if (!(opts->to_ns >= opts->from_ns))
         return base_err(err, "solve: window ends before it starts (%lld, %lld)",
                         (long long)opts->from_ns, (long long)opts->to_ns);
-    if (!(opts->stamp_asym_ns >= 0) || !isfinite(opts->stamp_asym_ns))
+    if (!(isfinite(opts->stamp_asym_ns) && opts->stamp_asym_ns >= 0))
         return base_err(err, "solve: stamp asymmetry %g ns is not a size", opts->stamp_asym_ns);
     double kcov = opts->coverage_k > 0 ? opts->coverage_k : 3.0;
     double kp = opts->persist_k > 0 ? opts->persist_k : 2.7;
@@ -754,10 +765,7 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
                 double w = 1.0 / (s->sig * s->sig + tau2);
                 double r = resid(s, delta, false);
                 Q += w * r * r;
-                /* An edge that carries its nodes alone has a leverage of 1, and
-                 * rounding can take it past 1 (weights 1e9 apart): never below 0,
-                 * or the sum cancels and the step runs to 1e300. */
-                c += w * fmax(0.0, 1.0 - w * offset_var(s, env));
+                c += w * loop_share(s, w, env);
             }
             if (!(c > 0))
                 break;
@@ -793,7 +801,7 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
         if (e->suspect || m == 0)
             continue;
         double w = s->rw / (s->sig * s->sig + tau2_used);
-        e->loop_share = fmax(0.0, 1.0 - w * offset_var(s, env));
+        e->loop_share = loop_share(s, w, env);
     }
     /*
      * Hosts slow to stamp.  A host that stamps what it receives late (or

@@ -3408,7 +3408,10 @@ static void test_conversion(void **state)
     assert_null(c);
 }
 
-/* A pair refused when a series is full costs none of the pairs held. */
+/*
+ * A pair refused when a series is full costs none of the pairs held, and a
+ * chain longer than 64 domains, where the limits allow it, converts both ways.
+ */
 static void test_conversion_full_pairs(void **state)
 {
     (void)state;
