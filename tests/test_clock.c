@@ -423,30 +423,45 @@ static void test_too_few_and_one_sided(void **state)
  * One direction over part of the window only (its probes lost, or queued and
  * filtered, for the rest): svm's soft margin has no maximum when half of
  * each side must stand apart, and must not take the end of its search for
- * one (a drift of 2.1e9 ppb, 3 s off).  A slope hint from a broken window
- * starts no search outside plausible clocks; sides apart in time fix no
- * slope at all and are said.
+ * one (a drift of 2.1e9 ppb, 3 s off).  Nor may the side that covers less
+ * pull the line: each side's margin is measured from its own mean time, so
+ * the fit stays within its uncertainty (measured from a common origin, none
+ * of 200 draws was at 50 % cover, 130 ns off at the median).  A slope hint from a
+ * broken window starts no search outside plausible clocks; sides apart in
+ * time fix no offset at all and are said.
  */
 static void test_uneven_coverage(void **state)
 {
     (void)state;
-    enum { N = 400 };
+    enum { N = 400, RUNS = 40 };
     line_truth_t t = {T0, 1e6, 20000};
     static clock_point_t fwd[N], rev[N];
     const double covers[] = {0.9, 0.5, 0.3, 0.1};
     char err[BASE_ERRLEN] = "";
     clock_edge_fit_t f;
     for (size_t c = 0; c < sizeof covers / sizeof covers[0]; c++) {
-        make_points(&t, N, 2000000000LL, 20000, 0, 0, 50, 11 + c, fwd, rev);
-        for (size_t i = 0; i < N; i++) { /* squeeze the forward side into the first part */
-            int64_t x = T0 + (int64_t)((double)(fwd[i].x - T0) * covers[c]);
-            fwd[i].y += (int64_t)llround(theta(&t, x) - theta(&t, fwd[i].x));
-            fwd[i].x = x;
+        int covered = 0;
+        double worst = 0;
+        for (int run = 0; run < RUNS; run++) {
+            make_points(&t, N, 2000000000LL, 20000, 0, 0, 50, 11 + 100 * c + (unsigned)run, fwd,
+                        rev);
+            for (size_t i = 0; i < N; i++) { /* squeeze the forward side into the first part */
+                int64_t x = T0 + (int64_t)((double)(fwd[i].x - T0) * covers[c]);
+                fwd[i].y += (int64_t)llround(theta(&t, x) - theta(&t, fwd[i].x));
+                fwd[i].x = x;
+            }
+            assert_int_equal(
+                clock_fit_edge(clock_estimator_find("svm"), fwd, N, rev, N, NULL, &f, err),
+                BASE_OK);
+            assert_true(fabs(f.drift_ppb - 20000) < 100);
+            double e = edge_error(&f, &t, T0, T0 + 2000000000LL);
+            worst = fmax(worst, e);
+            covered += e <= f.uncertainty_ns;
         }
-        assert_int_equal(clock_fit_edge(clock_estimator_find("svm"), fwd, N, rev, N, NULL, &f, err),
-                         BASE_OK);
-        assert_true(fabs(f.drift_ppb - 20000) < 1000);
-        assert_true(edge_error(&f, &t, T0, T0 + 2000000000LL) < 1000);
+        print_message("forward over %.0f %% of the window: %d of %d covered, worst %.1f ns\n",
+                      100 * covers[c], covered, RUNS, worst);
+        assert_true(covered >= RUNS * 85 / 100);
+        assert_true(worst < 60);
     }
     make_points(&t, N, 2000000000LL, 20000, 0, 0, 50, 3, fwd, rev);
     clock_fit_opts_t o;
