@@ -92,32 +92,61 @@ static bool int_clamped(int64_t v)
 }
 
 /*
- * A decimal written out ("1765643728995645999.5", no exponent) exactly:
- * through a double it would lose up to 128 ns at CLOCK_REALTIME sizes.
- * false: another notation, or out of range.
+ * A decimal written out ("1765643728995645999.5", or with an exponent,
+ * "1.7656437289956459995e18") exactly: through a double it would lose up
+ * to 128 ns at CLOCK_REALTIME sizes.  Rounded half away from zero, as
+ * llround.  false: another notation, or out of range.
  */
 static bool decimal_ns(const char *s, int64_t *out)
 {
     bool neg = *s == '-';
     const char *p = s + neg;
-    if (*p < '0' || *p > '9')
+    /* The digits, integer part then fraction, as one string without the point. */
+    const char *ip = p, *fp = NULL;
+    size_t ni = 0, nf = 0;
+    while (p[ni] >= '0' && p[ni] <= '9')
+        ni++;
+    if (ni == 0)
         return false;
-    uint64_t v = 0;
-    for (; *p >= '0' && *p <= '9'; p++) {
-        if (v > (UINT64_MAX - 9) / 10)
-            return false;
-        v = v * 10 + (uint64_t)(*p - '0');
-    }
+    p += ni;
     if (*p == '.') {
+        fp = ++p;
+        while (p[nf] >= '0' && p[nf] <= '9')
+            nf++;
+        if (nf == 0)
+            return false;
+        p += nf;
+    }
+    long e = 0;
+    if (*p == 'e' || *p == 'E') {
         p++;
+        bool eneg = *p == '-';
+        if (*p == '+' || *p == '-')
+            p++;
         if (*p < '0' || *p > '9')
             return false;
-        bool up = *p >= '5'; /* half away from zero, as llround */
-        while (*p >= '0' && *p <= '9')
-            p++;
-        v += up;
+        /* Past 10^5 either way the value is 0 or out of range: no need to count on. */
+        for (; *p >= '0' && *p <= '9'; p++)
+            if (e < 100000)
+                e = e * 10 + (*p - '0');
+        e = eneg ? -e : e;
     }
-    if (*p != '\0' || v > (uint64_t)INT64_MAX - 1)
+    if (*p != '\0')
+        return false;
+    size_t nd = ni + nf;
+    long point = (long)ni + e; /* digits before the decimal point */
+    uint64_t v = 0;
+    for (long k = 0; k < point; k++) {
+        int d = k < (long)nd ? ((size_t)k < ni ? ip[k] : fp[k - (long)ni]) - '0' : 0;
+        if (v > (UINT64_MAX - 9) / 10)
+            return false;
+        v = v * 10 + (uint64_t)d;
+    }
+    if (point >= 0 && point < (long)nd) {
+        char r = (size_t)point < ni ? ip[point] : fp[point - (long)ni];
+        v += r >= '5';
+    }
+    if (v > (uint64_t)INT64_MAX - 1)
         return false;
     *out = neg ? -(int64_t)v : (int64_t)v;
     return true;

@@ -263,6 +263,39 @@ static void test_json_ns_precision(void **state)
     assert_int_equal(base_json_value_ns(json_object_object_get(o, "d"), &t), BASE_DEC_OK);
     assert_int_equal(t, 13);
     json_object_put(o);
+    /* So must decimals with an exponent (through a double: 128 ns steps). */
+    static const struct {
+        const char *text;
+        int64_t ns;
+    } exp[] = {
+        {"1.790000000123456789e18", 1790000000123456789LL},
+        {"1.7900000001234567885E+18", 1790000000123456789LL},
+        {"-1.7900000001234567885e18", -1790000000123456789LL},
+        {"17900000001234567891e-1", 1790000000123456789LL},
+        {"179000000012345678.9e1", 1790000000123456789LL},
+        {"1.5e0", 2},
+        {"-2.5", -3},
+        {"4e-1", 0},
+        {"5e-1", 1},
+        {"0.00005e4", 1},
+        {"0e99999999", 0},
+        {"12e2", 1200},
+    };
+    for (size_t i = 0; i < sizeof exp / sizeof exp[0]; i++) {
+        char line[128];
+        snprintf(line, sizeof line, "{\"t\": %s}", exp[i].text);
+        assert_int_equal(base_json_parse(line, strlen(line), &o, err), BASE_DEC_OK);
+        t = 0;
+        assert_int_equal(base_json_value_ns(json_object_object_get(o, "t"), &t), BASE_DEC_OK);
+        if (t != exp[i].ns)
+            fail_msg("%s read as %lld, not %lld", exp[i].text, (long long)t, (long long)exp[i].ns);
+        json_object_put(o);
+    }
+    /* Beyond ±9.2e18 ns is out of range, in any notation. */
+    const char *big = "{\"t\": 9.3e18}";
+    assert_int_equal(base_json_parse(big, strlen(big), &o, err), BASE_DEC_OK);
+    assert_int_equal(base_json_value_ns(json_object_object_get(o, "t"), &t), BASE_DEC_BAD_VALUE);
+    json_object_put(o);
 }
 
 static void test_decstats(void **state)
