@@ -140,35 +140,26 @@ static void ols_line(const double *x, const double *y, size_t n, double *a, doub
     *b = my - *a * mx;
 }
 
-static void side_range(const clock_side_t *s, double *lo, double *hi)
+/* A side's first and last X, and its mean X (0 for no points). */
+static void side_extent(const clock_side_t *s, double *lo, double *hi, double *mean)
 {
+    double sx = 0;
     *lo = INFINITY;
     *hi = -INFINITY;
     for (size_t i = 0; i < s->n; i++) {
         *lo = fmin(*lo, s->X[i]);
         *hi = fmax(*hi, s->X[i]);
+        sx += s->X[i];
     }
+    *mean = s->n ? sx / (double)s->n : 0.0;
 }
 
 static double side_span(const clock_side_t *f, const clock_side_t *r)
 {
-    double flo, fhi, rlo, rhi;
-    side_range(f, &flo, &fhi);
-    side_range(r, &rlo, &rhi);
+    double flo, fhi, rlo, rhi, m;
+    side_extent(f, &flo, &fhi, &m);
+    side_extent(r, &rlo, &rhi, &m);
     return fmax(fhi, rhi) - fmin(flo, rlo);
-}
-
-/*
- * Sides apart in time bound the line from above in one stretch and from
- * below in another: its offset between them is an extrapolation of each
- * side's own edge, not a margin.
- */
-static bool sides_overlap(const clock_side_t *f, const clock_side_t *r)
-{
-    double flo, fhi, rlo, rhi;
-    side_range(f, &flo, &fhi);
-    side_range(r, &rlo, &rhi);
-    return fmax(flo, rlo) <= fmin(fhi, rhi);
 }
 
 /* A clock 1 % fast is no clock: a start beyond that starts at 0. */
@@ -381,19 +372,14 @@ static int no_slope(char *err, const char *name, const clock_side_t *f, const cl
                     name, 1e-9 * side_span(f, f), 1e-9 * side_span(r, r));
 }
 
-static double side_mean_x(const clock_side_t *s)
-{
-    double sx = 0;
-    for (size_t i = 0; i < s->n; i++)
-        sx += s->X[i];
-    return s->n ? sx / (double)s->n : 0.0;
-}
-
 /* False (out untouched) where no slope gives the sides a widest margin. */
 static bool svm_core(const clock_side_t *f, const clock_side_t *r, double frac, double hint,
                      zx_t *tmp, clock_line_t *out)
 {
     size_t n = f->n + r->n;
+    double flo, fhi, fmean, rlo, rhi, rmean;
+    side_extent(f, &flo, &fhi, &fmean);
+    side_extent(r, &rlo, &rhi, &rmean);
     svm_ctx_t c = {*f,
                    *r,
                    soft_k(f->n, frac),
@@ -403,12 +389,20 @@ static bool svm_core(const clock_side_t *f, const clock_side_t *r, double frac, 
                    f->n,
                    r->n,
                    -1,
-                   side_mean_x(f),
-                   side_mean_x(r)};
-    double a = !sides_overlap(f, r) ? NAN
-               : side_span(f, r) > 0
-                   ? maximise_concave(svm_grad, svm_narrow, &c, first_slope(f, r, hint))
-                   : 0.0;
+                   fmean,
+                   rmean};
+    double a;
+    if (fmax(flo, rlo) > fmin(fhi, rhi))
+        /*
+         * Sides apart in time bound the line from above in one stretch and
+         * from below in another: its offset between them is an extrapolation
+         * of each side's own edge, not a margin.
+         */
+        a = NAN;
+    else if (fmax(fhi, rhi) > fmin(flo, rlo))
+        a = maximise_concave(svm_grad, svm_narrow, &c, first_slope(f, r, hint));
+    else
+        a = 0.0;
     free(c.buf);
     if (!isfinite(a))
         return false;
