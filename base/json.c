@@ -91,6 +91,14 @@ static bool int_clamped(int64_t v)
     return v == INT64_MAX || v == INT64_MIN;
 }
 
+/* Digit k of the integer digits ip[0..ni) followed by the fraction's; 0 past them. */
+static int digit_at(const char *ip, size_t ni, const char *fp, long nd, long k)
+{
+    if (k >= nd)
+        return 0;
+    return (k < (long)ni ? ip[k] : fp[k - (long)ni]) - '0';
+}
+
 /*
  * A decimal written out ("1765643728995645999.5", or with an exponent,
  * "1.7656437289956459995e18") exactly: through a double it would lose up
@@ -133,19 +141,17 @@ static bool decimal_ns(const char *s, int64_t *out)
     }
     if (*p != '\0')
         return false;
-    size_t nd = ni + nf;
+    long nd = (long)(ni + nf);
     long point = (long)ni + e; /* digits before the decimal point */
     uint64_t v = 0;
-    for (long k = 0; k < point; k++) {
-        int d = k < (long)nd ? ((size_t)k < ni ? ip[k] : fp[k - (long)ni]) - '0' : 0;
+    /* Past the written digits only zeros follow: a zero stays zero, anything else overflows. */
+    for (long k = 0; k < point && (k < nd || v != 0); k++) {
         if (v > (UINT64_MAX - 9) / 10)
             return false;
-        v = v * 10 + (uint64_t)d;
+        v = v * 10 + (uint64_t)digit_at(ip, ni, fp, nd, k);
     }
-    if (point >= 0 && point < (long)nd) {
-        char r = (size_t)point < ni ? ip[point] : fp[point - (long)ni];
-        v += r >= '5';
-    }
+    if (point >= 0)
+        v += digit_at(ip, ni, fp, nd, point) >= 5;
     if (v > (uint64_t)INT64_MAX - 1)
         return false;
     *out = neg ? -(int64_t)v : (int64_t)v;

@@ -263,7 +263,7 @@ static void test_json_ns_precision(void **state)
     assert_int_equal(base_json_value_ns(json_object_object_get(o, "d"), &t), BASE_DEC_OK);
     assert_int_equal(t, 13);
     json_object_put(o);
-    /* So must decimals with an exponent (through a double: 128 ns steps). */
+    /* So must decimals with an exponent (through a double: 256 ns steps). */
     static const struct {
         const char *text;
         int64_t ns;
