@@ -789,6 +789,12 @@ typedef struct clock_logfit_stats {
     uint32_t loops_min, loops_max;
     uint64_t windows_no_loops;
     /*
+     * Windows the solver refused (more nodes than CLOCK_SOLVE_MAX_NODES, a
+     * graph too dense for its factor): their nodes are written unaligned
+     * and the other windows solved (clock_logfit_unsolved says why).
+     */
+    uint64_t windows_unsolved;
+    /*
      * Medians over the windows with loops of the per-edge σ the loops' excess
      * called for (extra_sigma_ns) and of the part of it that persisted
      * (persist_sigma_ns: path asymmetry); NAN without such windows.
@@ -836,6 +842,11 @@ typedef struct clock_logfit_failure {
 
 /* The first CLOCK_LOGFIT_FAILURES_KEPT failed edge windows of the last run, in fitting order. */
 const clock_logfit_failure_t *clock_logfit_failures(const clock_logfit_t *self, size_t *n);
+/*
+ * The first window of the last run the solver refused (src and dst
+ * UINT32_MAX), NULL where it solved them all; stats.windows_unsolved counts them.
+ */
+const clock_logfit_failure_t *clock_logfit_unsolved(const clock_logfit_t *self);
 
 /* ------------------------------------------------------------------ */
 /* Simulation (SPEC §4.6) and evaluation against truth                  */

@@ -456,6 +456,12 @@ static int cmd_fit(int argc, char **argv)
     if (st.edge_fit_errors > nfail)
         fprintf(stderr, "dpclock: ... and %" PRIu64 " more edge windows failed\n",
                 st.edge_fit_errors - nfail);
+    const clock_logfit_failure_t *uns = clock_logfit_unsolved(lf);
+    if (uns)
+        fprintf(stderr,
+                "dpclock: %" PRIu64 " windows not solved, their nodes written unaligned "
+                "(first: window %" PRId64 ": %s)\n",
+                st.windows_unsolved, uns->window, uns->why);
     if (st.set_aside)
         fprintf(stderr,
                 "dpclock: %" PRIu64 " pure samples set aside by the edge fits (deep in the "

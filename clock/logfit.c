@@ -35,6 +35,7 @@ struct clock_logfit {
     uint32_t ref;
     clock_logfit_failure_t fail[CLOCK_LOGFIT_FAILURES_KEPT];
     size_t nfail;
+    clock_logfit_failure_t unsolved; /* the first window the solver refused */
     /* What the edge fits left for the solves (clock_logfit_resolve reuses it). */
     bool fitted;
     int64_t *wins; /* the windows that saw probes, ascending */
@@ -129,6 +130,12 @@ const clock_logfit_failure_t *clock_logfit_failures(const clock_logfit_t *self, 
     assert(self && n);
     *n = self->nfail;
     return self->fail;
+}
+
+const clock_logfit_failure_t *clock_logfit_unsolved(const clock_logfit_t *self)
+{
+    assert(self);
+    return self->st.windows_unsolved ? &self->unsolved : NULL;
 }
 
 uint32_t clock_logfit_ref(const clock_logfit_t *self)
@@ -1077,8 +1084,8 @@ typedef struct win_ctx {
  * its node fits; with the history, neither fed nor written: note its
  * slow-host bounds in the history (written and not fed: keep them).
  */
-static int solve_window(const win_ctx_t *c, size_t w, bool use_hist, bool feed, bool write,
-                        uint32_t lag, char *err)
+static void solve_window(const win_ctx_t *c, size_t w, bool use_hist, bool feed, bool write,
+                         uint32_t lag)
 {
     clock_logfit_t *self = c->self;
     int64_t win = self->wins[w], W = self->o.window_ns;
@@ -1112,18 +1119,30 @@ static int solve_window(const win_ctx_t *c, size_t w, bool use_hist, bool feed, 
         free(sb);
     }
     double t0 = cpu_ns();
+    /*
+     * What the solver refuses (too many nodes in one window, a graph too
+     * dense for its factor) is refused for that window alone: its nodes
+     * are written unaligned, counted, and the other windows still solved.
+     */
+    char why[BASE_ERRLEN];
     if (use_hist && !feed && !write) {
-        int rc =
-            clock_history_note_bounds(c->hist, ej > ei ? &self->ef[ei] : NULL, ej - ei, &so, err);
+        /* A window the solver refuses has no bounds to note; its written solve counts it. */
+        (void)clock_history_note_bounds(c->hist, ej > ei ? &self->ef[ei] : NULL, ej - ei, &so, why);
         self->st.solve_ns_total += cpu_ns() - t0;
-        return rc;
+        return;
     }
     clock_node_fit_t *nodes = NULL;
     size_t nnodes = 0;
     clock_solve_stats_t sst;
-    if (clock_solve(ej > ei ? &self->ef[ei] : NULL, ej - ei, &so, &nodes, &nnodes, &sst, err) !=
-        BASE_OK)
-        return BASE_ERR;
+    if (clock_solve(ej > ei ? &self->ef[ei] : NULL, ej - ei, &so, &nodes, &nnodes, &sst, why) !=
+        BASE_OK) {
+        memset(&sst, 0, sizeof sst);
+        if (write && self->st.windows_unsolved++ == 0) {
+            self->unsolved.window = win;
+            self->unsolved.src = self->unsolved.dst = UINT32_MAX;
+            snprintf(self->unsolved.why, sizeof self->unsolved.why, "%s", why);
+        }
+    }
     self->st.solve_ns_total += cpu_ns() - t0;
     if (write && sst.aligned > 1) {
         self->st.loops_min = sst.dof < self->st.loops_min ? sst.dof : self->st.loops_min;
@@ -1162,7 +1181,6 @@ static int solve_window(const win_ctx_t *c, size_t w, bool use_hist, bool feed, 
         push_node(self, &f);
     }
     free(nodes);
-    return BASE_OK;
 }
 
 /*
@@ -1704,7 +1722,7 @@ static int logfit_solve(clock_logfit_t *self, char *err)
     self->st.loops_min = UINT32_MAX;
     self->st.loops_max = 0;
     self->st.windows_no_loops = 0;
-    int rc = BASE_OK;
+    self->st.windows_unsolved = 0;
     bool causal = self->o.causal;
     size_t lag = causal ? self->o.lag : 0;
     clock_history_t *hist = clock_history_new(causal ? 30 : 0, self->nn);
@@ -1721,37 +1739,42 @@ static int logfit_solve(clock_logfit_t *self, char *err)
     win_ctx_t wc = {self, first, hist, tau, persist, &ntau};
     self->st.solve_ns_total = 0;
     if (!causal) {
-        for (size_t w = 0; w < nw && rc == BASE_OK; w++)
-            rc = solve_window(&wc, w, false, true, false, 0, err);
+        for (size_t w = 0; w < nw; w++)
+            solve_window(&wc, w, false, true, false, 0);
         /* Each window's slow-host bounds, now that every margin has its level. */
-        for (size_t w = 0; w < nw && rc == BASE_OK; w++)
-            rc = solve_window(&wc, w, true, false, false, 0, err);
+        for (size_t w = 0; w < nw; w++)
+            solve_window(&wc, w, true, false, false, 0);
         self->st.solve_ns_total = 0; /* the cost of the solve that is written */
-        for (size_t w = 0; w < nw && rc == BASE_OK; w++)
-            rc = solve_window(&wc, w, true, false, true, 0, err);
+        for (size_t w = 0; w < nw; w++)
+            solve_window(&wc, w, true, false, true, 0);
     } else {
-        for (size_t w = 0; w < nw + lag && rc == BASE_OK; w++) {
+        for (size_t w = 0; w < nw + lag; w++) {
             if (w < nw)
-                rc = solve_window(&wc, w, true, true, lag == 0, 0, err);
+                solve_window(&wc, w, true, true, lag == 0, 0);
             /*
              * Earlier windows' slow-host bounds, with the levels there are
              * now: window numbers k − 1, k − 2, k − 4, … as the master counts
              * them (a window without probes has nothing to note).
              */
-            for (size_t d = 1, j = w; w < nw && d <= CLOCK_RENOTE_MAX && rc == BASE_OK; d *= 2) {
+            for (size_t d = 1, j = w; w < nw && d <= CLOCK_RENOTE_MAX; d *= 2) {
                 while (j > 0 && self->wins[j] > self->wins[w] - (int64_t)d)
                     j--;
                 /* The window written below is noted by that solve. */
                 if (self->wins[j] == self->wins[w] - (int64_t)d && !(lag > 0 && j + lag == w))
-                    rc = solve_window(&wc, j, true, false, false, 0, err);
+                    solve_window(&wc, j, true, false, false, 0);
             }
-            if (rc != BASE_OK || lag == 0 || w < lag)
+            if (lag == 0 || w < lag)
                 continue;
             /* The log's last windows have fewer later ones to wait for. */
             size_t seen = (w < nw ? w : nw - 1) - (w - lag);
-            rc = solve_window(&wc, w - lag, true, false, true, (uint32_t)seen, err);
+            solve_window(&wc, w - lag, true, false, true, (uint32_t)seen);
         }
     }
+    /* Nothing solved is no fit at all, not a log of unaligned maps. */
+    int rc = BASE_OK;
+    if (nw > 0 && self->st.windows_unsolved == nw)
+        rc = base_err(err, "no window could be solved (window %" PRId64 ": %s)",
+                      self->unsolved.window, self->unsolved.why);
     self->st.tau_ns_median = ntau ? clk_median(wc.tau, ntau) : NAN;
     self->st.persist_ns_median = ntau ? clk_median(wc.persist, ntau) : NAN;
     free(wc.tau);

@@ -4593,6 +4593,102 @@ static void test_logfit_step_cap(void **state)
     }
 }
 
+/*
+ * A window the solver refuses is refused alone.  One window of a lan log
+ * also holds a star of CLOCK_SOLVE_MAX_NODES leaves around node 0, more
+ * nodes than one solve takes: that window's nodes come out unaligned,
+ * counted and with the solver's reason, and every other window is solved
+ * as before.  (The run failed and wrote nothing.)  A log of that window
+ * alone has nothing solved, and says so.
+ */
+static void star_probes(pvec_t *v, int64_t t0)
+{
+    const int64_t gap = 20000, d = 5000;
+    for (uint32_t leaf = 1000; leaf < 1000 + CLOCK_SOLVE_MAX_NODES; leaf++) {
+        for (int k = 0; k < 8; k++) {
+            clock_probe_t p = {.seq = (uint64_t)k, .rx_ok = {true, true}};
+            int64_t t = t0 + (int64_t)(leaf - 1000) * 20 + (int64_t)k * 40000000;
+            p.src = k % 2 ? leaf : 0;
+            p.dst = k % 2 ? 0 : leaf;
+            p.tx[0] = t;
+            p.tx[1] = t + gap;
+            p.rx[0] = t + d;
+            p.rx[1] = t + gap + d;
+            collect(v, &p);
+        }
+    }
+}
+
+static void test_logfit_unsolved_window(void **state)
+{
+    (void)state;
+    pvec_t v = {0};
+    clock_truth_t truth;
+    clock_sim_params_t *sp;
+    int64_t c0;
+    lan4_log(&v, &truth, 0, 4.5, &c0, &sp);
+    clock_logfit_t *base = fit_probes(v.p, v.n);
+    size_t nb;
+    const clock_node_fit_t *bf = clock_logfit_nodes(base, &nb);
+    clock_logfit_stats_t bst;
+    clock_logfit_get_stats(base, &bst);
+    assert_int_equal(bst.windows_unsolved, 0);
+    assert_null(clock_logfit_unsolved(base));
+
+    size_t nlan = v.n;
+    star_probes(&v, c0);
+    clock_logfit_t *lf = fit_probes(v.p, v.n);
+    clock_logfit_stats_t st;
+    clock_logfit_get_stats(lf, &st);
+    assert_int_equal(st.windows, bst.windows);
+    assert_int_equal(st.windows_unsolved, 1);
+    const clock_logfit_failure_t *u = clock_logfit_unsolved(lf);
+    assert_non_null(u);
+    print_message("unsolved: window %lld: %s\n", (long long)u->window, u->why);
+    assert_non_null(strstr(u->why, "nodes in one window"));
+    size_t nn;
+    const clock_node_fit_t *nf = clock_logfit_nodes(lf, &nn);
+    assert_int_equal(nn, st.windows * (4 + CLOCK_SOLVE_MAX_NODES));
+    size_t lan_aligned = 0, bi = 0;
+    for (size_t i = 0; i < nn; i++) {
+        if (nf[i].window == u->window) {
+            if (nf[i].aligned && nf[i].node != 0)
+                fail_msg("node %u aligned in the unsolved window", nf[i].node);
+            continue;
+        }
+        if (nf[i].node >= 4) {
+            assert_false(nf[i].aligned); /* a leaf has probes in the unsolved window only */
+            continue;
+        }
+        while (bi < nb && !(bf[bi].window == nf[i].window && bf[bi].node == nf[i].node))
+            bi++;
+        assert_true(bi < nb);
+        if (bf[bi].aligned != nf[i].aligned)
+            fail_msg("node %u window %lld: aligned %d, without the star %d", nf[i].node,
+                     (long long)nf[i].window, nf[i].aligned, bf[bi].aligned);
+        lan_aligned += nf[i].aligned;
+    }
+    /* The other windows' lan nodes: all solved (pooling around the gap may move them a little). */
+    assert_true(lan_aligned >= 4 * (bst.windows - 1));
+    clock_logfit_destroy(&lf);
+
+    /* The star alone: nothing solved is an error, with the reason. */
+    clock_logfit_opts_t lo;
+    clock_logfit_opts_default(&lo);
+    lf = clock_logfit_new(&lo);
+    for (size_t i = nlan; i < v.n; i++)
+        assert_int_equal(clock_logfit_add(lf, &v.p[i]), BASE_OK);
+    char err[BASE_ERRLEN];
+    assert_int_equal(clock_logfit_run(lf, err), BASE_ERR);
+    print_message("star alone: %s\n", err);
+    assert_non_null(strstr(err, "no window could be solved"));
+    assert_non_null(strstr(err, "nodes in one window"));
+    clock_logfit_destroy(&lf);
+    clock_logfit_destroy(&base);
+    clock_truth_free(&truth);
+    free(v.p);
+}
+
 static void test_logfit_refusals(void **state)
 {
     (void)state;
@@ -4732,6 +4828,7 @@ int main(void)
         cmocka_unit_test(test_logfit_step_between),
         cmocka_unit_test(test_logfit_src_step),
         cmocka_unit_test(test_logfit_step_cap),
+        cmocka_unit_test(test_logfit_unsolved_window),
         cmocka_unit_test(test_logfit_refusals),
         cmocka_unit_test(test_logfit_failure_reasons),
     };
