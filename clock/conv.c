@@ -341,10 +341,28 @@ int clock_conv_add_fit(clock_conv_t *self, const clock_node_fit_t *fit, char *er
     return BASE_OK;
 }
 
-/* The window map's correction (global − local) for probe time x with fit f. */
-static double fit_corr(const clock_node_fit_t *f, int64_t x)
+/*
+ * A node's corrections are taken less one whole number of ns, its first
+ * map's offset where that is 2^40 ns or more: a clock decades off has
+ * offsets near 1.8e18, where a double's steps are 256 ns and a blend of
+ * two would round to them (0 below, where nothing is lost).
+ */
+static int64_t corr_base(const clock_node_fit_t *f)
 {
-    return f->offset_ns + f->drift_ppb * 1e-9 * clk_diff(x, f->anchor_ns);
+    double o = f->offset_ns;
+    return fabs(o) >= 0x1p40 && fabs(o) < 0x1p63 ? (int64_t)o : 0;
+}
+
+/* The window map's correction (global − local) for probe time x with fit f, less base. */
+static double fit_corr(const clock_node_fit_t *f, int64_t x, int64_t base)
+{
+    return (f->offset_ns - (double)base) + f->drift_ppb * 1e-9 * clk_diff(x, f->anchor_ns);
+}
+
+/* x + base + k: the whole part first. */
+static int64_t add_corr(int64_t x, int64_t base, double k)
+{
+    return clk_add(clk_add(x, (double)base), k);
 }
 
 static int64_t fit_center(const clock_node_fit_t *f)
@@ -366,20 +384,20 @@ static int64_t fit_center(const clock_node_fit_t *f)
  * overlap twice; it goes to the earlier map.
  */
 static int64_t step_map(const clock_node_fit_t *f0, const clock_node_fit_t *f1, int64_t x,
-                        double k0, double k1, double *unc, unsigned *flags)
+                        int64_t base, double k0, double k1, double *unc, unsigned *flags)
 {
     if (x <= f0->to_ns) {
         *unc = f0->uncertainty_ns;
-        return clk_add(x, k0);
+        return add_corr(x, base, k0);
     }
     if (x >= f1->from_ns) {
         *unc = f1->uncertainty_ns;
-        return clk_add(x, k1);
+        return add_corr(x, base, k1);
     }
     *flags |= CLOCK_CONV_STEP;
     *unc = fmax(f0->uncertainty_ns, f1->uncertainty_ns) + fabs(k1 - k0);
-    int64_t g0 = clk_add(f0->to_ns, fit_corr(f0, f0->to_ns));
-    int64_t g1 = clk_add(f1->from_ns, fit_corr(f1, f1->from_ns));
+    int64_t g0 = add_corr(f0->to_ns, base, fit_corr(f0, f0->to_ns, base));
+    int64_t g1 = add_corr(f1->from_ns, base, fit_corr(f1, f1->from_ns, base));
     if (g1 <= g0)
         return g0;
     double w = clk_diff(x, f0->to_ns) / clk_diff(f1->from_ns, f0->to_ns);
@@ -391,6 +409,7 @@ static int64_t window_map(const cnode_t *cn, int64_t x, double *unc, unsigned *f
 {
     size_t m = cn->nfits;
     const clock_node_fit_t *F = cn->fits;
+    int64_t base = corr_base(&F[0]);
     size_t lo = 0, hi = m;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
@@ -404,7 +423,7 @@ static int64_t window_map(const cnode_t *cn, int64_t x, double *unc, unsigned *f
         if (x < f->from_ns || x > f->to_ns)
             *flags |= CLOCK_CONV_EXTRAPOLATED;
         *unc = f->uncertainty_ns;
-        return clk_add(x, fit_corr(f, x));
+        return add_corr(x, base, fit_corr(f, x, base));
     }
     const clock_node_fit_t *f0 = &F[lo - 1], *f1 = &F[lo];
     if (f1->window > f0->window && (uint64_t)f1->window - (uint64_t)f0->window > 1)
@@ -412,22 +431,23 @@ static int64_t window_map(const cnode_t *cn, int64_t x, double *unc, unsigned *f
     int64_t c0 = fit_center(f0), c1 = fit_center(f1);
     double span = clk_diff(c1, c0);
     double w = clk_diff(x, c0) / span;
-    double k0 = fit_corr(f0, x), k1 = fit_corr(f1, x);
+    double k0 = fit_corr(f0, x, base), k1 = fit_corr(f1, x, base);
     double u0 = f0->uncertainty_ns, u1 = f1->uncertainty_ns;
     /* Whether a step parts the two maps: once for the pair, where their windows meet. */
     int64_t xm = clk_mid(f0->to_ns, f1->from_ns);
     double apart = 0.5e-9 * fabs(f1->drift_ppb - f0->drift_ppb) *
                    fabs(clk_diff(f1->from_ns, f0->to_ns)); /* rates apart over unaligned windows */
-    if (fabs(fit_corr(f1, xm) - fit_corr(f0, xm)) >
+    if (fabs(fit_corr(f1, xm, base) - fit_corr(f0, xm, base)) >
         fmax(CLOCK_STEP_BETWEEN_MIN_NS, 10.0 * (u0 + u1)) + apart)
-        return step_map(f0, f1, x, k0, k1, unc, flags);
+        return step_map(f0, f1, x, base, k0, k1, unc, flags);
     *unc = (1 - w) * u0 + w * u1;
     if (fabs(k1 - k0) > 0.5 * span) {
         /* Maps too far apart to blend monotonically: join the centres' images. */
-        int64_t g0 = clk_add(c0, fit_corr(f0, c0)), g1 = clk_add(c1, fit_corr(f1, c1));
+        int64_t g0 = add_corr(c0, base, fit_corr(f0, c0, base));
+        int64_t g1 = add_corr(c1, base, fit_corr(f1, c1, base));
         return clk_add(g0, w * clk_diff(g1, g0));
     }
-    return clk_add(x, (1 - w) * k0 + w * k1);
+    return add_corr(x, base, (1 - w) * k0 + w * k1);
 }
 
 static int probe_to_global(clock_conv_t *self, uint32_t node, int64_t x, clock_conv_result_t *out,
@@ -492,7 +512,9 @@ int clock_conv_from_global(clock_conv_t *self, uint32_t node, uint32_t domain, i
         /* Solve G(x) = global: G has slope 1 + O(drift), so fixed-point steps converge fast. */
         unsigned fl = 0;
         double unc = 0;
-        x = clk_add(global, -fit_corr(&cn->fits[cn->nfits - 1], global));
+        const clock_node_fit_t *last = &cn->fits[cn->nfits - 1];
+        int64_t base = corr_base(last);
+        x = add_corr(global, -base, -fit_corr(last, global, base));
         int64_t g = 0;
         for (int it = 0; it < 30; it++) {
             fl = 0;

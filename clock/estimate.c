@@ -2085,6 +2085,10 @@ static int fit_edge(const clock_estimator_t *est, const clock_point_t *fwd, size
     snprintf(out->estimator, sizeof out->estimator, "%s", est->name);
     out->anchor_ns = anchor;
     out->offset_ns = (double)clk_add(yref, floor(ln.b)) + (ln.b - floor(ln.b));
+    /* Clocks months apart: the double that holds the offset is coarser than the fit. */
+    double rnd = clk_round_ns(out->offset_ns);
+    model += rnd;
+    unc += rnd;
     out->drift_ppb = ln.a * 1e9;
     out->uncertainty_ns = unc;
     out->drift_unc_ppb = dunc;
@@ -2164,5 +2168,5 @@ int clock_fit_probes(const clock_estimator_t *est, const clock_probe_t *probes, 
 int64_t clock_edge_map(const clock_edge_fit_t *fit, int64_t x)
 {
     assert(fit);
-    return clk_add(x, fit->offset_ns + fit->drift_ppb * 1e-9 * clk_diff(x, fit->anchor_ns));
+    return clk_add_offset(x, fit->offset_ns, fit->drift_ppb * 1e-9 * clk_diff(x, fit->anchor_ns));
 }

@@ -271,6 +271,12 @@ static enum base_dec decode_truth(json_object *o, clock_truth_node_t *t, char *e
         base_err(err, "sim_truth of node %u: drift or wander out of range", t->node);
         return BASE_DEC_BAD_VALUE;
     }
+    /* The ranges of --sim-clock: a simulated clock no further off than that. */
+    if (!(fabs(t->p.offset_ns) <= 1e17) || !(fabs(t->p.step_ns) <= 1e12)) {
+        base_err(err, "sim_truth of node %u: offset %g ns or step %g ns out of range", t->node,
+                 t->p.offset_ns, t->p.step_ns);
+        return BASE_DEC_BAD_VALUE;
+    }
     return BASE_DEC_OK;
 }
 

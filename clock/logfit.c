@@ -897,7 +897,7 @@ static size_t default_ref(const cedge_t *E, size_t ne, size_t nn)
 static int64_t edge_inverse(const clock_edge_fit_t *f, int64_t y)
 {
     return clk_add(f->anchor_ns,
-                   (clk_diff(y, f->anchor_ns) - f->offset_ns) / (1.0 + f->drift_ppb * 1e-9));
+                   clk_diff_add(y, f->anchor_ns, -f->offset_ns) / (1.0 + f->drift_ppb * 1e-9));
 }
 
 /* v's line through edge fit f (a's clock → b's clock) and u's line ru, v being b when u is a. */

@@ -129,12 +129,12 @@ int64_t clock_sim_invert(clock_sim_t *self, int64_t y)
             break;
         x = nx;
     }
-    for (int it = 0; it < 4 && clock_sim_apply(self, x) > y; it++)
+    for (int it = 0; it < 4 && x > INT64_MIN && clock_sim_apply(self, x) > y; it++)
         x--;
-    for (int it = 0; it < 4 && clock_sim_apply(self, x) < y; it++)
+    for (int it = 0; it < 4 && x < INT64_MAX && clock_sim_apply(self, x) < y; it++)
         x++;
     /* Inside the gap a forward step leaves, no reading maps there: the step time. */
-    if (self->p.step_at_ns != 0 && self->p.step_ns > 0) {
+    if (self->p.step_at_ns > INT64_MIN && self->p.step_at_ns != 0 && self->p.step_ns > 0) {
         int64_t lo = clock_sim_apply(self, self->p.step_at_ns - 1);
         int64_t hi = clock_sim_apply(self, self->p.step_at_ns);
         if (y > lo && y < hi)

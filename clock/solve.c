@@ -76,20 +76,20 @@ void clock_node_fit_init(clock_node_fit_t *f, int64_t window, uint32_t node, uin
 int64_t clock_node_map(const clock_node_fit_t *fit, int64_t x)
 {
     assert(fit);
-    return clk_add(x, fit->offset_ns + fit->drift_ppb * 1e-9 * clk_diff(x, fit->anchor_ns));
+    return clk_add_offset(x, fit->offset_ns, fit->drift_ppb * 1e-9 * clk_diff(x, fit->anchor_ns));
 }
 
 /* x of src's clock for a reading y of dst's clock (inverse of clock_edge_map). */
 static int64_t edge_inverse(const clock_edge_fit_t *e, int64_t y)
 {
     double r = 1.0 + e->drift_ppb * 1e-9;
-    return clk_add(e->anchor_ns, (clk_diff(y, e->anchor_ns) - e->offset_ns) / r);
+    return clk_add(e->anchor_ns, clk_diff_add(y, e->anchor_ns, -e->offset_ns) / r);
 }
 
 static int64_t node_inverse(const clock_node_fit_t *f, int64_t y)
 {
     double r = 1.0 + f->drift_ppb * 1e-9;
-    return clk_add(f->anchor_ns, (clk_diff(y, f->anchor_ns) - f->offset_ns) / r);
+    return clk_add(f->anchor_ns, clk_diff_add(y, f->anchor_ns, -f->offset_ns) / r);
 }
 
 typedef struct sedge {
@@ -673,6 +673,9 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
         }
         double vb;
         clk_edge_sigmas(e, kcov, &vb, &s->sigd);
+        /* The offset's rounding to a double (clocks months apart), uniform over its spacing. */
+        double rnd = clk_round_ns(e->offset_ns);
+        vb += rnd * rnd / 3.0;
         double dx = clk_diff(c0[a], e->anchor_ns);
         s->sig = sqrt(vb + s->sigd * s->sigd * dx * dx);
         s->sig0 = sqrt(vb);
@@ -680,7 +683,7 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
         s->g = 1.0 + D;
         s->lr = log1p(D);
         s->rw = 1.0;
-        s->k = clk_diff(c0[a], c0[b]) + e->offset_ns + D * clk_diff(c0[a], e->anchor_ns);
+        s->k = clk_diff_add(c0[a], c0[b], e->offset_ns) + D * clk_diff(c0[a], e->anchor_ns);
     }
     st->edges_used = (uint32_t)ne;
     /*
@@ -992,7 +995,9 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
         f->drift_unc_ppb = kcov * sqrt(vr) * 1e9;
         f->own_offset_ns = f->offset_ns;
         f->own_drift_ppb = f->drift_ppb;
-        f->own_offset_sd_ns = sqrt(vs);
+        /* Its offset rounded to a double, which later windows pooling this one inherit. */
+        f->own_offset_sd_ns =
+            sqrt(vs + clk_round_ns(f->offset_ns) * clk_round_ns(f->offset_ns) / 3);
         f->own_drift_sd_ppb = sqrt(vr) * 1e9 * exp(-rho[k]);
         clk_pool_out_t po = {.disagree_ns = 0};
         clk_pool_in_t pin = {f->window,
@@ -1052,6 +1057,10 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
                 }
             }
         }
+        /* The map's own offset, rounded to a double. */
+        double rnd = clk_round_ns(f->offset_ns);
+        f->uncertainty_ns += rnd;
+        f->model_ns += rnd;
         f->from_ns = node_inverse(f, from);
         f->to_ns = node_inverse(f, to);
     }

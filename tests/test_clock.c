@@ -527,6 +527,35 @@ static void test_precision_large_magnitudes(void **state)
     assert_true(llabs(y - (x + (int64_t)llround(theta(&t, x)))) <= 2);
 }
 
+/*
+ * Anchored addition at the ends of int64: a sum that fits is exact, whatever
+ * the addend's size (an addend beyond ±9.2e18 was clamped before adding:
+ * −9e18 + 1.8e19 came out 2e17), and one that does not saturates.
+ */
+static void test_clk_add_limits(void **state)
+{
+    (void)state;
+    assert_true(clk_add(T0, 1.4) == T0 + 1);
+    assert_true(clk_add(T0, -1.6) == T0 - 2);
+    assert_true(clk_add(T0, NAN) == T0);
+    assert_true(clk_add(-9000000000000000000LL, 1.8e19) == 9000000000000000000LL);
+    assert_true(clk_add(9000000000000000000LL, -1.8e19) == -9000000000000000000LL);
+    assert_true(clk_add(INT64_MIN, 0x1p63) == 0);
+    assert_true(clk_add(INT64_MIN, 0x1p64 - 2048) == INT64_MAX - 2047);
+    assert_true(clk_add(-1, 9.2e18) == 9200000000000000000LL - 1);
+    assert_true(clk_add(0, 9.21e18) == 9210000000000000000LL);
+    assert_true(clk_add(1, 0x1p63) == INT64_MAX);
+    assert_true(clk_add(INT64_MAX - 5, 10) == INT64_MAX);
+    assert_true(clk_add(INT64_MIN + 5, -10) == INT64_MIN);
+    assert_true(clk_add(INT64_MAX, 0x1p64) == INT64_MAX);
+    assert_true(clk_add(INT64_MAX, -0x1p64) == INT64_MIN);
+    assert_true(clk_add(0, 1e300) == INT64_MAX);
+    assert_true(clk_add(0, -INFINITY) == 0);
+    /* And the inverse: a − b of any two readings, to the double nearest. */
+    assert_true(clk_diff(INT64_MAX, INT64_MIN) == 0x1p64);
+    assert_true(clk_diff(T0 + 7, T0) == 7.0);
+}
+
 /* ---- purity filter and points ---- */
 
 static clock_probe_t probe(uint32_t src, uint32_t dst, int64_t tx0, int64_t gap_tx, int64_t delay0,
@@ -3615,6 +3644,45 @@ static void test_conversion_step(void **state)
     }
 }
 
+/*
+ * A node whose probe clock reads 1970 against a reference at 2025: its
+ * maps' offsets are near 1.8e18 ns, where doubles are 256 ns apart.  A
+ * blend of two maps 512 ns apart is their offsets' blend to the ns at
+ * every tenth of the way (it came out on the doubles' steps: 51 ns off a
+ * tenth of the way), and the way back meets the way there.
+ */
+static void test_conversion_far_clock(void **state)
+{
+    (void)state;
+    clock_conv_t *c = clock_conv_new(NULL);
+    char err[BASE_ERRLEN];
+    const int64_t O0 = INT64_C(1765643728000000000);
+    for (int w = 0; w < 2; w++) {
+        clock_node_fit_t f = window_fit(w, INT64_C(1000000000) + w * INT64_C(2000000000),
+                                        (double)O0 + 512.0 * w, 0, 0);
+        assert_int_equal(clock_conv_add_fit(c, &f, err), BASE_OK);
+    }
+    clock_conv_result_t r, b;
+    const int64_t centre = INT64_C(2000000000);
+    for (int k = 0; k <= 10; k++) {
+        int64_t x = centre + k * INT64_C(200000000);
+        assert_int_equal(clock_conv_to_global(c, 5, CLOCK_DOMAIN_PROBE, x, &r, err), BASE_OK);
+        int64_t want = x + O0 + (int64_t)llround(51.2 * k);
+        if (llabs(r.t - want) > 1)
+            fail_msg("%d0 %% of the way: %lld ns off", k, (long long)(r.t - want));
+        assert_int_equal(clock_conv_from_global(c, 5, CLOCK_DOMAIN_PROBE, r.t, &b, err), BASE_OK);
+        assert_true(llabs(b.t - x) <= 1);
+    }
+    /* Monotonic ns by ns across where the blend crosses a double's step. */
+    int64_t x0 = centre + INT64_C(500000000), prev = INT64_MIN;
+    for (int64_t x = x0; x < x0 + 2000; x++) {
+        assert_int_equal(clock_conv_to_global(c, 5, CLOCK_DOMAIN_PROBE, x, &r, err), BASE_OK);
+        assert_true(prev == INT64_MIN || (r.t >= prev && r.t <= prev + 2));
+        prev = r.t;
+    }
+    clock_conv_destroy(&c);
+}
+
 static void test_conversion_limits(void **state)
 {
     (void)state;
@@ -3689,6 +3757,18 @@ static void test_sim_clock(void **state)
     assert_true(clock_sim_apply(s, T0 + 1000) == T0 + 1000 + 1000000);
     assert_true(clock_sim_invert(s, T0 + 5000) == T0 + 1000); /* inside the gap */
     assert_true(clock_sim_invert(s, T0 + 1000 + 1000000 + 5) == T0 + 1005);
+    /* At the ends of int64 the inverse saturates (it stepped past them). */
+    for (int sgn = -1; sgn <= 1; sgn += 2) {
+        clock_sim_params_t far = {.t0_ns = T0, .offset_ns = -sgn * 9e18};
+        clock_sim_t *fs = clock_sim_new(&far);
+        assert_true(clock_sim_invert(fs, sgn > 0 ? INT64_MAX - 5 : INT64_MIN + 5) ==
+                    (sgn > 0 ? INT64_MAX : INT64_MIN));
+        clock_sim_destroy(&fs);
+    }
+    clock_sim_params_t edge = {.t0_ns = T0, .step_at_ns = INT64_MIN, .step_ns = 1e6};
+    clock_sim_t *es = clock_sim_new(&edge);
+    (void)clock_sim_invert(es, INT64_MIN);
+    clock_sim_destroy(&es);
     clock_sim_destroy(&a);
     clock_sim_destroy(&b);
     clock_sim_destroy(&c);
@@ -3978,6 +4058,13 @@ static void test_json_malformed(void **state)
          BASE_DEC_BAD_TYPE},
         {"{\"type\":\"probe\",\"src\":1,\"dst\":2,\"tx\":[1,2],\"rx\":[1,2]} trailing",
          BASE_DEC_BAD_JSON},
+        /* A truth beyond what a simulated clock may be (its inverse overflowed). */
+        {"{\"type\":\"sim_truth\",\"node\":1,\"t0_ns\":1,\"offset_ns\":9.2e18,"
+         "\"drift_ppm\":1}",
+         BASE_DEC_BAD_VALUE},
+        {"{\"type\":\"sim_truth\",\"node\":1,\"t0_ns\":1,\"offset_ns\":1,\"drift_ppm\":1,"
+         "\"step_at_ns\":5,\"step_ns\":-2e12}",
+         BASE_DEC_BAD_VALUE},
         /* Beyond ±2^62: one stray stamp would overflow the window arithmetic. */
         {"{\"type\":\"probe\",\"src\":1,\"dst\":2,\"tx\":[4611686018427387905,2],"
          "\"rx\":[1,2]}",
@@ -4223,16 +4310,23 @@ static void step_stamps(clock_probe_t *p, size_t n, uint32_t node, int64_t c0, i
     }
 }
 
-static clock_logfit_t *fit_probes(const clock_probe_t *p, size_t n)
+/* Fitted as dpclock fit does, or causally as a live master does. */
+static clock_logfit_t *fit_probes_opt(const clock_probe_t *p, size_t n, bool causal)
 {
     clock_logfit_opts_t lo;
     clock_logfit_opts_default(&lo);
+    lo.causal = causal;
     clock_logfit_t *lf = clock_logfit_new(&lo);
     for (size_t i = 0; i < n; i++)
         assert_int_equal(clock_logfit_add(lf, &p[i]), BASE_OK);
     char err[BASE_ERRLEN];
     assert_int_equal(clock_logfit_run(lf, err), BASE_OK);
     return lf;
+}
+
+static clock_logfit_t *fit_probes(const clock_probe_t *p, size_t n)
+{
+    return fit_probes_opt(p, n, false);
 }
 
 /* A lan log of 4 nodes, 10 s, and node's clock reading at `after_s` into it. */
@@ -4594,6 +4688,78 @@ static void test_logfit_step_cap(void **state)
 }
 
 /*
+ * Clocks decades apart: node 1 reading 1970 against the others' now, and
+ * clocks as far apart as the log's range allows (node 0, the reference,
+ * 2^62 − 20 s below zero, the others as far above it).  Offsets that size
+ * are doubles 256 and 1024 ns apart.  Every map comes out aligned and,
+ * carried back, agrees with the unshifted log's within its uncertainty,
+ * which now says what the doubles cost (node 1's maps were 1.99× their
+ * bound off, 1.60× live).  The rough maps' offsets had been clamped to
+ * ±9.2e18 before adding: at 2^63 apart node 0's probes landed windows away
+ * from the others' and every edge of it was one-sided.
+ */
+static void test_logfit_clocks_far_apart(void **state)
+{
+    (void)state;
+    pvec_t v = {0};
+    clock_truth_t truth;
+    clock_sim_params_t *sp;
+    int64_t c0;
+    lan4_log(&v, &truth, 0, 0, &c0, &sp);
+    const int64_t E = (INT64_C(1) << 62) - INT64_C(20000000000);
+    /* The node moved, its shift and the others'; the second case fitted as a master does. */
+    const struct {
+        uint32_t node;
+        int64_t moved, rest;
+        bool live;
+        const char *what;
+    } cs[3] = {{1, -c0 + INT64_C(1000000000), 0, false, "node 1 at 1970"},
+               {1, -c0 + INT64_C(1000000000), 0, true, "node 1 at 1970, live"},
+               {0, -c0 - E, -c0 + E, false, "clocks 2^63 - 40 s apart"}};
+    clock_probe_t *p = malloc(v.n * sizeof *p);
+    assert_non_null(p);
+    for (int c = 0; c < 3; c++) {
+        clock_logfit_t *base = fit_probes_opt(v.p, v.n, cs[c].live);
+        size_t nb;
+        const clock_node_fit_t *bf = clock_logfit_nodes(base, &nb);
+        memcpy(p, v.p, v.n * sizeof *p);
+        for (size_t i = 0; i < v.n; i++)
+            for (int j = 0; j < 2; j++) {
+                p[i].tx[j] += p[i].src == cs[c].node ? cs[c].moved : cs[c].rest;
+                p[i].rx[j] += p[i].dst == cs[c].node ? cs[c].moved : cs[c].rest;
+            }
+        clock_logfit_t *lf = fit_probes_opt(p, v.n, cs[c].live);
+        size_t nn;
+        const clock_node_fit_t *nf = clock_logfit_nodes(lf, &nn);
+        assert_int_equal(nn, nb);
+        int64_t sref = cs[c].node == 0 ? cs[c].moved : cs[c].rest;
+        double worst = 0, worst_u = 0;
+        for (size_t i = 0; i < nn; i++) {
+            if (!nf[i].aligned || !bf[i].aligned)
+                fail_msg("%s: node %u window %lld unaligned", cs[c].what, nf[i].node,
+                         (long long)nf[i].window);
+            if (nf[i].node == 0)
+                continue;
+            /* One instant: the unshifted map's anchor, read on the shifted clocks. */
+            int64_t x = bf[i].anchor_ns;
+            int64_t xs = x + (nf[i].node == cs[c].node ? cs[c].moved : cs[c].rest);
+            double err = (double)(clock_node_map(&nf[i], xs) - sref - clock_node_map(&bf[i], x));
+            double r = fabs(err) / nf[i].uncertainty_ns;
+            worst = fabs(err) > worst ? fabs(err) : worst;
+            worst_u = r > worst_u ? r : worst_u;
+        }
+        print_message("%s: maps within %.0f ns, %.2f of their uncertainty\n", cs[c].what, worst,
+                      worst_u);
+        assert_true(worst_u <= 1.0);
+        clock_logfit_destroy(&lf);
+        clock_logfit_destroy(&base);
+    }
+    free(p);
+    clock_truth_free(&truth);
+    free(v.p);
+}
+
+/*
  * A window the solver refuses is refused alone.  One window of a lan log
  * also holds a star of CLOCK_SOLVE_MAX_NODES leaves around node 0, more
  * nodes than one solve takes: that window's nodes come out unaligned,
@@ -4779,6 +4945,7 @@ int main(void)
         cmocka_unit_test(test_uneven_coverage),
         cmocka_unit_test(test_unsorted_points),
         cmocka_unit_test(test_precision_large_magnitudes),
+        cmocka_unit_test(test_clk_add_limits),
         cmocka_unit_test(test_purity),
         cmocka_unit_test(test_auto_guard_and_points),
         cmocka_unit_test(test_step_detection),
@@ -4816,6 +4983,7 @@ int main(void)
         cmocka_unit_test(test_conversion),
         cmocka_unit_test(test_conversion_full_pairs),
         cmocka_unit_test(test_conversion_step),
+        cmocka_unit_test(test_conversion_far_clock),
         cmocka_unit_test(test_conversion_limits),
         cmocka_unit_test(test_sim_clock),
         cmocka_unit_test(test_json_good),
@@ -4828,6 +4996,7 @@ int main(void)
         cmocka_unit_test(test_logfit_step_between),
         cmocka_unit_test(test_logfit_src_step),
         cmocka_unit_test(test_logfit_step_cap),
+        cmocka_unit_test(test_logfit_clocks_far_apart),
         cmocka_unit_test(test_logfit_unsolved_window),
         cmocka_unit_test(test_logfit_refusals),
         cmocka_unit_test(test_logfit_failure_reasons),
