@@ -2091,7 +2091,8 @@ static int fit_edge(const clock_estimator_t *est, const clock_point_t *fwd, size
     unc += rnd;
     out->drift_ppb = ln.a * 1e9;
     out->uncertainty_ns = unc;
-    out->drift_unc_ppb = dunc;
+    /* Points at one instant say nothing of the drift (their subsets all read 0). */
+    out->drift_unc_ppb = xmin == xmax ? NAN : dunc;
     out->n_fwd = (uint32_t)nf;
     out->n_rev = (uint32_t)nr;
     out->from_ns = xmin;

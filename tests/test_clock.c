@@ -417,6 +417,18 @@ static void test_too_few_and_one_sided(void **state)
         assert_non_null(strstr(err, "too few"));
         assert_int_equal(clock_fit_edge(e[i], fwd, 50, rev, 3, NULL, &f, err), BASE_ERR);
     }
+    /*
+     * Every point at one instant: an offset there, and a drift that nothing
+     * bounds (its uncertainty read 0, as if known exactly).
+     */
+    for (int j = 0; j < 50; j++)
+        fwd[j].x = rev[j].x = T0;
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(clock_fit_edge(e[i], fwd, 50, rev, 50, NULL, &f, err), BASE_OK);
+        assert_true(f.from_ns == T0 && f.to_ns == T0);
+        assert_true(isnan(f.drift_unc_ppb));
+        assert_true(isfinite(f.offset_ns) && f.uncertainty_ns > 0);
+    }
 }
 
 /*
