@@ -248,14 +248,25 @@ static int64_t pl_eval(const int64_t *xs, const int64_t *ys, size_t n, int64_t t
     size_t j1, j2, k;
     if (i == 0 || (i == n && t != xs[n - 1])) {
         *flags |= CLOCK_CONV_EXTRAPOLATED;
+        /*
+         * The rate over the last (first) EXTRAP_BASE_NS of pairs, on both
+         * clocks: the inverse (xs and ys swapped) then takes the same pairs
+         * and extrapolates the same line back (measured on one clock only,
+         * the two could take different pairs: a pair 200 ns off the line
+         * at the cut put a round trip a day out 8.6 ms off).
+         */
         if (i == 0) {
             j1 = 0;
-            j2 = upper_bound(xs, n, clk_add(xs[0], (double)EXTRAP_BASE_NS));
+            size_t cx = upper_bound(xs, n, clk_add(xs[0], (double)EXTRAP_BASE_NS));
+            size_t cy = upper_bound(ys, n, clk_add(ys[0], (double)EXTRAP_BASE_NS));
+            j2 = cx < cy ? cx : cy;
             j2 = j2 >= n ? n - 1 : (j2 < 2 ? 1 : j2 - 1);
             k = 0;
         } else {
             j2 = n - 1;
-            size_t lo = upper_bound(xs, n, clk_add(xs[n - 1], -(double)EXTRAP_BASE_NS));
+            size_t cx = upper_bound(xs, n, clk_add(xs[n - 1], -(double)EXTRAP_BASE_NS));
+            size_t cy = upper_bound(ys, n, clk_add(ys[n - 1], -(double)EXTRAP_BASE_NS));
+            size_t lo = cx < cy ? cx : cy;
             j1 = lo > 0 ? lo - 1 : 0;
             if (j1 >= j2)
                 j1 = j2 - 1;

@@ -3695,6 +3695,56 @@ static void test_conversion_far_clock(void **state)
     clock_conv_destroy(&c);
 }
 
+/*
+ * Beyond the snapshot pairs, the way there and the way back extrapolate
+ * one line: both take the rate over the pairs of the last (first) 2 s on
+ * both clocks.  Two pairs 200 ns off the line sit where 2 s on one clock is
+ * just over 2 s on the other: measured on one clock each way, the rates
+ * differed by a pair and a round trip a day before the pairs came back
+ * 8.6 ms off.
+ */
+static void test_conversion_extrapolated_round_trip(void **state)
+{
+    (void)state;
+    clock_conv_t *c = clock_conv_new(NULL);
+    char err[BASE_ERRLEN];
+    clock_node_fit_t f = window_fit(0, T0, 0, 0, 0);
+    assert_int_equal(clock_conv_add_fit(c, &f, err), BASE_OK);
+    const int64_t m0 = INT64_C(1000000000000);
+    const double rate = 1 + 2e-6;
+    for (int i = 0; i <= 45; i++) {
+        if (i == 20 || i == 25)
+            continue;
+        int64_t m = m0 + i * INT64_C(100000000);
+        int64_t p = T0 + (int64_t)llround((double)(m - m0) * rate);
+        assert_int_equal(
+            clock_conv_add_pair(c, 5, CLOCK_DOMAIN_TRACE, CLOCK_DOMAIN_PROBE, m, p, err), BASE_OK);
+    }
+    /* 2 s − 1 µs from the first pair and from the last, on the trace clock. */
+    const int64_t odd[2] = {m0 + INT64_C(2000000000) - 1000, m0 + INT64_C(2500000000) + 1000};
+    for (int i = 0; i < 2; i++) {
+        int64_t p = T0 + (int64_t)llround((double)(odd[i] - m0) * rate) + (i ? -200 : 200);
+        assert_int_equal(
+            clock_conv_add_pair(c, 5, CLOCK_DOMAIN_TRACE, CLOCK_DOMAIN_PROBE, odd[i], p, err),
+            BASE_OK);
+    }
+    const int64_t far[] = {INT64_C(-86400000000000), INT64_C(-57000000000),
+                           INT64_C(4500000000) + INT64_C(57000000000),
+                           INT64_C(4500000000) + INT64_C(86400000000000)};
+    for (size_t i = 0; i < sizeof far / sizeof far[0]; i++) {
+        clock_conv_result_t g, back;
+        int64_t m = m0 + far[i];
+        assert_int_equal(clock_conv_to_global(c, 5, CLOCK_DOMAIN_TRACE, m, &g, err), BASE_OK);
+        assert_true(g.flags & CLOCK_CONV_EXTRAPOLATED);
+        assert_int_equal(clock_conv_from_global(c, 5, CLOCK_DOMAIN_TRACE, g.t, &back, err),
+                         BASE_OK);
+        if (llabs(back.t - m) > 2)
+            fail_msg("%lld s from the first pair: back %lld ns off",
+                     (long long)(far[i] / 1000000000), (long long)(back.t - m));
+    }
+    clock_conv_destroy(&c);
+}
+
 static void test_conversion_limits(void **state)
 {
     (void)state;
@@ -4996,6 +5046,7 @@ int main(void)
         cmocka_unit_test(test_conversion_full_pairs),
         cmocka_unit_test(test_conversion_step),
         cmocka_unit_test(test_conversion_far_clock),
+        cmocka_unit_test(test_conversion_extrapolated_round_trip),
         cmocka_unit_test(test_conversion_limits),
         cmocka_unit_test(test_sim_clock),
         cmocka_unit_test(test_json_good),
