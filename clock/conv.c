@@ -401,13 +401,20 @@ static int64_t step_map(const clock_node_fit_t *f0, const clock_node_fit_t *f1, 
         *unc = f0->uncertainty_ns;
         return add_corr(x, base, k0);
     }
+    int64_t g0 = add_corr(f0->to_ns, base, fit_corr(f0, f0->to_ns, base));
     if (x >= f1->from_ns) {
         *unc = f1->uncertainty_ns;
-        return add_corr(x, base, k1);
+        int64_t g = add_corr(x, base, k1);
+        /*
+         * The maps step down where the readings run on: the reference's
+         * clock stepped back, and read these times before the step too.
+         */
+        if (g < g0)
+            *flags |= CLOCK_CONV_STEP;
+        return g;
     }
     *flags |= CLOCK_CONV_STEP;
     *unc = fmax(f0->uncertainty_ns, f1->uncertainty_ns) + fabs(k1 - k0);
-    int64_t g0 = add_corr(f0->to_ns, base, fit_corr(f0, f0->to_ns, base));
     int64_t g1 = add_corr(f1->from_ns, base, fit_corr(f1, f1->from_ns, base));
     if (g1 <= g0)
         return g0;

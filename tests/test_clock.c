@@ -3657,6 +3657,45 @@ static void test_conversion_step(void **state)
 }
 
 /*
+ * The reference's clock stepped back 1 ms between windows 1 and 2: the
+ * node's readings run on, its maps step down.  Readings just after the
+ * step convert to times the reference read before it too: flagged
+ * CLOCK_CONV_STEP (they went back by the step, unflagged); once past the
+ * earlier window's last time, and before the step, no flag.
+ */
+static void test_conversion_reference_step_back(void **state)
+{
+    (void)state;
+    const int64_t W = INT64_C(2000000000), S = 1000000;
+    clock_conv_t *cv = clock_conv_new(NULL);
+    char err[BASE_ERRLEN];
+    clock_node_fit_t f[4];
+    for (int w = 0; w < 4; w++) {
+        f[w] = window_fit(w, T0 + w * W, w < 2 ? -5000.0 : -5000.0 - (double)S, 0, 0);
+        assert_int_equal(clock_conv_add_fit(cv, &f[w], err), BASE_OK);
+    }
+    const struct {
+        int64_t x;
+        bool flagged;
+    } cs[] = {{f[1].to_ns - 1000, false},
+              {f[2].from_ns + 1000, true},
+              {f[2].from_ns + S - 1000, true},
+              {f[2].from_ns + S + 1000, false},
+              {f[3].from_ns, false}};
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        clock_conv_result_t r;
+        assert_int_equal(clock_conv_to_global(cv, 5, CLOCK_DOMAIN_PROBE, cs[i].x, &r, err),
+                         BASE_OK);
+        const clock_node_fit_t *g = cs[i].x < f[2].from_ns ? &f[1] : &f[2];
+        assert_true(llabs(r.t - (cs[i].x + (int64_t)llround(g->offset_ns))) <= 1);
+        if (((r.flags & CLOCK_CONV_STEP) != 0) != cs[i].flagged)
+            fail_msg("%lld ns after the step: flags %#x", (long long)(cs[i].x - f[2].from_ns),
+                     r.flags);
+    }
+    clock_conv_destroy(&cv);
+}
+
+/*
  * A node whose probe clock reads 1970 against a reference at 2025: its
  * maps' offsets are near 1.8e18 ns, where doubles are 256 ns apart.  A
  * blend of two maps 512 ns apart is their offsets' blend to the ns at
@@ -5045,6 +5084,7 @@ int main(void)
         cmocka_unit_test(test_conversion),
         cmocka_unit_test(test_conversion_full_pairs),
         cmocka_unit_test(test_conversion_step),
+        cmocka_unit_test(test_conversion_reference_step_back),
         cmocka_unit_test(test_conversion_far_clock),
         cmocka_unit_test(test_conversion_extrapolated_round_trip),
         cmocka_unit_test(test_conversion_limits),
