@@ -952,13 +952,15 @@ int clk_fit_ols(const clock_side_t *fwd, const clock_side_t *rev, const clock_fi
     rtt_pair_t *p = xmalloc((fwd->n + rev->n) * sizeof *p);
     size_t m = make_pairs(fwd, rev, p);
     double *x = xmalloc(2 * m * sizeof *x), *y = x + m;
-    double rtt = 0;
     for (size_t i = 0; i < m; i++) {
         x[i] = p[i].x;
         y[i] = p[i].off;
-        rtt += p[i].rtt;
     }
     ols_line(x, y, m, &out->a, &out->b);
+    /* The mean round trip, the drift between each pair's two points taken out (as minrtt's). */
+    double rtt = 0;
+    for (size_t i = 0; i < m; i++)
+        rtt += p[i].rtt - out->a * p[i].dx;
     out->margin = 0.5 * rtt / (double)m;
     free(x);
     free(p);

@@ -882,9 +882,10 @@ static void test_delay_change_small_window(void **state)
 }
 
 /*
- * minrtt pairs each point with the nearest one the other way, 1.3 ms apart
- * here: at 500 ppm that is 670 ns of round trip the clocks' drift made,
- * which its margin takes out (the line's own fit never counted it).
+ * minrtt and ols pair each point with the nearest one the other way, 1.3 ms
+ * apart here: at 500 ppm that is 670 ns of round trip the clocks' drift
+ * made, which their margins take out (the line's own fit never counted it;
+ * ols's margin read 8760 ns for 9100).
  */
 static void test_minrtt_margin_drift(void **state)
 {
@@ -898,6 +899,12 @@ static void test_minrtt_margin_drift(void **state)
         clock_fit_edge(clock_estimator_find("minrtt"), fwd, 600, rev, 600, NULL, &f, err), BASE_OK);
     if (!(fabs(f.margin_ns - 9000) < 120))
         fail_msg("minrtt margin %.1f ns at 500 ppm (the path's 9000)", f.margin_ns);
+    /* ols's margin, the mean half round trip: the path's plus the queues' mean (5 % at 2 µs). */
+    assert_int_equal(clock_fit_edge(clock_estimator_find("ols"), fwd, 600, rev, 600, NULL, &f, err),
+                     BASE_OK);
+    print_message("ols margin %.1f ns at 500 ppm\n", f.margin_ns);
+    if (!(fabs(f.margin_ns - 9100) < 120))
+        fail_msg("ols margin %.1f ns at 500 ppm (the path's 9000, queues 100)", f.margin_ns);
     /* Intervals by the billion ask for no 32 GiB: at most CLOCK_MINRTT_INTERVALS_MAX. */
     clock_fit_opts_t o;
     clock_fit_opts_default(&o);
