@@ -53,7 +53,7 @@ static inline double clk_diff_add(int64_t a, int64_t b, double o)
 {
     int64_t d, s;
     if (fabs(o) < 0x1p63 && !__builtin_sub_overflow(a, b, &d)) {
-        if (fabs(o) < 0x1p40 && (d < 0 ? -d : d) < (INT64_C(1) << 40))
+        if (fabs(o) < 0x1p40 && d > -(INT64_C(1) << 40) && d < (INT64_C(1) << 40))
             return (double)d + o;
         int64_t w = (int64_t)o;
         if (!__builtin_add_overflow(d, w, &s))
@@ -73,13 +73,14 @@ static inline int64_t clk_add_offset(int64_t x, double o, double d)
 
 /*
  * Half the spacing of doubles at v: how far an offset held as a double may
- * be from the one it stands for (under 0.5 ns below 2^53 ns, 104 days;
- * 128 ns for a clock that reads 1970 against one that reads 2025).
+ * be from the one it stands for (128 ns for a clock that reads 1970
+ * against one that reads 2025).  0 below 2^40 ns, where it is under
+ * 1.2e-4 ns and would only move printed figures in their last digit.
  */
 static inline double clk_round_ns(double v)
 {
     double a = fabs(v);
-    return isfinite(a) ? 0.5 * (nextafter(a, INFINITY) - a) : 0;
+    return isfinite(a) && a >= 0x1p40 ? 0.5 * (nextafter(a, INFINITY) - a) : 0;
 }
 
 /* a + (b − a)/2 without overflow. */

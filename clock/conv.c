@@ -32,6 +32,7 @@ typedef struct cnode {
     size_t ndom;
     clock_node_fit_t *fits; /* aligned fits, sorted by window */
     size_t nfits, capfits;
+    int64_t *end_max; /* [i]: the latest global time fits 0..i end at (end_images) */
 } cnode_t;
 
 struct clock_conv {
@@ -82,6 +83,7 @@ void clock_conv_destroy(clock_conv_t **self)
         }
         free(c->nodes[i].dom);
         free(c->nodes[i].fits);
+        free(c->nodes[i].end_max);
     }
     free(c->nodes);
     free(c);
@@ -249,11 +251,14 @@ static int64_t pl_eval(const int64_t *xs, const int64_t *ys, size_t n, int64_t t
     if (i == 0 || (i == n && t != xs[n - 1])) {
         *flags |= CLOCK_CONV_EXTRAPOLATED;
         /*
-         * The rate over the last (first) EXTRAP_BASE_NS of pairs, on both
-         * clocks: the inverse (xs and ys swapped) then takes the same pairs
-         * and extrapolates the same line back (measured on one clock only,
-         * the two could take different pairs: a pair 200 ns off the line
-         * at the cut put a round trip a day out 8.6 ms off).
+         * The rate over about EXTRAP_BASE_NS of pairs at the end, picked
+         * by a rule the same on both clocks (from the first pair: the
+         * pairs within it on both; to the last: from the latest pair it
+         * or more before on either), so that the inverse (xs and ys
+         * swapped) takes the same pairs and extrapolates the same line
+         * back (measured on one clock only, the two could take different
+         * pairs: a pair 200 ns off the line at the cut put a round trip a
+         * day out 8.6 ms off).
          */
         if (i == 0) {
             j1 = 0;
@@ -266,7 +271,7 @@ static int64_t pl_eval(const int64_t *xs, const int64_t *ys, size_t n, int64_t t
             j2 = n - 1;
             size_t cx = upper_bound(xs, n, clk_add(xs[n - 1], -(double)EXTRAP_BASE_NS));
             size_t cy = upper_bound(ys, n, clk_add(ys[n - 1], -(double)EXTRAP_BASE_NS));
-            size_t lo = cx < cy ? cx : cy;
+            size_t lo = cx > cy ? cx : cy;
             j1 = lo > 0 ? lo - 1 : 0;
             if (j1 >= j2)
                 j1 = j2 - 1;
@@ -283,6 +288,10 @@ static int64_t pl_eval(const int64_t *xs, const int64_t *ys, size_t n, int64_t t
     return clk_add(ys[k], clk_diff(t, xs[k]) * rate);
 }
 
+static void end_images(cnode_t *cn, size_t from);
+static int add_fit(clock_conv_t *self, cnode_t *cn, const clock_node_fit_t *fit, size_t *changed,
+                   char *err);
+
 int clock_conv_add_fit(clock_conv_t *self, const clock_node_fit_t *fit, char *err)
 {
     assert(self && fit);
@@ -296,6 +305,16 @@ int clock_conv_add_fit(clock_conv_t *self, const clock_node_fit_t *fit, char *er
     cnode_t *cn = find_node(self, fit->node, true, err);
     if (cn == NULL)
         return BASE_ERR;
+    size_t changed = SIZE_MAX;
+    int rc = add_fit(self, cn, fit, &changed, err);
+    end_images(cn, changed);
+    return rc;
+}
+
+/* *changed: the first of cn's fits that moved or changed (SIZE_MAX: none). */
+static int add_fit(clock_conv_t *self, cnode_t *cn, const clock_node_fit_t *fit, size_t *changed,
+                   char *err)
+{
     if (!self->have_ref) {
         self->have_ref = true;
         self->ref = fit->ref;
@@ -312,6 +331,7 @@ int clock_conv_add_fit(clock_conv_t *self, const clock_node_fit_t *fit, char *er
         if (same) { /* a newer solve of that window says unaligned */
             memmove(&cn->fits[lo], &cn->fits[lo + 1], (cn->nfits - lo - 1) * sizeof *cn->fits);
             cn->nfits--;
+            *changed = lo;
         }
         return BASE_OK;
     }
@@ -326,6 +346,7 @@ int clock_conv_add_fit(clock_conv_t *self, const clock_node_fit_t *fit, char *er
     if (same) {
         cn->fits[lo] = *fit;
         self->st.fits++;
+        *changed = lo;
         return BASE_OK;
     }
     if (cn->nfits >= self->lim.max_fits) {
@@ -338,6 +359,7 @@ int clock_conv_add_fit(clock_conv_t *self, const clock_node_fit_t *fit, char *er
         cn->nfits -= drop;
         lo -= drop;
         self->st.fits_dropped += drop;
+        *changed = 0;
     }
     if (cn->nfits == cn->capfits) {
         cn->capfits = cn->capfits ? 2 * cn->capfits : 16;
@@ -349,6 +371,7 @@ int clock_conv_add_fit(clock_conv_t *self, const clock_node_fit_t *fit, char *er
     cn->fits[lo] = *fit;
     cn->nfits++;
     self->st.fits++;
+    *changed = *changed < lo ? *changed : lo;
     return BASE_OK;
 }
 
@@ -374,6 +397,20 @@ static double fit_corr(const clock_node_fit_t *f, int64_t x, int64_t base)
 static int64_t add_corr(int64_t x, int64_t base, double k)
 {
     return clk_add(clk_add(x, (double)base), k);
+}
+
+/* end_max of fits from, from + 1, …: a fit added at the end costs one map. */
+static void end_images(cnode_t *cn, size_t from)
+{
+    if (cn->nfits == 0 || from >= cn->nfits)
+        return;
+    cn->end_max = xreallocarray(cn->end_max, cn->capfits, sizeof *cn->end_max);
+    int64_t base = corr_base(&cn->fits[0]);
+    for (size_t i = from; i < cn->nfits; i++) {
+        const clock_node_fit_t *f = &cn->fits[i];
+        int64_t g = add_corr(f->to_ns, base, fit_corr(f, f->to_ns, base));
+        cn->end_max[i] = i > 0 && cn->end_max[i - 1] > g ? cn->end_max[i - 1] : g;
+    }
 }
 
 static int64_t fit_center(const clock_node_fit_t *f)
@@ -422,8 +459,9 @@ static int64_t step_map(const clock_node_fit_t *f0, const clock_node_fit_t *f1, 
     return clk_add(g0, w * clk_diff(g1, g0));
 }
 
-/* Probe time → global with the node's window maps. */
-static int64_t window_map(const cnode_t *cn, int64_t x, double *unc, unsigned *flags)
+/* Probe time → global with the node's window maps; *at: the fits whose centres are at or before x.
+ */
+static int64_t map_between(const cnode_t *cn, int64_t x, double *unc, unsigned *flags, size_t *at)
 {
     size_t m = cn->nfits;
     const clock_node_fit_t *F = cn->fits;
@@ -436,6 +474,7 @@ static int64_t window_map(const cnode_t *cn, int64_t x, double *unc, unsigned *f
         else
             hi = mid;
     }
+    *at = lo;
     if (lo == 0 || lo == m) {
         const clock_node_fit_t *f = lo == 0 ? &F[0] : &F[m - 1];
         if (x < f->from_ns || x > f->to_ns)
@@ -466,6 +505,26 @@ static int64_t window_map(const cnode_t *cn, int64_t x, double *unc, unsigned *f
         return clk_add(g0, w * clk_diff(g1, g0));
     }
     return add_corr(x, base, (1 - w) * k0 + w * k1);
+}
+
+static int64_t window_map(const cnode_t *cn, int64_t x, double *unc, unsigned *flags)
+{
+    size_t at;
+    int64_t g = map_between(cn, x, unc, flags, &at);
+    /*
+     * A time before one that a window two or more back ends at, by more
+     * than the maps could disagree: the reference's clock stepped back and
+     * read it before the step too (the window just before is step_map's).
+     * Past the earlier window's centre a time is half a window on, so no
+     * disagreement comes near.
+     */
+    if (at >= 2) {
+        const clock_node_fit_t *f0 = &cn->fits[at - 2], *f1 = &cn->fits[at - 1];
+        double tol = 10.0 * (f0->uncertainty_ns + f1->uncertainty_ns);
+        if (g < clk_add(cn->end_max[at - 2], -tol))
+            *flags |= CLOCK_CONV_STEP;
+    }
+    return g;
 }
 
 static int probe_to_global(clock_conv_t *self, uint32_t node, int64_t x, clock_conv_result_t *out,

@@ -3673,33 +3673,37 @@ static void test_conversion_step(void **state)
 static void test_conversion_reference_step_back(void **state)
 {
     (void)state;
-    const int64_t W = INT64_C(2000000000), S = 1000000;
-    clock_conv_t *cv = clock_conv_new(NULL);
-    char err[BASE_ERRLEN];
-    clock_node_fit_t f[4];
-    for (int w = 0; w < 4; w++) {
-        f[w] = window_fit(w, T0 + w * W, w < 2 ? -5000.0 : -5000.0 - (double)S, 0, 0);
-        assert_int_equal(clock_conv_add_fit(cv, &f[w], err), BASE_OK);
+    const int64_t W = INT64_C(2000000000);
+    /* 1 ms, and 1.5 s and 5 s: past the next window's centre, and windows on. */
+    const int64_t steps[3] = {1000000, INT64_C(1500000000), INT64_C(5000000000)};
+    for (int c = 0; c < 3; c++) {
+        const int64_t S = steps[c];
+        clock_conv_t *cv = clock_conv_new(NULL);
+        char err[BASE_ERRLEN];
+        clock_node_fit_t f[6];
+        for (int w = 0; w < 6; w++) {
+            f[w] = window_fit(w, T0 + w * W, w < 2 ? -5000.0 : -5000.0 - (double)S, 0, 0);
+            assert_int_equal(clock_conv_add_fit(cv, &f[w], err), BASE_OK);
+        }
+        const int64_t after = f[2].from_ns;
+        const struct {
+            int64_t x;
+            bool flagged;
+        } cs[] = {{f[1].to_ns - 1000, false}, {after + 1000, true},
+                  {after + S / 2, true},      {after + S - 1000, true},
+                  {after + S + 1000, false},  {after + S + W / 2, false}};
+        for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+            clock_conv_result_t r;
+            assert_int_equal(clock_conv_to_global(cv, 5, CLOCK_DOMAIN_PROBE, cs[i].x, &r, err),
+                             BASE_OK);
+            const clock_node_fit_t *g = cs[i].x < after ? &f[1] : &f[2];
+            assert_true(llabs(r.t - (cs[i].x + (int64_t)llround(g->offset_ns))) <= 1);
+            if (((r.flags & CLOCK_CONV_STEP) != 0) != cs[i].flagged)
+                fail_msg("step back %lld ns: %lld ns after it, flags %#x", (long long)S,
+                         (long long)(cs[i].x - after), r.flags);
+        }
+        clock_conv_destroy(&cv);
     }
-    const struct {
-        int64_t x;
-        bool flagged;
-    } cs[] = {{f[1].to_ns - 1000, false},
-              {f[2].from_ns + 1000, true},
-              {f[2].from_ns + S - 1000, true},
-              {f[2].from_ns + S + 1000, false},
-              {f[3].from_ns, false}};
-    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
-        clock_conv_result_t r;
-        assert_int_equal(clock_conv_to_global(cv, 5, CLOCK_DOMAIN_PROBE, cs[i].x, &r, err),
-                         BASE_OK);
-        const clock_node_fit_t *g = cs[i].x < f[2].from_ns ? &f[1] : &f[2];
-        assert_true(llabs(r.t - (cs[i].x + (int64_t)llround(g->offset_ns))) <= 1);
-        if (((r.flags & CLOCK_CONV_STEP) != 0) != cs[i].flagged)
-            fail_msg("%lld ns after the step: flags %#x", (long long)(cs[i].x - f[2].from_ns),
-                     r.flags);
-    }
-    clock_conv_destroy(&cv);
 }
 
 /*
@@ -3875,7 +3879,7 @@ static void test_sim_clock(void **state)
     }
     clock_sim_params_t edge = {.t0_ns = T0, .step_at_ns = INT64_MIN, .step_ns = 1e6};
     clock_sim_t *es = clock_sim_new(&edge);
-    (void)clock_sim_invert(es, INT64_MIN);
+    assert_true(clock_sim_invert(es, INT64_MIN) == INT64_MIN);
     clock_sim_destroy(&es);
     clock_sim_destroy(&a);
     clock_sim_destroy(&b);
