@@ -19,6 +19,10 @@
  * CPU per window is the mean over the windows after the first four (the
  * history warm).  The master keeps at most NODE_MAX_NODES (1024) nodes; the
  * 4096-node plan shows the solver's own scaling.
+ *
+ * Then the history's edge tracks (what dpclock fit of a large log feeds
+ * it): 32768 new edges in one add, sorting between 32768 known ones,
+ * against as many that sort after them all (the baseline: nothing moves).
  */
 #include <inttypes.h>
 #include <math.h>
@@ -249,6 +253,33 @@ static result_t run(int plan, uint32_t n, uint64_t seed)
     return res;
 }
 
+/* CPU ms of one add of HIST_EDGES new edges after HIST_EDGES known ones, between them or after. */
+#define HIST_EDGES 32768
+static double hist_add_ms(bool between)
+{
+    clock_history_t *h = clock_history_new(30, 4 * HIST_EDGES);
+    clock_edge_fit_t *e = calloc(HIST_EDGES, sizeof *e);
+    if (e == NULL)
+        abort();
+    double ms = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        for (uint32_t i = 0; i < HIST_EDGES; i++) {
+            /* Known: (i, i + 1); new: (i, i + 2), or after them all (HIST_EDGES + i, …). */
+            uint32_t lo = pass == 1 && !between ? HIST_EDGES + i : i;
+            e[i] = (clock_edge_fit_t){.window = pass, .src = lo, .dst = lo + 1 + (uint32_t)pass};
+            e[i].margin_ns = 5000;
+            e[i].residual_ns = NAN;
+        }
+        double t0 = cpu_s();
+        clock_history_add(h, NULL, 0, e, HIST_EDGES, NULL);
+        if (pass == 1)
+            ms = (cpu_s() - t0) * 1e3;
+    }
+    free(e);
+    clock_history_destroy(&h);
+    return ms;
+}
+
 int main(int argc, char **argv)
 {
     static struct {
@@ -292,6 +323,15 @@ int main(int argc, char **argv)
         else if (plan_ms[c / 2] > 0)
             printf("BENCH clock_solve_random_over_plan_%u %.1f x\n", cases[c].n,
                    r.ms / plan_ms[c / 2]);
+    }
+    if (ncases > 1) {
+        double after = hist_add_ms(false), between = hist_add_ms(true);
+        printf("history: %d new edges in one add, CPU ms: after the %d known %.2f, between them "
+               "%.2f\n",
+               HIST_EDGES, HIST_EDGES, after, between);
+        printf("BENCH clock_history_add_between_ms %.2f ms\n", between);
+        printf("BENCH clock_history_add_between_over_after %.1f x\n",
+               after > 0 ? between / after : NAN);
     }
     return rc;
 }

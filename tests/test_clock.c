@@ -2871,6 +2871,68 @@ static void test_solver_disconnected_and_steps(void **state)
     free(nodes);
 }
 
+/*
+ * New edges that sort between known ones are merged in, one pass per add
+ * (one by one, each moved every track after it), and each keeps its own
+ * margins; past EDGE_MAX (65536) edges come in first come first served and
+ * the rest are counted, as before.
+ */
+static void test_history_many_new_edges(void **state)
+{
+    (void)state;
+    enum { N = 4096, EDGES_MAX = 65536 };
+    clock_history_t *h = clock_history_new(30, 100000);
+    clock_edge_fit_t *e = calloc(EDGES_MAX + 10, sizeof *e);
+    assert_non_null(e);
+    /* Windows 0–3 of the even edges, then of the odd ones (between them), then one of each. */
+    for (int pass = 0; pass < 3; pass++) {
+        for (int w = 0; w < (pass < 2 ? 4 : 1); w++) {
+            size_t m = 0;
+            for (uint32_t i = 0; i < N; i++) {
+                if (pass < 2 && i % 2 != (uint32_t)pass)
+                    continue;
+                clock_edge_fit_t *f = &e[m++];
+                memset(f, 0, sizeof *f);
+                f->window = pass < 2 ? w : 4;
+                f->src = i / 4 + 1 + i % 4; /* both orders, and (lo, hi) not in add order */
+                f->dst = i / 4;
+                f->margin_ns = 1000.0 * (i + 1) + w;
+                f->residual_ns = NAN;
+            }
+            clock_history_add(h, NULL, 0, e, m, NULL);
+        }
+    }
+    assert_int_equal(clock_history_ignored(h), 0);
+    for (uint32_t i = 0; i < N; i++) {
+        clock_edge_fit_t q = {.window = 5, .src = i / 4, .dst = i / 4 + 1 + i % 4};
+        double lv = clock_history_margin_level(h, &q, NULL, NULL);
+        if (!(fabs(lv - 1000.0 * (i + 1)) < 4))
+            fail_msg("edge %u-%u: margin level %.1f, not %.0f", q.src, q.dst, lv, 1000.0 * (i + 1));
+    }
+    clock_history_destroy(&h);
+    /* One add beyond EDGE_MAX: the first EDGE_MAX in, 10 counted. */
+    h = clock_history_new(30, 100000);
+    for (int w = 0; w < 4; w++) {
+        for (uint32_t i = 0; i < EDGES_MAX + 10; i++) {
+            clock_edge_fit_t *f = &e[i];
+            memset(f, 0, sizeof *f);
+            f->window = w;
+            f->src = i + 1;
+            f->dst = 0;
+            f->margin_ns = 5000;
+            f->residual_ns = NAN;
+        }
+        clock_history_add(h, NULL, 0, e, EDGES_MAX + 10, NULL);
+    }
+    assert_int_equal(clock_history_ignored(h), 40);
+    clock_edge_fit_t in = {.window = 9, .src = EDGES_MAX, .dst = 0};
+    clock_edge_fit_t out = {.window = 9, .src = EDGES_MAX + 1, .dst = 0};
+    assert_true(fabs(clock_history_margin_level(h, &in, NULL, NULL) - 5000) < 1e-9);
+    assert_true(isnan(clock_history_margin_level(h, &out, NULL, NULL)));
+    clock_history_destroy(&h);
+    free(e);
+}
+
 static void test_history(void **state)
 {
     (void)state;
@@ -5088,6 +5150,7 @@ int main(void)
         cmocka_unit_test(test_solver_few_loops_widen_persistent),
         cmocka_unit_test(test_solver_sets_detours_aside),
         cmocka_unit_test(test_solver_disconnected_and_steps),
+        cmocka_unit_test(test_history_many_new_edges),
         cmocka_unit_test(test_history),
         cmocka_unit_test(test_history_persistent_residuals),
         cmocka_unit_test(test_pooling),
