@@ -459,8 +459,7 @@ static int64_t step_map(const clock_node_fit_t *f0, const clock_node_fit_t *f1, 
     return clk_add(g0, w * clk_diff(g1, g0));
 }
 
-/* Probe time → global with the node's window maps; *at: the fits whose centres are at or before x.
- */
+/* Probe time → global with the node's window maps; *at: how many centres are at or before x. */
 static int64_t map_between(const cnode_t *cn, int64_t x, double *unc, unsigned *flags, size_t *at)
 {
     size_t m = cn->nfits;

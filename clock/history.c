@@ -400,16 +400,17 @@ static bool edge_key(const clock_edge_fit_t *e, uint32_t *lo, uint32_t *hi, doub
     return true;
 }
 
-/*
- * One window's edge fit into its edge's tracks: its margin (every edge with
- * one, bridges too) and, when `residual`, its loop residual (edge_key).
- * An edge beyond EDGE_MAX is counted once.
- */
+/* Whether an edge fit's margin belongs in its track. */
 static bool edge_has_margin(const clock_edge_fit_t *e)
 {
     return !e->step && e->src != e->dst && isfinite(e->margin_ns);
 }
 
+/*
+ * One window's edge fit into its edge's tracks: its margin (every edge with
+ * one, bridges too) and, when `residual`, its loop residual (edge_key).
+ * An edge beyond EDGE_MAX is counted once.
+ */
 static void edge_add(clock_history_t *self, const clock_edge_fit_t *e, bool residual)
 {
     uint32_t lo, hi;
@@ -439,9 +440,9 @@ static int key_cmp(const void *a, const void *b)
 /*
  * The tracks an add's edges lack, made in one merge: made one by one, each
  * new edge that sorts before existing ones moved every track after it
- * (32768 new edges between as many existing ones took 0.55 s).  Where they
- * would pass EDGE_MAX, edge_get makes them one by one, first come first
- * served, and counts the rest.
+ * (32768 new edges between as many known ones: 551 ms, merged 11 ms;
+ * bench_clock_solve).  Where they would pass EDGE_MAX, edge_get makes them
+ * one by one, first come first served, and counts the rest.
  */
 static void edges_make(clock_history_t *self, const clock_edge_fit_t *edges, size_t ne,
                        bool residual)
