@@ -996,8 +996,8 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
         f->own_offset_ns = f->offset_ns;
         f->own_drift_ppb = f->drift_ppb;
         /* Its offset rounded to a double, which later windows pooling this one inherit. */
-        f->own_offset_sd_ns =
-            sqrt(vs + clk_round_ns(f->offset_ns) * clk_round_ns(f->offset_ns) / 3);
+        double own_rnd = clk_round_ns(f->offset_ns);
+        f->own_offset_sd_ns = sqrt(vs + own_rnd * own_rnd / 3);
         f->own_drift_sd_ppb = sqrt(vr) * 1e9 * exp(-rho[k]);
         clk_pool_out_t po = {.disagree_ns = 0};
         clk_pool_in_t pin = {f->window,
