@@ -62,13 +62,17 @@ static inline double clk_diff_add(int64_t a, int64_t b, double o)
     return clk_diff(a, b) + o;
 }
 
-/* x + llround(o + d) for an offset o as large as a clock reading and a small d (as above). */
+/*
+ * x + llround(o + d) for an offset o as large as a clock reading and a small
+ * d (as above): o's whole part w first, then the rest rounded as o + d is,
+ * half away from zero on w's side.
+ */
 static inline int64_t clk_add_offset(int64_t x, double o, double d)
 {
     if (!(fabs(o) >= 0x1p40))
         return clk_add(x, o + d);
-    double w = trunc(o);
-    return clk_add(clk_add(x, w), (o - w) + d);
+    double w = trunc(o), f = (o - w) + d;
+    return clk_add(clk_add(x, w), w > 0 ? floor(f + 0.5) : ceil(f - 0.5));
 }
 
 /*

@@ -563,6 +563,12 @@ static void test_clk_add_limits(void **state)
     assert_true(clk_add(INT64_MAX, -0x1p64) == INT64_MIN);
     assert_true(clk_add(0, 1e300) == INT64_MAX);
     assert_true(clk_add(0, -INFINITY) == 0);
+    /* An offset as large as a reading: its whole part first, rounded as the sum is. */
+    assert_true(clk_add_offset(0, 0x1p41 + 0.5, -1) == llround(0x1p41 - 0.5));
+    assert_true(clk_add_offset(0, -0x1p41 - 0.5, 1) == llround(-0x1p41 + 0.5));
+    assert_true(clk_add_offset(5, 0x1p41 + 0.25, 0.5) == 5 + (INT64_C(1) << 41) + 1);
+    assert_true(clk_add_offset(T0, -1.7e18 - 0.5, 0.25) == T0 - INT64_C(1700000000000000000));
+    assert_true(clk_add_offset(T0, 12.4, 0.2) == T0 + 13);
     /* And the inverse: a − b of any two readings, to the double nearest. */
     assert_true(clk_diff(INT64_MAX, INT64_MIN) == 0x1p64);
     assert_true(clk_diff(T0 + 7, T0) == 7.0);
