@@ -664,6 +664,14 @@ int64_t clock_sim_apply_mono(clock_sim_t *self, int64_t m);
 /* Wander in ns at real time t (0 for t ≤ t0). */
 double clock_sim_wander_ns(clock_sim_t *self, int64_t t);
 /*
+ * What a simulated clock may be: --sim-clock refuses more, and so does a
+ * sim_truth line (whose inverse would overflow beyond).
+ */
+#define CLOCK_SIM_OFFSET_MAX_NS  1e17
+#define CLOCK_SIM_DRIFT_MAX_PPM  1e4
+#define CLOCK_SIM_WANDER_MAX_PPB 1e6
+#define CLOCK_SIM_STEP_MAX_NS    1e12
+/*
  * Parse "OFFSET_NS,DRIFT_PPM[,WANDER_PPB[,STEP_AFTER_S,STEP_NS]]" into the
  * matching fields; the step is at t0_ns (set it first) + STEP_AFTER_S.
  */

@@ -267,12 +267,13 @@ static enum base_dec decode_truth(json_object *o, clock_truth_node_t *t, char *e
         TRY(base_json_get_u64(o, "seed", &t->p.seed, err));
     TRY(get_ns(o, "step_at_ns", &t->p.step_at_ns, true, err));
     TRY(base_json_opt_double(o, "step_ns", &t->p.step_ns, err));
-    if (fabs(t->p.drift_ppm) > 1e4 || t->p.wander_ppb < 0 || t->p.wander_ppb > 1e6) {
+    if (fabs(t->p.drift_ppm) > CLOCK_SIM_DRIFT_MAX_PPM || t->p.wander_ppb < 0 ||
+        t->p.wander_ppb > CLOCK_SIM_WANDER_MAX_PPB) {
         base_err(err, "sim_truth of node %u: drift or wander out of range", t->node);
         return BASE_DEC_BAD_VALUE;
     }
-    /* The ranges of --sim-clock: a simulated clock no further off than that. */
-    if (!(fabs(t->p.offset_ns) <= 1e17) || !(fabs(t->p.step_ns) <= 1e12)) {
+    if (!(fabs(t->p.offset_ns) <= CLOCK_SIM_OFFSET_MAX_NS) ||
+        !(fabs(t->p.step_ns) <= CLOCK_SIM_STEP_MAX_NS)) {
         base_err(err, "sim_truth of node %u: offset %g ns or step %g ns out of range", t->node,
                  t->p.offset_ns, t->p.step_ns);
         return BASE_DEC_BAD_VALUE;

@@ -186,13 +186,13 @@ int clock_sim_parse_spec(const char *spec, clock_sim_params_t *params, char *err
                         "--sim-clock \"%s\": expected "
                         "OFFSET_NS,DRIFT_PPM[,WANDER_PPB[,STEP_AFTER_S,STEP_NS]]",
                         spec);
-    if (fabs(v[0]) > 1e17)
+    if (fabs(v[0]) > CLOCK_SIM_OFFSET_MAX_NS)
         return base_err(err, "--sim-clock: OFFSET_NS %g is out of range", v[0]);
-    if (fabs(v[1]) > 1e4)
+    if (fabs(v[1]) > CLOCK_SIM_DRIFT_MAX_PPM)
         return base_err(err, "--sim-clock: DRIFT_PPM %g is out of range (|d| <= 10000)", v[1]);
-    if (v[2] < 0 || v[2] > 1e6)
+    if (v[2] < 0 || v[2] > CLOCK_SIM_WANDER_MAX_PPB)
         return base_err(err, "--sim-clock: WANDER_PPB %g is out of range (0..1e6)", v[2]);
-    if (v[3] < 0 || v[3] > 1e6 || fabs(v[4]) > 1e12)
+    if (v[3] < 0 || v[3] > 1e6 || fabs(v[4]) > CLOCK_SIM_STEP_MAX_NS)
         return base_err(err, "--sim-clock: STEP_AFTER_S %g or STEP_NS %g is out of range", v[3],
                         v[4]);
     params->offset_ns = v[0];
