@@ -213,7 +213,9 @@ static result_t run(int plan, uint32_t n, uint64_t seed)
         }
         clock_history_add(h, fits, nf, e, ne, &st);
         res.entries_per_node = (double)st.factor_entries / (double)n;
-        for (int64_t d = 2; d <= CLOCK_RENOTE_MAX && k - d >= 0; d *= 2)
+        /* Window k − 1 is refined below, which keeps its bounds. */
+        int64_t d;
+        for (size_t i = 1; (d = clock_history_renote_lag(i)) > 0 && k - d >= 0; i++)
             clock_history_note_bounds(h, kept[(k - d) % KEEP], ne, &kso[(k - d) % KEEP], msg);
         clock_node_fit_t *ref = NULL;
         size_t nref = 0;

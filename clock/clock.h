@@ -503,6 +503,8 @@ void clock_history_cut(clock_history_t *self, uint32_t node, uint32_t ref, int64
 #define CLOCK_RENOTE_MAX 16
 int clock_history_note_bounds(clock_history_t *self, const clock_edge_fit_t *edges, size_t n,
                               const clock_solve_opts_t *opts, char *err);
+/* That schedule: d for i = 0, 1, 2, … (1, 2, 4, … CLOCK_RENOTE_MAX), then 0. */
+int64_t clock_history_renote_lag(size_t i);
 /*
  * The same from a solve of the window that was already made with the
  * history as it is now (a refinement): its maps' slow-host bounds, which

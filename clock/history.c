@@ -590,6 +590,11 @@ static void clear_delay(clock_history_t *self, uint32_t node, int64_t w, int64_t
         t->tr[at].delay = 0;
 }
 
+int64_t clock_history_renote_lag(size_t i)
+{
+    return i < 62 && (INT64_C(1) << i) <= CLOCK_RENOTE_MAX ? INT64_C(1) << i : 0;
+}
+
 int clock_history_note_bounds(clock_history_t *self, const clock_edge_fit_t *edges, size_t n,
                               const clock_solve_opts_t *opts, char *err)
 {

@@ -1756,11 +1756,12 @@ static int logfit_solve(clock_logfit_t *self, char *err)
              * now: window numbers k − 1, k − 2, k − 4, … as the master counts
              * them (a window without probes has nothing to note).
              */
-            for (size_t d = 1, j = w; w < nw && d <= CLOCK_RENOTE_MAX; d *= 2) {
-                while (j > 0 && self->wins[j] > self->wins[w] - (int64_t)d)
+            int64_t d;
+            for (size_t i = 0, j = w; w < nw && (d = clock_history_renote_lag(i)) > 0; i++) {
+                while (j > 0 && self->wins[j] > self->wins[w] - d)
                     j--;
                 /* The window written below is noted by that solve. */
-                if (self->wins[j] == self->wins[w] - (int64_t)d && !(lag > 0 && j + lag == w))
+                if (self->wins[j] == self->wins[w] - d && !(lag > 0 && j + lag == w))
                     solve_window(&wc, j, true, false, false, 0);
             }
             if (lag == 0 || w < lag)

@@ -783,7 +783,8 @@ static void keep_solved(node_master_t *self, int64_t k, const clock_solve_opts_t
  */
 static void renote_windows(node_master_t *self, int64_t k)
 {
-    for (int64_t d = 1; d <= CLOCK_RENOTE_MAX; d *= 2) {
+    int64_t d;
+    for (size_t i = 0; (d = clock_history_renote_lag(i)) > 0; i++) {
         if (d == self->cfg.refine_lag)
             continue; /* refine_window solves it next and keeps its bounds */
         struct solved *s = solved_window(self, k - d);
