@@ -848,8 +848,24 @@ int clk_fit_hull(const clock_side_t *fwd, const clock_side_t *rev, const clock_f
     }
     double a = am;
     if (!flat && hard_margin(&c, am, NULL, NULL, NULL, NULL, NULL, NULL) >= 0) {
+        /*
+         * Each end of the feasible slopes is a line through a forward point
+         * and a reverse point far apart in time, off the truth's slope by
+         * the gap G between the sides over that time: +G/L_hi with the
+         * forward side's last point and the reverse side's first, −G/L_lo
+         * with the reverse side's last and the forward side's first.  Where
+         * one side goes on alone the two L differ and the middle of the two
+         * ends was pulled by G/2 (1/L_hi − 1/L_lo): 1.3 µs off with the
+         * forward side over 90 % of the window, 175 µs over 10 %, at
+         * uncertainties of tens of ns.  Weighted by their L, the pulls
+         * cancel whatever the coverage.
+         */
         double lo = feasible_edge(&c, am, -1.0), hi = feasible_edge(&c, am, 1.0);
-        a = 0.5 * (lo + hi);
+        double flo, fhi, rlo, rhi, m;
+        side_extent(&f, &flo, &fhi, &m);
+        side_extent(&r, &rlo, &rhi, &m);
+        double llo = fmax(rhi - flo, 0), lhi = fmax(fhi - rlo, 0);
+        a = llo + lhi > 0 ? (llo * lo + lhi * hi) / (llo + lhi) : 0.5 * (lo + hi);
     }
     double u, l;
     hard_margin(&c, a, NULL, NULL, NULL, NULL, &u, &l);
