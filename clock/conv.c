@@ -489,15 +489,20 @@ static int64_t map_between(const cnode_t *cn, int64_t x, double *unc, unsigned *
     double w = clk_diff(x, c0) / span;
     double k0 = fit_corr(f0, x, base), k1 = fit_corr(f1, x, base);
     double u0 = f0->uncertainty_ns, u1 = f1->uncertainty_ns;
-    /* Whether a step parts the two maps: once for the pair, where their windows meet. */
+    /*
+     * Whether a step parts the two maps, and whether they are too far apart
+     * to blend monotonically: once for the pair, where their windows meet.
+     * Asked at each time, the second flipped inside the span for maps of
+     * different rates, and the result jumped there.
+     */
     int64_t xm = clk_mid(f0->to_ns, f1->from_ns);
+    double dm = fabs(fit_corr(f1, xm, base) - fit_corr(f0, xm, base));
     double apart = 0.5e-9 * fabs(f1->drift_ppb - f0->drift_ppb) *
                    fabs(clk_diff(f1->from_ns, f0->to_ns)); /* rates apart over unaligned windows */
-    if (fabs(fit_corr(f1, xm, base) - fit_corr(f0, xm, base)) >
-        fmax(CLOCK_STEP_BETWEEN_MIN_NS, 10.0 * (u0 + u1)) + apart)
+    if (dm > fmax(CLOCK_STEP_BETWEEN_MIN_NS, 10.0 * (u0 + u1)) + apart)
         return step_map(f0, f1, x, base, k0, k1, unc, flags);
     *unc = (1 - w) * u0 + w * u1;
-    if (fabs(k1 - k0) > 0.5 * span) {
+    if (dm > 0.5 * span) {
         /* Maps too far apart to blend monotonically: join the centres' images. */
         int64_t g0 = add_corr(c0, base, fit_corr(f0, c0, base));
         int64_t g1 = add_corr(c1, base, fit_corr(f1, c1, base));

@@ -3754,6 +3754,51 @@ static void test_conversion_step(void **state)
 }
 
 /*
+ * Two maps so far apart (and so unsure: ±60 ms) that their blend would not
+ * be monotonic have their centres' images joined instead.  Whether they are
+ * is asked once for the pair: asked at each time, maps 1000 ppm apart in
+ * rate crossed the bar half a second past where their windows meet, and
+ * the result jumped there by the difference between blend and join.
+ */
+static void test_conversion_blend_or_join(void **state)
+{
+    (void)state;
+    const int64_t W = INT64_C(2000000000);
+    for (int c = 0; c < 2; c++) {
+        clock_conv_t *cv = clock_conv_new(NULL);
+        char err[BASE_ERRLEN];
+        clock_node_fit_t f[2];
+        /* Apart by 1 s − 0.5 ms (c = 0) or 1 s + 0.5 ms where the windows meet. */
+        const double apart = 1e9 + (c == 0 ? -5e5 : 5e5);
+        f[0] = window_fit(0, T0, 0, 0, 0);
+        f[1] = window_fit(1, T0 + W, apart + 1e6, 1e6, 0);
+        for (int w = 0; w < 2; w++) {
+            f[w].uncertainty_ns = 6e7;
+            assert_int_equal(clock_conv_add_fit(cv, &f[w], err), BASE_OK);
+        }
+        clock_conv_result_t r, prev;
+        const int64_t dx = 1000000, c0 = T0 + W / 2, c1 = c0 + W;
+        for (int64_t x = c0; x <= c1; x += dx) {
+            assert_int_equal(clock_conv_to_global(cv, 5, CLOCK_DOMAIN_PROBE, x, &r, err), BASE_OK);
+            assert_false(r.flags & CLOCK_CONV_STEP);
+            clock_conv_result_t back;
+            assert_int_equal(clock_conv_from_global(cv, 5, CLOCK_DOMAIN_PROBE, r.t, &back, err),
+                             BASE_OK);
+            assert_true(llabs(back.t - x) <= 2);
+            if (x > c0) {
+                /* Blend or join, one line between the centres' images (±0.5 s over 2 s). */
+                double step = (double)(r.t - prev.t);
+                if (step < 0 || fabs(step - (double)dx) > 0.51 * (double)dx + 2)
+                    fail_msg("apart %.1f ms: %+.0f ns over %lld ns at %lld ns past the centre",
+                             1e-6 * apart, step, (long long)dx, (long long)(x - c0));
+            }
+            prev = r;
+        }
+        clock_conv_destroy(&cv);
+    }
+}
+
+/*
  * The reference's clock stepped back 1 ms between windows 1 and 2: the
  * node's readings run on, its maps step down.  Readings just after the
  * step convert to times the reference read before it too: flagged
@@ -5186,6 +5231,7 @@ int main(void)
         cmocka_unit_test(test_conversion),
         cmocka_unit_test(test_conversion_full_pairs),
         cmocka_unit_test(test_conversion_step),
+        cmocka_unit_test(test_conversion_blend_or_join),
         cmocka_unit_test(test_conversion_reference_step_back),
         cmocka_unit_test(test_conversion_far_clock),
         cmocka_unit_test(test_conversion_extrapolated_round_trip),
