@@ -503,9 +503,16 @@ static int64_t map_between(const cnode_t *cn, int64_t x, double *unc, unsigned *
         return step_map(f0, f1, x, base, k0, k1, unc, flags);
     *unc = (1 - w) * u0 + w * u1;
     if (dm > 0.5 * span) {
-        /* Maps too far apart to blend monotonically: join the centres' images. */
+        /*
+         * Maps too far apart to blend monotonically: join the centres'
+         * images.  Where the later one's is not after the earlier one's, the
+         * maps say time went back between them, as across a step that maps
+         * too unsure (uncertainties of 100 ms and more) hid from the test.
+         */
         int64_t g0 = add_corr(c0, base, fit_corr(f0, c0, base));
         int64_t g1 = add_corr(c1, base, fit_corr(f1, c1, base));
+        if (g1 <= g0)
+            return step_map(f0, f1, x, base, k0, k1, unc, flags);
         return clk_add(g0, w * clk_diff(g1, g0));
     }
     return add_corr(x, base, (1 - w) * k0 + w * k1);

@@ -776,14 +776,18 @@ static double hull_grad(void *vctx, double a)
     return xr - xf;
 }
 
-/* Where the hard margin crosses zero, walking from a feasible slope am in direction dir. */
+/*
+ * Where the hard margin crosses zero, walking from a feasible slope am in
+ * direction dir; NAN where it does not within a slope of 1 (sides that
+ * overlap for next to no time bound nothing that way).
+ */
 static double feasible_edge(const hull_ctx_t *c, double am, double dir)
 {
     double w = 1e-7;
     while (hard_margin(c, am + dir * w, NULL, NULL, NULL, NULL, NULL, NULL) >= 0) {
         w *= 4;
         if (w > 1.0)
-            return am; /* unbounded: degenerate geometry */
+            return NAN;
     }
     double in = am + dir * (w / 4), out = am + dir * w;
     if (w <= 1e-7)
@@ -858,14 +862,18 @@ int clk_fit_hull(const clock_side_t *fwd, const clock_side_t *rev, const clock_f
          * ends was pulled by G/2 (1/L_hi − 1/L_lo): 1.3 µs off with the
          * forward side over 90 % of the window, 175 µs over 10 %, at
          * uncertainties of tens of ns.  Weighted by their L, the pulls
-         * cancel whatever the coverage.
+         * cancel whatever the coverage.  An end that nothing bounds stands
+         * at am, unweighted: its L would put the line on the band's edge.
          */
         double lo = feasible_edge(&c, am, -1.0), hi = feasible_edge(&c, am, 1.0);
         double flo, fhi, rlo, rhi, m;
         side_extent(&f, &flo, &fhi, &m);
         side_extent(&r, &rlo, &rhi, &m);
         double llo = fmax(rhi - flo, 0), lhi = fmax(fhi - rlo, 0);
-        a = llo + lhi > 0 ? (llo * lo + lhi * hi) / (llo + lhi) : 0.5 * (lo + hi);
+        if (isfinite(lo) && isfinite(hi) && llo + lhi > 0)
+            a = (llo * lo + lhi * hi) / (llo + lhi);
+        else
+            a = 0.5 * ((isfinite(lo) ? lo : am) + (isfinite(hi) ? hi : am));
     }
     double u, l;
     hard_margin(&c, a, NULL, NULL, NULL, NULL, &u, &l);

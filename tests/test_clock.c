@@ -514,6 +514,29 @@ static void test_uneven_coverage(void **state)
                          BASE_ERR);
         assert_non_null(strstr(err, "no slope separates"));
     }
+    /*
+     * Sides that overlap for next to no time: nothing bounds hull's slopes
+     * one way.  Its end there stood at the widest margin's slope, and
+     * weighted by its short L the line went to the band's edge: 20 µs off
+     * at ±1–3 ns.
+     */
+    for (int run = 0; run < 10; run++) {
+        make_points(&t, N, 2000000000LL, 20000, 0, 0, 50, 900 + (unsigned)run, fwd, rev);
+        for (size_t i = 0; i < N; i++) {
+            int64_t xf = T0 + (int64_t)((double)(fwd[i].x - T0) * 0.5017);
+            int64_t xr = T0 + 999800000LL + (int64_t)((double)(rev[i].x - T0) * 0.5001);
+            fwd[i].y += (int64_t)llround(theta(&t, xf) - theta(&t, fwd[i].x));
+            rev[i].y += (int64_t)llround(theta(&t, xr) - theta(&t, rev[i].x));
+            fwd[i].x = xf;
+            rev[i].x = xr;
+        }
+        assert_int_equal(
+            clock_fit_edge(clock_estimator_find("hull"), fwd, N, rev, N, NULL, &f, err), BASE_OK);
+        double e = edge_error(&f, &t, T0, T0 + 2000000000LL);
+        if (e > f.uncertainty_ns)
+            fail_msg("sides 0.4 %% of the window together: %.0f ns off at ±%.0f", e,
+                     f.uncertainty_ns);
+    }
 }
 
 /* Unsorted input is accepted and gives the same answer. */
@@ -3754,39 +3777,59 @@ static void test_conversion_step(void **state)
 }
 
 /*
- * Two maps so far apart (and so unsure: ±60 ms) that their blend would not
- * be monotonic have their centres' images joined instead.  Whether they are
- * is asked once for the pair: asked at each time, maps 1000 ppm apart in
- * rate crossed the bar half a second past where their windows meet, and
- * the result jumped there by the difference between blend and join.
+ * Two maps further apart than half the distance between their centres (and
+ * so unsure, ±60 ms, that no step is taken between them) have their
+ * centres' images joined instead of blended.  Whether they are is asked
+ * once for the pair: asked at each time, maps 1000 ppm apart in rate crossed
+ * the bar half a second past where their windows meet, and the result jumped
+ * there by 0.375 ms.  Maps whose centres' images go back (±150 ms, 2.5 s
+ * apart) came out decreasing, unflagged: they are a step.
  */
 static void test_conversion_blend_or_join(void **state)
 {
     (void)state;
     const int64_t W = INT64_C(2000000000);
-    for (int c = 0; c < 2; c++) {
+    const int64_t dx = 1000000, c0 = T0 + W / 2, c1 = c0 + W;
+    for (int c = 0; c < 3; c++) {
         clock_conv_t *cv = clock_conv_new(NULL);
         char err[BASE_ERRLEN];
         clock_node_fit_t f[2];
-        /* Apart by 1 s − 0.5 ms (c = 0) or 1 s + 0.5 ms where the windows meet. */
-        const double apart = 1e9 + (c == 0 ? -5e5 : 5e5);
+        /* Apart by 1 s − 0.5 ms (blended), 1 s + 0.5 ms (joined) or −2.5 s where the windows meet.
+         */
+        const double apart = c == 2 ? -2.5e9 : 1e9 + (c == 0 ? -5e5 : 5e5);
+        const double drift = c == 2 ? 0 : 1e6;
         f[0] = window_fit(0, T0, 0, 0, 0);
-        f[1] = window_fit(1, T0 + W, apart + 1e6, 1e6, 0);
+        f[1] = window_fit(1, T0 + W, apart + 1e-9 * drift * 1e9, drift, 0);
         for (int w = 0; w < 2; w++) {
-            f[w].uncertainty_ns = 6e7;
+            f[w].uncertainty_ns = c == 2 ? 1.5e8 : 6e7;
             assert_int_equal(clock_conv_add_fit(cv, &f[w], err), BASE_OK);
         }
         clock_conv_result_t r, prev;
-        const int64_t dx = 1000000, c0 = T0 + W / 2, c1 = c0 + W;
         for (int64_t x = c0; x <= c1; x += dx) {
             assert_int_equal(clock_conv_to_global(cv, 5, CLOCK_DOMAIN_PROBE, x, &r, err), BASE_OK);
+            if (c == 2) {
+                /* Each map over its own window's readings; the later ones flagged. */
+                const clock_node_fit_t *g = x <= f[0].to_ns ? &f[0] : &f[1];
+                double want = g->offset_ns + 1e-9 * g->drift_ppb * (double)(x - g->anchor_ns);
+                assert_true(fabs((double)(r.t - x) - want) <= 2);
+                assert_true(x == c1 || ((r.flags & CLOCK_CONV_STEP) != 0) == (x > f[0].to_ns));
+                continue;
+            }
             assert_false(r.flags & CLOCK_CONV_STEP);
+            double w = (double)(x - c0) / (double)W;
+            double k0 = 0, k1 = f[1].offset_ns + 1e-9 * drift * (double)(x - c1);
+            /* Global − local: the blend's, or the line between the centres' images. */
+            double want = c == 0 ? (1 - w) * k0 + w * k1
+                                 : (double)(c0 - x) + w * ((double)W + f[1].offset_ns);
+            if (fabs((double)(r.t - x) - want) > 2)
+                fail_msg("apart %.1f ms, %lld ns past the centre: %+.0f ns from the %s",
+                         1e-6 * apart, (long long)(x - c0), (double)(r.t - x) - want,
+                         c == 0 ? "blend" : "join");
             clock_conv_result_t back;
             assert_int_equal(clock_conv_from_global(cv, 5, CLOCK_DOMAIN_PROBE, r.t, &back, err),
                              BASE_OK);
             assert_true(llabs(back.t - x) <= 2);
             if (x > c0) {
-                /* Blend or join, one line between the centres' images (±0.5 s over 2 s). */
                 double step = (double)(r.t - prev.t);
                 if (step < 0 || fabs(step - (double)dx) > 0.51 * (double)dx + 2)
                     fail_msg("apart %.1f ms: %+.0f ns over %lld ns at %lld ns past the centre",
