@@ -459,6 +459,33 @@ static int64_t step_map(const clock_node_fit_t *f0, const clock_node_fit_t *f1, 
     return clk_add(g0, w * clk_diff(g1, g0));
 }
 
+/*
+ * Whether a step parts two neighbouring maps, asked once for the pair where
+ * their windows meet: apart there by more than 10 µs and ten times their
+ * uncertainties, plus half their change of rate over the readings between
+ * them; or so far apart (*dm, over half the distance between their centres)
+ * that their centres' images would be joined, and the later is not after
+ * the earlier: time went back, across a step that maps too unsure
+ * (uncertainties of 100 ms and more) hid from the first test.
+ */
+static bool maps_parted(const clock_node_fit_t *f0, const clock_node_fit_t *f1, int64_t base,
+                        double *dm)
+{
+    int64_t xm = clk_mid(f0->to_ns, f1->from_ns);
+    *dm = fabs(fit_corr(f1, xm, base) - fit_corr(f0, xm, base));
+    double apart = 0.5e-9 * fabs(f1->drift_ppb - f0->drift_ppb) *
+                   fabs(clk_diff(f1->from_ns, f0->to_ns)); /* rates apart over unaligned windows */
+    if (*dm >
+        fmax(CLOCK_STEP_BETWEEN_MIN_NS, 10.0 * (f0->uncertainty_ns + f1->uncertainty_ns)) + apart)
+        return true;
+    int64_t c0 = fit_center(f0), c1 = fit_center(f1);
+    if (!(*dm > 0.5 * clk_diff(c1, c0)))
+        return false;
+    int64_t g0 = add_corr(c0, base, fit_corr(f0, c0, base));
+    int64_t g1 = add_corr(c1, base, fit_corr(f1, c1, base));
+    return g1 <= g0;
+}
+
 /* Probe time → global with the node's window maps; *at: how many centres are at or before x. */
 static int64_t map_between(const cnode_t *cn, int64_t x, double *unc, unsigned *flags, size_t *at)
 {
@@ -490,29 +517,18 @@ static int64_t map_between(const cnode_t *cn, int64_t x, double *unc, unsigned *
     double k0 = fit_corr(f0, x, base), k1 = fit_corr(f1, x, base);
     double u0 = f0->uncertainty_ns, u1 = f1->uncertainty_ns;
     /*
-     * Whether a step parts the two maps, and whether they are too far apart
-     * to blend monotonically: once for the pair, where their windows meet.
-     * Asked at each time, the second flipped inside the span for maps of
-     * different rates, and the result jumped there.
+     * Asked once for the pair, not at each time: whether the maps were too
+     * far apart to blend flipped inside the span for maps of different
+     * rates, and the result jumped there.
      */
-    int64_t xm = clk_mid(f0->to_ns, f1->from_ns);
-    double dm = fabs(fit_corr(f1, xm, base) - fit_corr(f0, xm, base));
-    double apart = 0.5e-9 * fabs(f1->drift_ppb - f0->drift_ppb) *
-                   fabs(clk_diff(f1->from_ns, f0->to_ns)); /* rates apart over unaligned windows */
-    if (dm > fmax(CLOCK_STEP_BETWEEN_MIN_NS, 10.0 * (u0 + u1)) + apart)
+    double dm;
+    if (maps_parted(f0, f1, base, &dm))
         return step_map(f0, f1, x, base, k0, k1, unc, flags);
     *unc = (1 - w) * u0 + w * u1;
     if (dm > 0.5 * span) {
-        /*
-         * Maps too far apart to blend monotonically: join the centres'
-         * images.  Where the later one's is not after the earlier one's, the
-         * maps say time went back between them, as across a step that maps
-         * too unsure (uncertainties of 100 ms and more) hid from the test.
-         */
+        /* Maps too far apart to blend monotonically: join the centres' images. */
         int64_t g0 = add_corr(c0, base, fit_corr(f0, c0, base));
         int64_t g1 = add_corr(c1, base, fit_corr(f1, c1, base));
-        if (g1 <= g0)
-            return step_map(f0, f1, x, base, k0, k1, unc, flags);
         return clk_add(g0, w * clk_diff(g1, g0));
     }
     return add_corr(x, base, (1 - w) * k0 + w * k1);
@@ -531,7 +547,10 @@ static int64_t window_map(const cnode_t *cn, int64_t x, double *unc, unsigned *f
      */
     if (at >= 2) {
         const clock_node_fit_t *f0 = &cn->fits[at - 2], *f1 = &cn->fits[at - 1];
-        double tol = 10.0 * (f0->uncertainty_ns + f1->uncertainty_ns);
+        /* Parted by a step, the maps stand for what they say, as step_map takes them. */
+        double dm, tol = 10.0 * (f0->uncertainty_ns + f1->uncertainty_ns);
+        if (maps_parted(f0, f1, corr_base(&cn->fits[0]), &dm))
+            tol = 0;
         if (g < clk_add(cn->end_max[at - 2], -tol))
             *flags |= CLOCK_CONV_STEP;
     }

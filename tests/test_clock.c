@@ -3842,25 +3842,119 @@ static void test_conversion_blend_or_join(void **state)
 }
 
 /*
+ * Random sequences of window maps: small changes between windows, now and
+ * then a step (±1 µs to ±1 s), a gap of unaligned windows, a rate that
+ * changes, maps sure to a ns or unsure by 100 ms.  Wherever a time and the
+ * next one a step dx on are both unflagged (no step, no gap), global time
+ * goes on by dx within the maps' rates and the blend's slack, and comes
+ * back to the ns.
+ */
+static void test_conversion_random_maps(void **state)
+{
+    (void)state;
+    const int64_t W = INT64_C(2000000000), dx = 999983;
+    uint64_t seed = 0x5eed;
+    for (int run = 0; run < 300; run++) {
+        clock_conv_t *cv = clock_conv_new(NULL);
+        char err[BASE_ERRLEN];
+        enum { NW = 8 };
+        clock_node_fit_t f[NW];
+        double off = 1e6 * (urand(&seed) - 0.5), drift = 2e5 * (urand(&seed) - 0.5);
+        int64_t local = T0;
+        for (int w = 0; w < NW; w++) {
+            double u = urand(&seed);
+            if (u < 0.1)
+                off += (urand(&seed) < 0.5 ? -1 : 1) * pow(10, 3 + 6 * urand(&seed));
+            else
+                off += 100 * (urand(&seed) - 0.5);
+            if (urand(&seed) < 0.2)
+                drift += 2e4 * (urand(&seed) - 0.5);
+            f[w] = window_fit(w, local, off, drift, 0);
+            if (run % 2) { /* windows of other lengths, apart or overlapping */
+                f[w].to_ns = f[w].from_ns + (int64_t)(W * (0.25 + 0.75 * urand(&seed)));
+                f[w].anchor_ns = f[w].from_ns + (f[w].to_ns - f[w].from_ns) / 2;
+            }
+            f[w].uncertainty_ns = pow(10, 8 * urand(&seed));
+            f[w].aligned = urand(&seed) > 0.1;
+            local += run % 2 ? (int64_t)(W * (0.9 + 0.2 * urand(&seed))) : W;
+            assert_int_equal(clock_conv_add_fit(cv, &f[w], err), BASE_OK);
+        }
+        clock_conv_result_t prev = {0, 0, CLOCK_CONV_STEP}, r, back;
+        for (int64_t x = T0 - W / 2; x < local + W / 2; x += dx) {
+            assert_int_equal(clock_conv_to_global(cv, 5, CLOCK_DOMAIN_PROBE, x, &r, err), BASE_OK);
+            unsigned odd = (prev.flags | r.flags) & (CLOCK_CONV_STEP | CLOCK_CONV_GAP);
+            /*
+             * Across a step: where the reference's clock jumped on, global
+             * time does too; where it stepped back, what it read twice is
+             * flagged, and dx may be past it.
+             */
+            bool jump = false;
+            for (int w = 0, a = -1; w < NW; w++) {
+                if (!f[w].aligned)
+                    continue;
+                if (a >= 0 && fabs(f[w].offset_ns - f[a].offset_ns) > 1e4) {
+                    int64_t lo = f[a].to_ns < f[w].from_ns ? f[a].to_ns : f[w].from_ns;
+                    int64_t hi = f[a].to_ns < f[w].from_ns ? f[w].from_ns : f[a].to_ns;
+                    jump |= x > lo && x - dx <= hi;
+                }
+                a = w;
+            }
+            if (!odd) {
+                double g = (double)(r.t - prev.t);
+                if (g < 0 || (!jump && fabs(g - (double)dx) > 0.51 * (double)dx + 2))
+                    fail_msg("run %d: %+.0f ns over %lld ns, %lld ns into the log (flags %#x)", run,
+                             g, (long long)dx, (long long)(x - T0), r.flags);
+            }
+            if (!(r.flags & (CLOCK_CONV_STEP | CLOCK_CONV_GAP))) {
+                assert_int_equal(clock_conv_from_global(cv, 5, CLOCK_DOMAIN_PROBE, r.t, &back, err),
+                                 BASE_OK);
+                /*
+                 * Back to the ns, or, where the reference read that time
+                 * twice (its clock stepped back), to the other reading,
+                 * flagged: either is a time that converts to it.
+                 */
+                clock_conv_result_t again;
+                assert_int_equal(
+                    clock_conv_to_global(cv, 5, CLOCK_DOMAIN_PROBE, back.t, &again, err), BASE_OK);
+                if (llabs(again.t - r.t) > 2 ||
+                    (llabs(back.t - x) > 2 && !(back.flags & CLOCK_CONV_STEP)))
+                    fail_msg("run %d: %lld ns into the log came back %lld ns off (flags %#x, "
+                             "back %#x), to %+lld ns",
+                             run, (long long)(x - T0), (long long)(back.t - x), r.flags, back.flags,
+                             (long long)(again.t - r.t));
+            }
+            prev = r;
+        }
+        clock_conv_destroy(&cv);
+    }
+}
+
+/*
  * The reference's clock stepped back 1 ms between windows 1 and 2: the
  * node's readings run on, its maps step down.  Readings just after the
  * step convert to times the reference read before it too: flagged
  * CLOCK_CONV_STEP (they went back by the step, unflagged); once past the
- * earlier window's last time, and before the step, no flag.
+ * earlier window's last time, and before the step, no flag.  Maps unsure by
+ * ±20 ms are parted by the 1.5 s step all the same, and what the reference
+ * read twice is flagged to its end (the last 0.4 s of it, ten times their
+ * uncertainties, was not).
  */
 static void test_conversion_reference_step_back(void **state)
 {
     (void)state;
     const int64_t W = INT64_C(2000000000);
     /* 1 ms, and 1.5 s and 5 s: past the next window's centre, and windows on. */
-    const int64_t steps[3] = {1000000, INT64_C(1500000000), INT64_C(5000000000)};
-    for (int c = 0; c < 3; c++) {
+    const int64_t steps[4] = {1000000, INT64_C(1500000000), INT64_C(5000000000),
+                              INT64_C(1500000000)};
+    for (int c = 0; c < 4; c++) {
         const int64_t S = steps[c];
         clock_conv_t *cv = clock_conv_new(NULL);
         char err[BASE_ERRLEN];
         clock_node_fit_t f[6];
         for (int w = 0; w < 6; w++) {
             f[w] = window_fit(w, T0 + w * W, w < 2 ? -5000.0 : -5000.0 - (double)S, 0, 0);
+            if (c == 3)
+                f[w].uncertainty_ns = 2e7;
             assert_int_equal(clock_conv_add_fit(cv, &f[w], err), BASE_OK);
         }
         const int64_t after = f[2].from_ns;
@@ -5275,6 +5369,7 @@ int main(void)
         cmocka_unit_test(test_conversion_full_pairs),
         cmocka_unit_test(test_conversion_step),
         cmocka_unit_test(test_conversion_blend_or_join),
+        cmocka_unit_test(test_conversion_random_maps),
         cmocka_unit_test(test_conversion_reference_step_back),
         cmocka_unit_test(test_conversion_far_clock),
         cmocka_unit_test(test_conversion_extrapolated_round_trip),
