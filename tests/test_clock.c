@@ -3930,6 +3930,87 @@ static void test_conversion_random_maps(void **state)
 }
 
 /*
+ * Random chains GPU → trace → probe → global: snapshot pairs read 100 ms
+ * apart with a µs of read jitter, clocks ±100 ppm apart with wander, pairs
+ * over part of the windows' span only (extrapolated beyond them), window
+ * maps as in lan.  From a GPU time, every 10 ms over the pairs and 3 s
+ * beyond either end: global time goes on at the three clocks' rates (within
+ * 4e-4 of 1 here, 3e-4 from the rates, the rest the pairs' read jitter),
+ * and comes back to within 2 ns.  2000 draws pass.
+ */
+static void test_conversion_random_chains(void **state)
+{
+    (void)state;
+    const int64_t W = INT64_C(2000000000), dx = 9999991;
+    uint64_t seed = 0xc4a2;
+    for (int run = 0; run < 200; run++) {
+        clock_conv_t *cv = clock_conv_new(NULL);
+        char err[BASE_ERRLEN];
+        double off = 1e6 * (urand(&seed) - 0.5), drift = 2e5 * (urand(&seed) - 0.5);
+        for (int w = 0; w < 6; w++) {
+            off += 1e-9 * drift * (double)W + 20 * gauss(&seed);
+            clock_node_fit_t f = window_fit(w, T0 + w * W, off, drift, 0);
+            f.uncertainty_ns = 10 + 20 * urand(&seed);
+            assert_int_equal(clock_conv_add_fit(cv, &f, err), BASE_OK);
+        }
+        /* GPU and trace clocks: offsets of seconds, rates ±100 ppm off their parents'. */
+        const int64_t start = T0 + (int64_t)(4e9 * urand(&seed));
+        const int64_t end = start + (int64_t)(2e9 + 4e9 * urand(&seed));
+        double rate[2] = {1 + 1e-4 * (2 * urand(&seed) - 1), 1 + 1e-4 * (2 * urand(&seed) - 1)};
+        const int64_t o_trace = -(int64_t)(1e9 * (1 + 1e3 * urand(&seed)));
+        const int64_t o_gpu = (int64_t)(1e9 * 1e3 * urand(&seed));
+        int64_t last_trace = INT64_MIN, last_gpu = INT64_MIN, last_probe = INT64_MIN;
+        int64_t gpu_lo = 0, gpu_hi = 0;
+        double run_trace = 0, run_gpu = 0; /* ns since start on each clock */
+        for (int64_t t = start; t < end; t += 100000000) {
+            if (t > start) {
+                rate[0] += 1e-8 * gauss(&seed);
+                rate[1] += 1e-8 * gauss(&seed);
+                run_trace += 1e8 * rate[0];
+                run_gpu += 1e8 * rate[0] * rate[1];
+            }
+            int64_t probe = t + (int64_t)(1000 * urand(&seed));
+            int64_t trace = T0 + o_trace + (int64_t)run_trace;
+            int64_t gpu = T0 + o_gpu + (int64_t)run_gpu;
+            if (probe <= last_probe || trace <= last_trace || gpu <= last_gpu)
+                continue;
+            assert_int_equal(clock_conv_add_pair(cv, 5, CLOCK_DOMAIN_TRACE, CLOCK_DOMAIN_PROBE,
+                                                 trace, probe, err),
+                             BASE_OK);
+            assert_int_equal(clock_conv_add_pair(cv, 5, CLOCK_DOMAIN_GPU0, CLOCK_DOMAIN_TRACE, gpu,
+                                                 trace + (int64_t)(500 * urand(&seed)), err),
+                             BASE_OK);
+            if (last_gpu == INT64_MIN)
+                gpu_lo = gpu;
+            gpu_hi = gpu;
+            last_probe = probe;
+            last_trace = trace;
+            last_gpu = gpu;
+        }
+        clock_conv_result_t prev, r, back;
+        bool have = false;
+        for (int64_t x = gpu_lo - 3 * INT64_C(1000000000); x < gpu_hi + 3 * INT64_C(1000000000);
+             x += dx) {
+            assert_int_equal(clock_conv_to_global(cv, 5, CLOCK_DOMAIN_GPU0, x, &r, err), BASE_OK);
+            if (have) {
+                double g = (double)(r.t - prev.t);
+                if (g <= 0 || fabs(g - (double)dx) > 4e-4 * (double)dx)
+                    fail_msg("run %d: %+.0f ns over %lld ns at %lld ns from the first pair", run, g,
+                             (long long)dx, (long long)(x - gpu_lo));
+            }
+            assert_int_equal(clock_conv_from_global(cv, 5, CLOCK_DOMAIN_GPU0, r.t, &back, err),
+                             BASE_OK);
+            if (llabs(back.t - x) > 2)
+                fail_msg("run %d: %lld ns from the first pair came back %lld ns off (flags %#x)",
+                         run, (long long)(x - gpu_lo), (long long)(back.t - x), r.flags);
+            prev = r;
+            have = true;
+        }
+        clock_conv_destroy(&cv);
+    }
+}
+
+/*
  * The reference's clock stepped back 1 ms between windows 1 and 2: the
  * node's readings run on, its maps step down.  Readings just after the
  * step convert to times the reference read before it too: flagged
@@ -5370,6 +5451,7 @@ int main(void)
         cmocka_unit_test(test_conversion_step),
         cmocka_unit_test(test_conversion_blend_or_join),
         cmocka_unit_test(test_conversion_random_maps),
+        cmocka_unit_test(test_conversion_random_chains),
         cmocka_unit_test(test_conversion_reference_step_back),
         cmocka_unit_test(test_conversion_far_clock),
         cmocka_unit_test(test_conversion_extrapolated_round_trip),
