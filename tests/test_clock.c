@@ -3071,6 +3071,56 @@ static void test_solver_labels_and_order(void **state)
 }
 
 /*
+ * The reference is a choice of origin: random graphs as above solved onto
+ * node 0 and onto another node give maps that compose, i → r → 0 as i → 0
+ * to the ns, and set aside the same detours (5000 other draws too).
+ */
+static void test_solver_reference_choice(void **state)
+{
+    (void)state;
+    uint64_t seed = 0x5ef;
+    char err[BASE_ERRLEN];
+    for (int run = 0; run < 100; run++) {
+        clock_edge_fit_t e[28], g[28];
+        size_t n = 0;
+        for (int a = 0; a < 8; a++)
+            for (int b = a + 1; b < 8; b++) {
+                if (b != a + 1 && !(a == 0 && b == 7) && urand(&seed) > 0.4)
+                    continue;
+                double bias = 30 * gauss(&seed) + (urand(&seed) < 0.05 ? 3000 : 0);
+                e[n] = exact_edge(&K8_NET, a, b, T0 + (int64_t)(2e9 * urand(&seed)), bias);
+                e[n].uncertainty_ns = 5 + 50 * urand(&seed);
+                e[n].drift_unc_ppb = 0.5 + 5 * urand(&seed);
+                n++;
+            }
+        memcpy(g, e, n * sizeof *e);
+        uint32_t r = 1 + (uint32_t)(urand(&seed) * 7) % 7;
+        clock_solve_opts_t o = solve_opts(0), q = solve_opts(r);
+        clock_node_fit_t *m0, *mr;
+        size_t n0, nr;
+        assert_int_equal(clock_solve(e, n, &o, &m0, &n0, NULL, err), BASE_OK);
+        assert_int_equal(clock_solve(g, n, &q, &mr, &nr, NULL, err), BASE_OK);
+        const clock_node_fit_t *r0 = find_node(m0, n0, r);
+        for (int i = 0; i < 8; i++) {
+            const clock_node_fit_t *f = find_node(m0, n0, (uint32_t)i);
+            const clock_node_fit_t *h = find_node(mr, nr, (uint32_t)i);
+            int64_t x = f->anchor_ns;
+            int64_t via = clock_node_map(r0, clock_node_map(h, x));
+            if (llabs(via - clock_node_map(f, x)) > 1) /* two maps rounded to the ns */
+                fail_msg("run %d, node %d: onto 0 %lld ns, via %u %+lld ns", run, i,
+                         (long long)(clock_node_map(f, x) - T0), r,
+                         (long long)(via - clock_node_map(f, x)));
+        }
+        for (size_t i = 0; i < n; i++)
+            if (e[i].suspect != g[i].suspect)
+                fail_msg("run %d, edge %u-%u: suspect %d onto 0, %d onto %u", run, e[i].src,
+                         e[i].dst, e[i].suspect, g[i].suspect, r);
+        free(m0);
+        free(mr);
+    }
+}
+
+/*
  * New edges that sort between known ones are merged in, one pass per add
  * (one by one, each moved every track after it), and each keeps its own
  * margins; past EDGE_MAX (65536) edges come in first come first served and
@@ -5591,6 +5641,7 @@ int main(void)
         cmocka_unit_test(test_solver_sets_detours_aside),
         cmocka_unit_test(test_solver_disconnected_and_steps),
         cmocka_unit_test(test_solver_labels_and_order),
+        cmocka_unit_test(test_solver_reference_choice),
         cmocka_unit_test(test_history_many_new_edges),
         cmocka_unit_test(test_history),
         cmocka_unit_test(test_history_persistent_residuals),
