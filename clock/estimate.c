@@ -1103,6 +1103,12 @@ typedef struct blocks {
     size_t level_k; /* points behind a boundary level, typical block (0: no blocks) */
 } blocks_t;
 
+static size_t block_of(double xm, double lo, double width, size_t nb)
+{
+    double b = floor((xm - lo) / width);
+    return b < 0 ? 0 : (b >= (double)nb ? nb - 1 : (size_t)b);
+}
+
 static void block_levels(const anchored_t *an, double a, double frac, size_t maxb, blocks_t *B)
 {
     B->v = 0;
@@ -1120,24 +1126,55 @@ static void block_levels(const anchored_t *an, double a, double frac, size_t max
         nb = 6;
     if (nb > maxb)
         nb = maxb;
-    if (nb < 6 || !(an->xhi > an->xlo))
+    /*
+     * A probe's block is taken by the middle of its flight, X + Y/2, not by
+     * the end whose clock the fit is on: the same probe seen from the other
+     * end, (X + Y, −Y), is then in the same block.  By X, blocks of the two
+     * ends differed by the offset between the clocks and the delays: a
+     * point or two at a block's edge, which in a block of a few points (a
+     * level of two) moved its level by half a disturbance, and an edge's
+     * bend term was 403 ns one way round and 205 the other.
+     */
+    const clock_side_t *sides[2] = {&an->f, &an->r};
+    double lo = INFINITY, hi = -INFINITY;
+    for (int s = 0; s < 2; s++)
+        for (size_t i = 0; i < sides[s]->n; i++) {
+            double xm = sides[s]->X[i] + 0.5 * sides[s]->Y[i];
+            lo = fmin(lo, xm);
+            hi = fmax(hi, xm);
+        }
+    if (nb < 6 || !(hi > lo))
         return;
-    double width = (an->xhi - an->xlo) / (double)nb;
-    size_t fi = 0, ri = 0;
-    zx_t *tmp = xmalloc((an->f.n + an->r.n) * sizeof *tmp);
+    double width = (hi - lo) / (double)nb;
+    /* Each side's points by block (a counting sort), in their order within it. */
+    size_t n = an->f.n + an->r.n;
+    double *bx = xmalloc(2 * n * sizeof *bx), *by = bx + n;
+    size_t start[2][MAX_BLOCKS + 1];
+    for (int s = 0, base = 0; s < 2; base += (int)sides[s]->n, s++) {
+        size_t cnt[MAX_BLOCKS] = {0};
+        for (size_t i = 0; i < sides[s]->n; i++)
+            cnt[block_of(sides[s]->X[i] + 0.5 * sides[s]->Y[i], lo, width, nb)]++;
+        start[s][0] = (size_t)base;
+        for (size_t b = 0; b < nb; b++)
+            start[s][b + 1] = start[s][b] + cnt[b];
+        size_t at[MAX_BLOCKS];
+        memcpy(at, start[s], nb * sizeof *at);
+        for (size_t i = 0; i < sides[s]->n; i++) {
+            size_t b = block_of(sides[s]->X[i] + 0.5 * sides[s]->Y[i], lo, width, nb);
+            bx[at[b]] = sides[s]->X[i];
+            by[at[b]++] = sides[s]->Y[i];
+        }
+    }
+    zx_t *tmp = xmalloc((n ? n : 1) * sizeof *tmp);
     for (size_t b = 0; b < nb; b++) {
-        double x0 = an->xlo + width * (double)b;
-        double x1 = b + 1 == nb ? INFINITY : x0 + width;
-        size_t f0 = fi, r0 = ri;
-        while (fi < an->f.n && an->f.X[fi] < x1)
-            fi++;
-        while (ri < an->r.n && an->r.X[ri] < x1)
-            ri++;
-        size_t cf = fi - f0, cr = ri - r0;
+        double x0 = lo + width * (double)b;
+        double x1 = b + 1 == nb ? hi : x0 + width;
+        size_t f0 = start[0][b], r0 = start[1][b];
+        size_t cf = start[0][b + 1] - f0, cr = start[1][b + 1] - r0;
         if (cf < 2 || cr < 2)
             continue;
-        clock_side_t sf = {an->f.X + f0, an->f.Y + f0, cf};
-        clock_side_t sr = {an->r.X + r0, an->r.Y + r0, cr};
+        clock_side_t sf = {bx + f0, by + f0, cf};
+        clock_side_t sr = {bx + r0, by + r0, cr};
         double zf, xf, zr, xr;
         side_extreme(&sf, a, soft_k(cf, frac), true, tmp, &zf, &xf);
         side_extreme(&sr, a, soft_k(cr, frac), false, tmp, &zr, &xr);
@@ -1146,10 +1183,11 @@ static void block_levels(const anchored_t *an, double a, double frac, size_t max
         B->lr[v] = zr;
         B->mid[v] = 0.5 * (zf + zr);
         B->start[v] = x0;
-        B->end[v] = b + 1 == nb ? an->xhi : x1;
+        B->end[v] = x1;
         B->x[v] = 0.5 * (B->start[v] + B->end[v]);
         B->idx[v] = (double)b;
     }
+    free(bx);
     /*
      * The gap between the two boundaries does not move with the clock (a bend
      * or a step moves both) but does with everything else: timestamp noise and

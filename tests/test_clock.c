@@ -577,6 +577,43 @@ static void test_edge_mirror(void **state)
                                  100 * queued[q], run, o1 + o2);
                 }
             }
+    /*
+     * A block of the reverse side 2 µs late, queued windows (levels of two
+     * or three points), and a reverse point 5 µs after that block's end: its
+     * flight (its delay and its queue) puts it in the next block from one
+     * end and in the late one from the other, where it is the one on time.
+     * A probe's block is the middle of its flight, and the bend read from the
+     * blocks is the same either way round (the bend term was 408 ns one way
+     * and 274 the other).
+     */
+    line_truth_t t = {T0 + 1000000000LL, 2.8e6, 20000};
+    for (int run = 0; run < 10; run++) {
+        make_points(&t, N, 2000000000LL, 10000, 0.5, 5000, 40, 300 + (unsigned)run, fwd, rev);
+        int64_t lo = fwd[0].x < rev[0].x ? fwd[0].x : rev[0].x;
+        int64_t hi = fwd[N - 1].x > rev[N - 1].x ? fwd[N - 1].x : rev[N - 1].x;
+        int64_t edge = lo + (hi - lo) / 16 * 8;
+        for (size_t i = 0; i < N; i++)
+            if (rev[i].x >= edge - (hi - lo) / 16 && rev[i].x < edge)
+                rev[i].y -= 2000;
+        for (size_t i = 0; i < N; i++)
+            if (rev[i].x >= edge) { /* the first after it, 5 µs after it and on time */
+                rev[i].y = (int64_t)llround(theta(&t, edge + 5000) - 10000);
+                rev[i].x = edge + 5000;
+                break;
+            }
+        for (size_t i = 0; i < N; i++) {
+            mf[i] = (clock_point_t){rev[i].x + rev[i].y, -rev[i].y};
+            mr[i] = (clock_point_t){fwd[i].x + fwd[i].y, -fwd[i].y};
+        }
+        clock_edge_fit_t a, b;
+        assert_int_equal(clock_fit_edge(NULL, fwd, N, rev, N, NULL, &a, err), BASE_OK);
+        assert_int_equal(clock_fit_edge(NULL, mf, N, mr, N, NULL, &b, err), BASE_OK);
+        for (int m = 0; m < 3; m++)
+            assert_true(fabs(a.misfit_ns[m] + b.misfit_ns[m]) < 1);
+        if (fabs(a.model_ns - b.model_ns) > 1 || fabs(a.uncertainty_ns - b.uncertainty_ns) > 1)
+            fail_msg("draw %d: bend %.1f / %.1f ns, uncertainty %.1f / %.1f", run, a.model_ns,
+                     b.model_ns, a.uncertainty_ns, b.uncertainty_ns);
+    }
 }
 
 /* Unsorted input is accepted and gives the same answer. */
