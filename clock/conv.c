@@ -534,24 +534,41 @@ static int64_t map_between(const cnode_t *cn, int64_t x, double *unc, unsigned *
     return add_corr(x, base, (1 - w) * k0 + w * k1);
 }
 
+/*
+ * Whether a step parts two neighbouring maps between fit `last` and the
+ * window whose end the latest end image before it is: maps parted by a step
+ * stand for what they say, as step_map takes them, and a time before that
+ * end is one the reference read twice however close to it.
+ */
+static bool stepped_back(const cnode_t *cn, size_t last)
+{
+    size_t j = last - 1;
+    while (j > 0 && cn->end_max[j - 1] == cn->end_max[last - 1])
+        j--;
+    int64_t base = corr_base(&cn->fits[0]);
+    double dm;
+    for (size_t i = j; i < last; i++)
+        if (maps_parted(&cn->fits[i], &cn->fits[i + 1], base, &dm))
+            return true;
+    return false;
+}
+
 static int64_t window_map(const cnode_t *cn, int64_t x, double *unc, unsigned *flags)
 {
     size_t at;
     int64_t g = map_between(cn, x, unc, flags, &at);
     /*
      * A time before one that a window two or more back ends at, by more
-     * than the maps could disagree: the reference's clock stepped back and
-     * read it before the step too (the window just before is step_map's).
-     * Past the earlier window's centre a time is half a window on, so no
-     * disagreement comes near.
+     * than the maps could disagree, or at all where a step parts the maps
+     * in between: the reference's clock stepped back and read it before the
+     * step too (the window just before is step_map's).  Past the earlier
+     * window's centre a time is half a window on, so no disagreement comes
+     * near.
      */
-    if (at >= 2) {
+    if (at >= 2 && g < cn->end_max[at - 2]) {
         const clock_node_fit_t *f0 = &cn->fits[at - 2], *f1 = &cn->fits[at - 1];
-        /* Parted by a step, the maps stand for what they say, as step_map takes them. */
-        double dm, tol = 10.0 * (f0->uncertainty_ns + f1->uncertainty_ns);
-        if (maps_parted(f0, f1, corr_base(&cn->fits[0]), &dm))
-            tol = 0;
-        if (g < clk_add(cn->end_max[at - 2], -tol))
+        double tol = 10.0 * (f0->uncertainty_ns + f1->uncertainty_ns);
+        if (g < clk_add(cn->end_max[at - 2], -tol) || stepped_back(cn, at - 1))
             *flags |= CLOCK_CONV_STEP;
     }
     return g;

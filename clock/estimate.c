@@ -1150,11 +1150,11 @@ static void block_levels(const anchored_t *an, double a, double frac, size_t max
     size_t n = an->f.n + an->r.n;
     double *bx = xmalloc(2 * n * sizeof *bx), *by = bx + n;
     size_t start[2][MAX_BLOCKS + 1];
-    for (int s = 0, base = 0; s < 2; base += (int)sides[s]->n, s++) {
+    for (size_t s = 0, base = 0; s < 2; base += sides[s]->n, s++) {
         size_t cnt[MAX_BLOCKS] = {0};
         for (size_t i = 0; i < sides[s]->n; i++)
             cnt[block_of(sides[s]->X[i] + 0.5 * sides[s]->Y[i], lo, width, nb)]++;
-        start[s][0] = (size_t)base;
+        start[s][0] = base;
         for (size_t b = 0; b < nb; b++)
             start[s][b + 1] = start[s][b] + cnt[b];
         size_t at[MAX_BLOCKS];
@@ -1431,7 +1431,8 @@ static bool detect_step(const blocks_t *B0, const clock_fit_opts_t *o, step_foun
 #define GAP_APART   2.0
 
 typedef struct gap_change {
-    double end_before, start_after; /* anchored x: the clean segments end / start here */
+    double end_before, start_after; /* block edges (anchored x + y/2): the clean segments end /
+                                       start here */
     bool keep_later;                /* the later segment is the narrower */
     double size;                    /* the median gap's shift, ns */
     double wide_gap;                /* the wider side's median gap, ns */

@@ -4115,6 +4115,8 @@ static void test_conversion_random_maps(void **state)
             assert_int_equal(clock_conv_add_fit(cv, &f[w], err), BASE_OK);
         }
         clock_conv_result_t prev = {0, 0, CLOCK_CONV_STEP}, r, back;
+        int64_t top = 0;
+        bool have_top = false;
         for (int64_t x = T0 - W / 2; x < local + W / 2; x += dx) {
             assert_int_equal(clock_conv_to_global(cv, 5, CLOCK_DOMAIN_PROBE, x, &r, err), BASE_OK);
             unsigned odd = (prev.flags | r.flags) & (CLOCK_CONV_STEP | CLOCK_CONV_GAP);
@@ -4127,12 +4129,19 @@ static void test_conversion_random_maps(void **state)
             for (int w = 0, a = -1; w < NW; w++) {
                 if (!f[w].aligned)
                     continue;
-                if (a >= 0 && fabs(f[w].offset_ns - f[a].offset_ns) > 1e4) {
-                    int64_t lo = f[a].to_ns < f[w].from_ns ? f[a].to_ns : f[w].from_ns;
-                    int64_t hi = f[a].to_ns < f[w].from_ns ? f[w].from_ns : f[a].to_ns;
-                    jump |= x > lo && x - dx <= hi;
-                }
+                /* Between their centres: parted, or joined centre to centre. */
+                if (a >= 0 && fabs(f[w].offset_ns - f[a].offset_ns) > 1e4)
+                    jump |= x > f[a].anchor_ns && x - dx <= f[w].anchor_ns;
                 a = w;
+            }
+            /* What the reference read twice is flagged: unflagged times never go back. */
+            if (!(r.flags & CLOCK_CONV_STEP)) {
+                if (have_top && r.t < top - 2)
+                    fail_msg("run %d: %lld ns into the log, %lld ns before a time already "
+                             "converted, unflagged",
+                             run, (long long)(x - T0), (long long)(top - r.t));
+                top = have_top && top > r.t ? top : r.t;
+                have_top = true;
             }
             if (!odd) {
                 double g = (double)(r.t - prev.t);
@@ -4251,25 +4260,26 @@ static void test_conversion_random_chains(void **state)
  * step convert to times the reference read before it too: flagged
  * CLOCK_CONV_STEP (they went back by the step, unflagged); once past the
  * earlier window's last time, and before the step, no flag.  Maps unsure by
- * ±20 ms are parted by the 1.5 s step all the same, and what the reference
- * read twice is flagged to its end (the last 0.4 s of it, ten times their
- * uncertainties, was not).
+ * ±20 ms are parted by the 1.5 s and 5 s steps all the same, and what the
+ * reference read twice is flagged to its end (the last 0.4 s of it, ten
+ * times their uncertainties, was not; past the next window, at 5 s, it
+ * was not while the pair next to the time had no step between them).
  */
 static void test_conversion_reference_step_back(void **state)
 {
     (void)state;
     const int64_t W = INT64_C(2000000000);
     /* 1 ms, and 1.5 s and 5 s: past the next window's centre, and windows on. */
-    const int64_t steps[4] = {1000000, INT64_C(1500000000), INT64_C(5000000000),
-                              INT64_C(1500000000)};
-    for (int c = 0; c < 4; c++) {
+    const int64_t steps[5] = {1000000, INT64_C(1500000000), INT64_C(5000000000),
+                              INT64_C(1500000000), INT64_C(5000000000)};
+    for (int c = 0; c < 5; c++) {
         const int64_t S = steps[c];
         clock_conv_t *cv = clock_conv_new(NULL);
         char err[BASE_ERRLEN];
         clock_node_fit_t f[6];
         for (int w = 0; w < 6; w++) {
             f[w] = window_fit(w, T0 + w * W, w < 2 ? -5000.0 : -5000.0 - (double)S, 0, 0);
-            if (c == 3)
+            if (c >= 3)
                 f[w].uncertainty_ns = 2e7;
             assert_int_equal(clock_conv_add_fit(cv, &f[w], err), BASE_OK);
         }
