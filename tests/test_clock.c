@@ -3032,6 +3032,7 @@ static void test_solver_labels_and_order(void **state)
     char err[BASE_ERRLEN];
     for (int run = 0; run < 100; run++) {
         clock_edge_fit_t e[28], g[28];
+        memset(e, 0, sizeof e);
         size_t n = 0;
         for (int a = 0; a < 8; a++)
             for (int b = a + 1; b < 8; b++) {
@@ -3119,6 +3120,7 @@ static void test_solver_reference_choice(void **state)
     char err[BASE_ERRLEN];
     for (int run = 0; run < 100; run++) {
         clock_edge_fit_t e[28], g[28];
+        memset(e, 0, sizeof e);
         size_t n = 0;
         for (int a = 0; a < 8; a++)
             for (int b = a + 1; b < 8; b++) {
@@ -4081,8 +4083,9 @@ static void test_conversion_blend_or_join(void **state)
  * then a step (±1 µs to ±1 s), a gap of unaligned windows, a rate that
  * changes, maps sure to a ns or unsure by 100 ms.  Wherever a time and the
  * next one a step dx on are both unflagged (no step, no gap), global time
- * goes on by dx within the maps' rates and the blend's slack, and comes
- * back to the ns.
+ * goes on by dx within the maps' rates and the blend's slack; unflagged
+ * times never go back (what the reference read twice is flagged); each
+ * comes back to the ns, or to the other reading of a time read twice.
  */
 static void test_conversion_random_maps(void **state)
 {
