@@ -1511,18 +1511,21 @@ static bool block_misfit(const blocks_t *B, double m[3], double sd[3])
         sxx += (B->x[i] - mx) * (B->x[i] - mx);
     if (!(sxx > 0))
         return false;
-    /* Which blocks each reading averages: first, the two nearest the centre, last. */
-    size_t c0 = 0;
-    for (size_t i = 1; i < v; i++)
-        if (fabs(B->x[i]) < fabs(B->x[c0]))
-            c0 = i;
-    size_t c1 =
-        c0 + 1 < v && (c0 == 0 || fabs(B->x[c0 + 1]) < fabs(B->x[c0 - 1])) ? c0 + 1 : c0 - 1;
-    size_t sel[3][2] = {{0, 0}, {c0, c1}, {v - 1, v - 1}};
+    /*
+     * Which blocks each reading averages: first; the middle two of an even
+     * count, the middle three of an odd one; last.  (The two nearest the
+     * anchor, of an odd count, were a tie between the middle one's
+     * neighbours that the anchor's place broke: one way round the edge read
+     * a disturbed block there, the other way not, and its bend term was
+     * 0 or 230 ns.)
+     */
+    size_t mid_lo = v / 2 - 1, mid_n = v % 2 ? 3 : 2;
+    size_t sel[3][3] = {{0}, {mid_lo, mid_lo + 1, mid_lo + 2}, {v - 1}};
+    size_t nsel[3] = {1, mid_n, 1};
     for (int j = 0; j < 3; j++) {
         /* Reading = mean of its blocks minus the LS line there; as weights on the blocks. */
         double w[MAX_BLOCKS] = {0};
-        size_t cnt = sel[j][0] == sel[j][1] ? 1 : 2;
+        size_t cnt = nsel[j];
         double xr = 0;
         for (size_t q = 0; q < cnt; q++) {
             w[sel[j][q]] += 1.0 / (double)cnt;
