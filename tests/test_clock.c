@@ -2999,6 +2999,30 @@ static void test_solver_disconnected_and_steps(void **state)
     free(nodes);
 }
 
+/*
+ * A random graph of the eight K8 clocks: a ring and chords, each fit off by
+ * up to ±60 ns and now and then 3 µs (a detour), of random uncertainty; with
+ * `flip`, each either way round.  Returns how many of e[28] it filled.
+ */
+static size_t random_k8_edges(uint64_t *seed, bool flip, clock_edge_fit_t e[28])
+{
+    memset(e, 0, 28 * sizeof *e);
+    size_t n = 0;
+    for (int a = 0; a < 8; a++)
+        for (int b = a + 1; b < 8; b++) {
+            if (b != a + 1 && !(a == 0 && b == 7) && urand(seed) > 0.4)
+                continue;
+            double bias = 30 * gauss(seed) + (urand(seed) < 0.05 ? 3000 : 0);
+            bool back = flip && urand(seed) < 0.5;
+            e[n] = exact_edge(&K8_NET, back ? b : a, back ? a : b,
+                              T0 + (int64_t)(2e9 * urand(seed)), bias);
+            e[n].uncertainty_ns = 5 + 50 * urand(seed);
+            e[n].drift_unc_ppb = 0.5 + 5 * urand(seed);
+            n++;
+        }
+    return n;
+}
+
 /* Edge a → b as b → a: anchored at b's reading of a's anchor, the inverse map. */
 static clock_edge_fit_t mirror_edge(const clock_edge_fit_t *e)
 {
@@ -3032,20 +3056,7 @@ static void test_solver_labels_and_order(void **state)
     char err[BASE_ERRLEN];
     for (int run = 0; run < 100; run++) {
         clock_edge_fit_t e[28], g[28];
-        memset(e, 0, sizeof e);
-        size_t n = 0;
-        for (int a = 0; a < 8; a++)
-            for (int b = a + 1; b < 8; b++) {
-                if (b != a + 1 && !(a == 0 && b == 7) && urand(&seed) > 0.4)
-                    continue;
-                double bias = 30 * gauss(&seed) + (urand(&seed) < 0.05 ? 3000 : 0);
-                bool flip = urand(&seed) < 0.5;
-                e[n] = exact_edge(&K8_NET, flip ? b : a, flip ? a : b,
-                                  T0 + (int64_t)(2e9 * urand(&seed)), bias);
-                e[n].uncertainty_ns = 5 + 50 * urand(&seed);
-                e[n].drift_unc_ppb = 0.5 + 5 * urand(&seed);
-                n++;
-            }
+        size_t n = random_k8_edges(&seed, true, e);
         uint32_t id[8];
         for (int i = 0; i < 8; i++) {
             bool used;
@@ -3120,18 +3131,7 @@ static void test_solver_reference_choice(void **state)
     char err[BASE_ERRLEN];
     for (int run = 0; run < 100; run++) {
         clock_edge_fit_t e[28], g[28];
-        memset(e, 0, sizeof e);
-        size_t n = 0;
-        for (int a = 0; a < 8; a++)
-            for (int b = a + 1; b < 8; b++) {
-                if (b != a + 1 && !(a == 0 && b == 7) && urand(&seed) > 0.4)
-                    continue;
-                double bias = 30 * gauss(&seed) + (urand(&seed) < 0.05 ? 3000 : 0);
-                e[n] = exact_edge(&K8_NET, a, b, T0 + (int64_t)(2e9 * urand(&seed)), bias);
-                e[n].uncertainty_ns = 5 + 50 * urand(&seed);
-                e[n].drift_unc_ppb = 0.5 + 5 * urand(&seed);
-                n++;
-            }
+        size_t n = random_k8_edges(&seed, false, e);
         memcpy(g, e, n * sizeof *e);
         uint32_t r = 1 + (uint32_t)(urand(&seed) * 7) % 7;
         clock_solve_opts_t o = solve_opts(0), q = solve_opts(r);
