@@ -2165,7 +2165,12 @@ static int fit_edge(const clock_estimator_t *est, const clock_point_t *fwd, size
     out->n_rev = (uint32_t)nr;
     out->from_ns = xmin;
     out->to_ns = xmax;
-    out->margin_ns = gap_seen ? fmax(ln.margin, 0.5 * gc.wide_gap) : ln.margin;
+    /*
+     * A margin read on B − A is 1 + D times the one read on A − B: taken in
+     * the clocks' mean rate it is the same from either end (a 15 µs margin
+     * at 50 ppm was 0.7 ns apart, and so were the bounds made of it).
+     */
+    out->margin_ns = (gap_seen ? fmax(ln.margin, 0.5 * gc.wide_gap) : ln.margin) / sqrt(1 + ln.a);
     out->model_ns = model;
     memcpy(out->misfit_ns, mis, sizeof mis);
     memcpy(out->misfit_sigma_ns, misd, sizeof misd);

@@ -961,7 +961,9 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
         f->anchor_ns = c0[i];
         f->offset_ns = clk_diff(T, c0[i]) - delta[k] * (1 + D);
         f->drift_ppb = D * 1e9;
-        double vo = clk_env_read_inverse(env, (size_t)k, (size_t)k), vr = var_r[k];
+        /* δ reaches the offset times 1 + D, and so its variance times (1 + D)². */
+        double g2 = (1 + D) * (1 + D);
+        double vo = g2 * clk_env_read_inverse(env, (size_t)k, (size_t)k), vr = var_r[k];
         /*
          * How far this node's offset curve bends away from its line, against the
          * reference: the part of each reading that stands clear of its noise.
@@ -984,7 +986,7 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
          * the loops show, and the one no loop can show: this node's and the
          * reference's stamp asymmetry, (a − a_ref)/2 on every edge alike.
          */
-        double vp = fmin(vo_pers[k], fmax(vo - vo_stat[k], 0)), ed = sqrt(vr) * half;
+        double vp = fmin(g2 * vo_pers[k], fmax(vo - g2 * vo_stat[k], 0)), ed = sqrt(vr) * half;
         double vs = vo - vp;
         double vq = 0.5 * opts->stamp_asym_ns * opts->stamp_asym_ns;
         double dw = dwarm ? dwarm[k] : 0, db = dbound ? dbound[k] + dw : 0;

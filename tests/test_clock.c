@@ -578,6 +578,25 @@ static void test_edge_mirror(void **state)
                 }
             }
     /*
+     * A margin is a length on the rate the two clocks share, whichever end
+     * reads it: at 500 ppm one of 10 µs was 5 ns longer read from B.
+     */
+    for (size_t k = 0; k < ne; k++)
+        for (int run = 0; run < 10; run++) {
+            line_truth_t t = {T0 + 1000000000LL, -7654321.5, 500000};
+            make_points(&t, N, 2000000000LL, 10000, 0.3, 5000, 40, 500 + (unsigned)run, fwd, rev);
+            for (size_t i = 0; i < N; i++) {
+                mf[i] = (clock_point_t){rev[i].x + rev[i].y, -rev[i].y};
+                mr[i] = (clock_point_t){fwd[i].x + fwd[i].y, -fwd[i].y};
+            }
+            clock_edge_fit_t a, b;
+            assert_int_equal(clock_fit_edge(e[k], fwd, N, rev, N, NULL, &a, err), BASE_OK);
+            assert_int_equal(clock_fit_edge(e[k], mf, N, mr, N, NULL, &b, err), BASE_OK);
+            if (!(a.margin_ns > 1000) || fabs(a.margin_ns - b.margin_ns) > 0.05)
+                fail_msg("%s, draw %d: margins %.3f and %.3f ns", e[k]->name, run, a.margin_ns,
+                         b.margin_ns);
+        }
+    /*
      * A block of the reverse side 2 µs late, queued windows (levels of two
      * or three points), and a reverse point 5 µs after that block's end: its
      * flight (its delay and its queue) puts it in the next block from one
