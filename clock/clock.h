@@ -178,8 +178,9 @@ typedef struct clock_line {
 } clock_line_t;
 
 /*
- * Points handed to an estimator: anchored doubles, each side sorted by x.
- * X = x − anchor, Y = y − yref.
+ * Points handed to an estimator: anchored doubles, in any order.  Y = y −
+ * yref; X is the middle of the probe's flight, x − anchor + Y/2, the same
+ * from either end of the edge (the driver turns the line back into x).
  */
 typedef struct clock_side {
     const double *X;
