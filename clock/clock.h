@@ -178,9 +178,10 @@ typedef struct clock_line {
 } clock_line_t;
 
 /*
- * Points handed to an estimator: anchored doubles, in any order.  Y = y −
- * yref; X is the middle of the probe's flight, x − anchor + Y/2, the same
- * from either end of the edge (the driver turns the line back into x).
+ * Points handed to an estimator: anchored doubles, in any order, X = x −
+ * anchor and Y = y − yref.  The driver (clock_fit_edge) hands them X + Y/2,
+ * the middle of each probe's flight, in place of X, which is the same from
+ * either end of the edge, and turns the line it gets back into x.
  */
 typedef struct clock_side {
     const double *X;

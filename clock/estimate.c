@@ -895,22 +895,31 @@ typedef struct rtt_pair {
 } rtt_pair_t;
 
 typedef struct ranked {
-    double key;
+    double key, near; /* near: how far above (forward) or below (reverse) the line it flew */
     size_t i;
 } ranked_t;
 
 static int cmp_ranked(const void *a, const void *b)
 {
     const ranked_t *p = a, *q = b;
-    return p->key < q->key ? -1 : p->key > q->key ? 1 : (p->i > q->i) - (p->i < q->i);
+    if (p->key != q->key)
+        return p->key < q->key ? -1 : 1;
+    if (p->near != q->near)
+        return p->near < q->near ? -1 : 1;
+    return (p->i > q->i) - (p->i < q->i);
 }
 
-/* A side's points in order of X (estimators are handed them in any order). */
-static ranked_t *side_order(const clock_side_t *s)
+/*
+ * A side's points in order of X + half·Y.  Points of equal key go by how
+ * near the line they flew, which the other end sees alike (its Y is −Y, and
+ * the side the other): by input order, the two ends paired them otherwise
+ * (ols 2.5–6.2 ns apart with one point in 40 sharing another's key).
+ */
+static ranked_t *side_order(const clock_side_t *s, bool lower, double half)
 {
     ranked_t *o = xmalloc((s->n ? s->n : 1) * sizeof *o);
     for (size_t i = 0; i < s->n; i++)
-        o[i] = (ranked_t){s->X[i], i};
+        o[i] = (ranked_t){s->X[i] + half * s->Y[i], lower ? s->Y[i] : -s->Y[i], i};
     qsort(o, s->n, sizeof *o, cmp_ranked);
     return o;
 }
@@ -919,7 +928,7 @@ static ranked_t *side_order(const clock_side_t *s)
 static size_t make_pairs(const clock_side_t *f, const clock_side_t *r, rtt_pair_t *out)
 {
     size_t m = 0;
-    ranked_t *of = side_order(f), *orv = side_order(r);
+    ranked_t *of = side_order(f, true, 0), *orv = side_order(r, false, 0);
     for (int pass = 0; pass < 2; pass++) {
         const clock_side_t *a = pass == 0 ? f : r, *b = pass == 0 ? r : f;
         const ranked_t *oa = pass == 0 ? of : orv, *ob = pass == 0 ? orv : of;
@@ -1587,10 +1596,10 @@ static double misfit_mag(const double m[3], const double sd[3])
  * send time one way and its receive time the other, and what an estimator
  * does with X (svm's means, hull's far ends, minrtt's pairs) then depends
  * on which end fits: minrtt's uncertainties came out up to 43 % apart, and
- * 2 svm fits in 90 2–4 % apart, where one subset's line had moved by a few
- * ns.  M = X + Y/2 is the same number from either
- * end, the mirror is then only Y → −Y and the sides swapped, and every fit
- * made on (M, Y) is the other end's mirrored.  A line Y = b + aX is
+ * 2 svm fits in 90 2–4.5 % apart, where one subset's line had moved by a
+ * few ns.  M = X + Y/2 is the same number from either end, the mirror is
+ * then only Y → −Y and the sides swapped, and every fit made on (M, Y) is
+ * the other end's mirrored.  A line Y = b + aX is
  * Y = c + sM with s = a/(1 + a/2), c = b/(1 + a/2), and a distance from it
  * in Y is 1 + a/2 times one in (M, Y).  Subsets of a side are taken by M
  * too (and handed their window's core σ, which is in (M, Y)).
@@ -1617,7 +1626,7 @@ static int fit_line(const clock_estimator_t *est, const clock_side_t *f, const c
      * Y = 2M: sides apart in M, or a slope no clock has.  X alone has an
      * answer there, or the error to give.
      */
-    if (rc != BASE_OK || !(fabs(m.a / g) <= 0.5))
+    if (rc != BASE_OK || !(fabs(m.a) <= 0.4)) /* |s| ≤ 0.4: |a| ≤ 0.5 from either end */
         return est->fit(f, r, o, ln, err);
     *ln = m;
     ln->a = m.a / g;
@@ -1626,23 +1635,10 @@ static int fit_line(const clock_estimator_t *est, const clock_side_t *f, const c
     return BASE_OK;
 }
 
-/* Each point's rank on its side in the order of M (ties: by how far it flew). */
+/* Each point's rank on its side in the order of M. */
 static size_t *side_ranks(const clock_side_t *s, bool lower)
 {
-    ranked_t *o = xmalloc((s->n ? s->n : 1) * sizeof *o);
-    for (size_t i = 0; i < s->n; i++)
-        o[i] = (ranked_t){s->X[i] + 0.5 * s->Y[i], i};
-    qsort(o, s->n, sizeof *o, cmp_ranked);
-    /* Equal M: the nearer the line first, which the mirror keeps (Y → −Y, sides swapped). */
-    for (size_t i = 0; i + 1 < s->n; i++)
-        for (size_t j = i + 1; j < s->n && o[j].key == o[i].key; j++) {
-            double yi = s->Y[o[i].i], yj = s->Y[o[j].i];
-            if (lower ? yj < yi : yj > yi) {
-                ranked_t t = o[i];
-                o[i] = o[j];
-                o[j] = t;
-            }
-        }
+    ranked_t *o = side_order(s, lower, 0.5);
     size_t *rank = xmalloc((s->n ? s->n : 1) * sizeof *rank);
     for (size_t i = 0; i < s->n; i++)
         rank[o[i].i] = i;
@@ -2139,6 +2135,10 @@ static int fit_edge(const clock_estimator_t *est, const clock_point_t *fwd, size
         rc = base_err(err, "%s fit did not converge", est->name);
         goto done;
     }
+    if (!(fabs(ln.a) < 0.5)) {
+        rc = base_err(err, "%s fit: a slope of %.3g is no clock's", est->name, ln.a);
+        goto done;
+    }
     if (screen == SCREEN_ISOLATE) {
         bool *keep = xmalloc((nf + nr) * sizeof *keep);
         double *dist = xmalloc((nf > nr ? nf : nr) * sizeof *dist);
@@ -2211,7 +2211,7 @@ static int fit_edge(const clock_estimator_t *est, const clock_point_t *fwd, size
             const clock_point_t *sr = gc.keep_later ? rev + (nr - cr) : rev;
             /* A part that will not fit after all leaves the whole window to fit. */
             if (fit_edge(est, sf, cf, sr, cr, o, false, SCREEN_ISOLATE, out, err) == BASE_OK) {
-                out->margin_step_ns = 0.5 * gc.size;
+                out->margin_step_ns = 0.5 * gc.size / sqrt(1 + out->drift_ppb * 1e-9);
                 free(an.Xf);
                 return BASE_OK;
             }
@@ -2268,7 +2268,8 @@ static int fit_edge(const clock_estimator_t *est, const clock_point_t *fwd, size
     /*
      * A margin read on B − A is 1 + D times the one read on A − B: taken in
      * the clocks' mean rate it is the same from either end (a 15 µs margin
-     * at 50 ppm was 0.7 ns apart, and so were the bounds made of it).
+     * at 50 ppm was 0.7 ns apart, and so were the bounds made of it); the
+     * margin of a delay that came or went, below, likewise.
      */
     out->margin_ns = (gap_seen ? fmax(ln.margin, 0.5 * gc.wide_gap) : ln.margin) / sqrt(1 + ln.a);
     out->model_ns = model;
@@ -2279,7 +2280,7 @@ static int fit_edge(const clock_estimator_t *est, const clock_point_t *fwd, size
     out->step = false;
     out->step_at_ns = 0;
     out->step_ns = 0;
-    out->margin_step_ns = gap_seen ? 0.5 * gc.size : 0;
+    out->margin_step_ns = gap_seen ? 0.5 * gc.size / sqrt(1 + ln.a) : 0;
     out->set_aside = 0;
 done:
     free(an.Xf);

@@ -989,7 +989,8 @@ int clock_solve(clock_edge_fit_t *edges, size_t n, const clock_solve_opts_t *opt
         double vp = fmin(g2 * vo_pers[k], fmax(vo - g2 * vo_stat[k], 0)), ed = sqrt(vr) * half;
         double vs = vo - vp;
         double vq = 0.5 * opts->stamp_asym_ns * opts->stamp_asym_ns;
-        double dw = dwarm ? dwarm[k] : 0, db = dbound ? dbound[k] + dw : 0;
+        /* A bound on δ, and so on the offset 1 + D times it. */
+        double dw = dwarm ? dwarm[k] * (1 + D) : 0, db = dbound ? dbound[k] * (1 + D) + dw : 0;
         f->delay_ns = dbound && dknown[k] ? db : NAN;
         f->warm_ns = dw;
         st->delay_ns = fmax(st->delay_ns, db);

@@ -542,7 +542,7 @@ static void test_uneven_coverage(void **state)
 /*
  * The two ends' uncertainties: the same but for the clock they are read on
  * (1 + D apart).  Taken on the fitting end's X, minrtt's were 43 % apart
- * (254 and 146 ns: other pairs) and one svm fit in 45 was 4 % apart.
+ * (254 and 146 ns: other pairs) and one svm fit in 45 was 4.5 % apart.
  */
 static void mirror_same_spread(const char *name, int run, const clock_edge_fit_t *a,
                                const clock_edge_fit_t *b)
@@ -609,6 +609,42 @@ static void test_edge_mirror(void **state)
             if (!(a.margin_ns > 1000) || fabs(a.margin_ns - b.margin_ns) > 0.05)
                 fail_msg("%s, draw %d: margins %.3f and %.3f ns", e[k]->name, run, a.margin_ns,
                          b.margin_ns);
+            mirror_same_spread(e[k]->name, run, &a, &b);
+        }
+    /*
+     * Probes whose flights share a middle: one point in 40 with a twin 1 µs
+     * earlier (reverse) or later (forward) and 2 µs nearer the line.  Each
+     * end met the twins in its own order, and ols paired them otherwise
+     * (2.5–6.2 ns apart).
+     */
+    enum { NT = N + N / 40 + 1 };
+    static clock_point_t tf[NT], tr[NT], tmf[NT], tmr[NT];
+    for (size_t k = 0; k < ne; k++)
+        for (int run = 0; run < 10; run++) {
+            line_truth_t t = {T0 + 1000000000LL, 1234567.25, 20000};
+            make_points(&t, N, 2000000000LL, 10000, 0.3, 5000, 40, 700 + (unsigned)run, fwd, rev);
+            size_t nf = 0, nr = 0;
+            for (size_t i = 0; i < N; i++) {
+                tf[nf++] = fwd[i];
+                tr[nr++] = rev[i];
+                if (i % 40 == 7)
+                    tf[nf++] = (clock_point_t){fwd[i].x + 1000, fwd[i].y - 2000};
+                if (i % 40 == 23)
+                    tr[nr++] = (clock_point_t){rev[i].x - 1000, rev[i].y + 2000};
+            }
+            for (size_t i = 0; i < nr; i++)
+                tmf[i] = (clock_point_t){tr[i].x + tr[i].y, -tr[i].y};
+            for (size_t i = 0; i < nf; i++)
+                tmr[i] = (clock_point_t){tf[i].x + tf[i].y, -tf[i].y};
+            clock_edge_fit_t a, b;
+            assert_int_equal(clock_fit_edge(e[k], tf, nf, tr, nr, NULL, &a, err), BASE_OK);
+            assert_int_equal(clock_fit_edge(e[k], tmf, nr, tmr, nf, NULL, &b, err), BASE_OK);
+            double o1 = a.offset_ns,
+                   o2 = b.offset_ns +
+                        b.drift_ppb * 1e-9 * (double)(a.anchor_ns + llround(o1) - b.anchor_ns);
+            if (fabs(o1 + o2) > 0.05 || fabs(a.margin_ns - b.margin_ns) > 0.05)
+                fail_msg("%s, twins, draw %d: offsets %.3f ns apart, margins %.3f and %.3f",
+                         e[k]->name, run, o1 + o2, a.margin_ns, b.margin_ns);
             mirror_same_spread(e[k]->name, run, &a, &b);
         }
     /*
