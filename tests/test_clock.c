@@ -3616,6 +3616,62 @@ static void pool_run(ptrack_t *pt, bool causal, uint32_t pool, pres_t *r)
     clock_history_destroy(&h);
 }
 
+/*
+ * A short log (7 windows: the noise model from few of them, and the bound
+ * made for a larger wander too) whose middle window is 5 µs off: the
+ * windows on both sides outvote it, the map comes from them, and its bound
+ * holds (that bound, made without the window's own line, once read a line
+ * it had not been given).
+ */
+static void test_pooling_short_outvote(void **state)
+{
+    (void)state;
+    enum { NW = 7 };
+    clock_sim_params_t p = {.t0_ns = T0 - 10000000000LL,
+                            .offset_ns = 2.5e5,
+                            .drift_ppm = 37,
+                            .wander_ppb = 2,
+                            .seed = 17};
+    ptrack_t pt = {clock_sim_new(&p), 0, -1, 8, 20, 404};
+    uint64_t rs = pt.seed;
+    clock_edge_fit_t e[NW];
+    for (int w = 0; w < NW; w++)
+        e[w] = pedge(&pt, w, &rs);
+    e[3].offset_ns += 5000;
+    clock_history_t *h = clock_history_new(0, 8);
+    clock_history_set_track(h, NW + 1);
+    char err[BASE_ERRLEN];
+    for (int pass = 0; pass < 2; pass++)
+        for (int w = 0; w < NW; w++) {
+            clock_solve_opts_t o;
+            clock_solve_opts_default(&o);
+            o.ref = 0;
+            o.from_ns = T0 + (int64_t)w * PWIN_NS;
+            o.to_ns = o.from_ns + PWIN_NS;
+            o.at_ns = o.from_ns + PWIN_NS / 2;
+            o.history = pass == 1 ? h : NULL;
+            o.pool_windows = 8;
+            clock_edge_fit_t ew = e[w];
+            clock_solve_stats_t st;
+            clock_node_fit_t *nodes;
+            size_t nn;
+            assert_int_equal(clock_solve(&ew, 1, &o, &nodes, &nn, &st, err), BASE_OK);
+            const clock_node_fit_t *f = find_node(nodes, nn, 1);
+            assert_non_null(f);
+            if (pass == 0)
+                clock_history_add(h, nodes, nn, &ew, 1, &st);
+            else if (w == 3) {
+                double er = pnode_error(&pt, f, w);
+                if (!(f->pooled >= 3 && er < 100 && er <= f->uncertainty_ns))
+                    fail_msg("outvoted window: %.1f ns off at ±%.1f, %u pooled", er,
+                             f->uncertainty_ns, f->pooled);
+            }
+            free(nodes);
+        }
+    clock_history_destroy(&h);
+    clock_sim_destroy(&pt.clk);
+}
+
 static void test_pooling(void **state)
 {
     (void)state;
@@ -5766,6 +5822,7 @@ int main(void)
         cmocka_unit_test(test_history),
         cmocka_unit_test(test_history_persistent_residuals),
         cmocka_unit_test(test_pooling),
+        cmocka_unit_test(test_pooling_short_outvote),
         cmocka_unit_test(test_history_track),
         cmocka_unit_test(test_conversion),
         cmocka_unit_test(test_conversion_full_pairs),
