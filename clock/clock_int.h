@@ -233,7 +233,7 @@ typedef struct clk_pool_in {
 typedef struct clk_pool_out {
     double off, drift;
     double P[2][2];
-    double q;      /* frequency wander used, ppb²/s */
+    double q;      /* frequency wander the bound is made for, ppb²/s */
     uint32_t used; /* other windows pooled */
     bool both;     /* windows on both sides went in */
     /*

@@ -1131,8 +1131,9 @@ static double loglik(const obs_t *o, size_t n, const model_t *m)
  * handful of innovations runs low, and a live master's windows 2 to 7 were
  * pooled too surely (busy, 30 networks: 92–95 % covered there, 96–100 %
  * later; 95.9 % live in all, 97.0 % with this).  *q_hi (may be NULL):
- * there, the largest q of the grid within Q_UPPER_LL of the likeliest in
- * log-likelihood, which bounds are made for too; else the likeliest.
+ * from those few, the largest q of the grid within Q_UPPER_LL of the
+ * likeliest in log-likelihood, which bounds are made for too; else the
+ * likeliest.
  */
 static model_t model_ml(const obs_t *o, size_t n, double floor_ppb, double *q_hi)
 {
@@ -1217,6 +1218,29 @@ double clock_history_wander_ppb(const clock_history_t *self, uint32_t node, doub
     model_t m = model_ml(o, n, floor_ppb, NULL);
     free(o);
     return sqrt(m.q);
+}
+
+/* The positive part of a symmetric 2×2 matrix: its eigenvalues below 0 set to 0. */
+static void psd_part(const double D[2][2], double out[2][2])
+{
+    double a = D[0][0], b = 0.5 * (D[0][1] + D[1][0]), c = D[1][1];
+    memset(out, 0, 4 * sizeof(double));
+    if (b == 0) {
+        out[0][0] = fmax(a, 0);
+        out[1][1] = fmax(c, 0);
+        return;
+    }
+    double mid = 0.5 * (a + c), r = hypot(0.5 * (a - c), b);
+    for (int k = 0; k < 2; k++) {
+        double l = k == 0 ? mid + r : mid - r;
+        if (!(l > 0))
+            continue;
+        double vx = b, vy = l - a, n2 = vx * vx + vy * vy;
+        out[0][0] += l * vx * vx / n2;
+        out[0][1] += l * vx * vy / n2;
+        out[1][1] += l * vy * vy / n2;
+    }
+    out[1][0] = out[0][1];
 }
 
 /*
@@ -1408,9 +1432,11 @@ bool clk_history_pool(const clock_history_t *self, uint32_t node, const clk_pool
         pa1--;
     kf_t kb = run_side(c, pb0, split, false, &m, -h), ka = run_side(c, split, pa1, true, &m, h);
     /*
-     * From a few windows the likeliest wander runs low, and the map pools
-     * too surely: its bound also holds for a wander the windows hardly rule
-     * out (128 nodes, busy, live: windows 2 to 5 were 90–93 % covered).
+     * From a few neighbours the likeliest wander runs low, and the map
+     * pools too surely: its bound also holds for a wander they hardly rule
+     * out, in every combination of offset and drift, and its bend term is
+     * that wander's (128 nodes, busy, live: windows 2 to 5 were 90–93 %
+     * covered).
      */
     model_t mh = m;
     mh.q = q_hi;
@@ -1456,7 +1482,7 @@ bool clk_history_pool(const clock_history_t *self, uint32_t node, const clk_pool
      */
     if (!solve_window(h, m.q, &kb, &ka, NULL, NULL, line, LC))
         return false;
-    double d = misfit_chi2(line, LC, cur.z, R);
+    double d = misfit_chi2(line, LC, cur.z, R), hub = 1;
     bool use_cur = true;
     uint32_t used = (kb.have ? kb.used : 0) + (ka.have ? ka.used : 0);
     if (d > POOL_GATE) {
@@ -1471,28 +1497,37 @@ bool clk_history_pool(const clock_history_t *self, uint32_t node, const clk_pool
         }
         use_cur = false;
     } else if (d > POOL_HUBER) {
-        R[0] *= d / POOL_HUBER;
-        R[1] *= d / POOL_HUBER;
+        hub = d / POOL_HUBER;
+        R[0] *= hub;
+        R[1] *= hub;
     }
     if (use_cur && !solve_window(h, m.q, &kb, &ka, cur.z, R, line, LC))
         return false;
+    double q_used = m.q;
     if (q_hi > m.q) {
-        double lh[2], LH[2][2];
+        double lh[2], LH[2][2], Rh[2], D[2][2], Dp[2][2];
+        obs_var(&cur, &mh, Rh);
+        Rh[0] *= hub;
+        Rh[1] *= hub;
         kbh.have = kbh.have && kb.have;
         kah.have = kah.have && ka.have;
-        if ((kbh.have || kah.have) &&
-            solve_window(h, mh.q, &kbh, &kah, use_cur ? cur.z : NULL, use_cur ? R : NULL, lh, LH) &&
-            LH[0][0] > LC[0][0] && LC[0][0] > 0) {
-            double sc = LH[0][0] / LC[0][0];
+        if ((kbh.have || kah.have) && solve_window(h, mh.q, &kbh, &kah, use_cur ? cur.z : NULL,
+                                                   use_cur ? Rh : NULL, lh, LH)) {
+            /* The least covariance over both: LC and what LH has beyond it in any direction. */
             for (int i = 0; i < 2; i++)
                 for (int j = 0; j < 2; j++)
-                    LC[i][j] *= sc;
+                    D[i][j] = LH[i][j] - LC[i][j];
+            psd_part(D, Dp);
+            for (int i = 0; i < 2; i++)
+                for (int j = 0; j < 2; j++)
+                    LC[i][j] += Dp[i][j];
+            q_used = mh.q;
         }
     }
     out->off = in->off + line[0];
     out->drift = line[1];
     memcpy(out->P, LC, sizeof LC);
-    out->q = m.q;
+    out->q = q_used;
     out->used = used;
     out->both = kb.have && ka.have;
     return true;

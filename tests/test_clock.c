@@ -3662,7 +3662,7 @@ static void test_pooling_short_outvote(void **state)
                 clock_history_add(h, nodes, nn, &ew, 1, &st);
             else if (w == 3) {
                 double er = pnode_error(&pt, f, w);
-                if (!(f->pooled >= 3 && er < 100 && er <= f->uncertainty_ns))
+                if (!(f->pooled == 6 && er < 100 && er <= f->uncertainty_ns))
                     fail_msg("outvoted window: %.1f ns off at ±%.1f, %u pooled", er,
                              f->uncertainty_ns, f->pooled);
             }
