@@ -539,6 +539,23 @@ static void test_uneven_coverage(void **state)
     }
 }
 
+/* One edge's points fitted from its end and, mirrored, from the other. */
+static void fit_both_ends(const clock_estimator_t *est, const clock_point_t *fwd, size_t nf,
+                          const clock_point_t *rev, size_t nr, clock_edge_fit_t *a,
+                          clock_edge_fit_t *b)
+{
+    clock_point_t *mf = xmalloc((nr + 1) * sizeof *mf), *mr = xmalloc((nf + 1) * sizeof *mr);
+    for (size_t i = 0; i < nr; i++) /* a reverse point (x, y) is (x + y, −y) from the other end */
+        mf[i] = (clock_point_t){rev[i].x + rev[i].y, -rev[i].y};
+    for (size_t i = 0; i < nf; i++)
+        mr[i] = (clock_point_t){fwd[i].x + fwd[i].y, -fwd[i].y};
+    char err[BASE_ERRLEN];
+    assert_int_equal(clock_fit_edge(est, fwd, nf, rev, nr, NULL, a, err), BASE_OK);
+    assert_int_equal(clock_fit_edge(est, mf, nr, mr, nf, NULL, b, err), BASE_OK);
+    free(mf);
+    free(mr);
+}
+
 /*
  * The two ends' uncertainties: the same but for the clock they are read on
  * (1 + D apart).  Taken on the fitting end's X, minrtt's were 43 % apart
@@ -562,24 +579,18 @@ static void test_edge_mirror(void **state)
 {
     (void)state;
     enum { N = 500 };
-    static clock_point_t fwd[N], rev[N], mf[N], mr[N];
+    static clock_point_t fwd[N], rev[N];
     size_t ne;
     const clock_estimator_t *const *e = clock_estimators(&ne);
     const double queued[3] = {0, 0.5, 0.9};
-    char err[BASE_ERRLEN];
     for (size_t k = 0; k < ne; k++)
         for (int q = 0; q < 3; q++)
             for (int run = 0; run < 30; run++) {
                 line_truth_t t = {T0 + 1000000000LL, 1234567.25, 20000};
                 make_points(&t, N, 2000000000LL, 10000, queued[q], 5000, 40, 77 + (unsigned)run,
                             fwd, rev);
-                for (size_t i = 0; i < N; i++) {
-                    mf[i] = (clock_point_t){rev[i].x + rev[i].y, -rev[i].y};
-                    mr[i] = (clock_point_t){fwd[i].x + fwd[i].y, -fwd[i].y};
-                }
                 clock_edge_fit_t a, b;
-                assert_int_equal(clock_fit_edge(e[k], fwd, N, rev, N, NULL, &a, err), BASE_OK);
-                assert_int_equal(clock_fit_edge(e[k], mf, N, mr, N, NULL, &b, err), BASE_OK);
+                fit_both_ends(e[k], fwd, N, rev, N, &a, &b);
                 for (int j = 0; j <= 2; j++) {
                     int64_t x = a.from_ns + (a.to_ns - a.from_ns) / 2 * j;
                     double o1 = a.offset_ns + a.drift_ppb * 1e-9 * (double)(x - a.anchor_ns);
@@ -599,13 +610,8 @@ static void test_edge_mirror(void **state)
         for (int run = 0; run < 10; run++) {
             line_truth_t t = {T0 + 1000000000LL, -7654321.5, 500000};
             make_points(&t, N, 2000000000LL, 10000, 0.3, 5000, 40, 500 + (unsigned)run, fwd, rev);
-            for (size_t i = 0; i < N; i++) {
-                mf[i] = (clock_point_t){rev[i].x + rev[i].y, -rev[i].y};
-                mr[i] = (clock_point_t){fwd[i].x + fwd[i].y, -fwd[i].y};
-            }
             clock_edge_fit_t a, b;
-            assert_int_equal(clock_fit_edge(e[k], fwd, N, rev, N, NULL, &a, err), BASE_OK);
-            assert_int_equal(clock_fit_edge(e[k], mf, N, mr, N, NULL, &b, err), BASE_OK);
+            fit_both_ends(e[k], fwd, N, rev, N, &a, &b);
             if (!(a.margin_ns > 1000) || fabs(a.margin_ns - b.margin_ns) > 0.05)
                 fail_msg("%s, draw %d: margins %.3f and %.3f ns", e[k]->name, run, a.margin_ns,
                          b.margin_ns);
@@ -618,7 +624,7 @@ static void test_edge_mirror(void **state)
      * (2.5–6.2 ns apart).
      */
     enum { NT = N + N / 40 + 1 };
-    static clock_point_t tf[NT], tr[NT], tmf[NT], tmr[NT];
+    static clock_point_t tf[NT], tr[NT];
     for (size_t k = 0; k < ne; k++)
         for (int run = 0; run < 10; run++) {
             line_truth_t t = {T0 + 1000000000LL, 1234567.25, 20000};
@@ -632,13 +638,8 @@ static void test_edge_mirror(void **state)
                 if (i % 40 == 23)
                     tr[nr++] = (clock_point_t){rev[i].x - 1000, rev[i].y + 2000};
             }
-            for (size_t i = 0; i < nr; i++)
-                tmf[i] = (clock_point_t){tr[i].x + tr[i].y, -tr[i].y};
-            for (size_t i = 0; i < nf; i++)
-                tmr[i] = (clock_point_t){tf[i].x + tf[i].y, -tf[i].y};
             clock_edge_fit_t a, b;
-            assert_int_equal(clock_fit_edge(e[k], tf, nf, tr, nr, NULL, &a, err), BASE_OK);
-            assert_int_equal(clock_fit_edge(e[k], tmf, nr, tmr, nf, NULL, &b, err), BASE_OK);
+            fit_both_ends(e[k], tf, nf, tr, nr, &a, &b);
             double o1 = a.offset_ns,
                    o2 = b.offset_ns +
                         b.drift_ppb * 1e-9 * (double)(a.anchor_ns + llround(o1) - b.anchor_ns);
@@ -671,13 +672,8 @@ static void test_edge_mirror(void **state)
                 rev[i].x = edge + 5000;
                 break;
             }
-        for (size_t i = 0; i < N; i++) {
-            mf[i] = (clock_point_t){rev[i].x + rev[i].y, -rev[i].y};
-            mr[i] = (clock_point_t){fwd[i].x + fwd[i].y, -fwd[i].y};
-        }
         clock_edge_fit_t a, b;
-        assert_int_equal(clock_fit_edge(NULL, fwd, N, rev, N, NULL, &a, err), BASE_OK);
-        assert_int_equal(clock_fit_edge(NULL, mf, N, mr, N, NULL, &b, err), BASE_OK);
+        fit_both_ends(NULL, fwd, N, rev, N, &a, &b);
         for (int m = 0; m < 3; m++)
             assert_true(fabs(a.misfit_ns[m] + b.misfit_ns[m]) < 1);
         if (fabs(a.model_ns - b.model_ns) > 1 || fabs(a.uncertainty_ns - b.uncertainty_ns) > 1)
@@ -3553,6 +3549,20 @@ typedef struct pres {
     double worst_near_step;
 } pres_t;
 
+/* The solve of node 1's window w onto node 0, pooled with up to `pool` windows of h. */
+static clock_solve_opts_t pwindow_opts(int w, clock_history_t *h, uint32_t pool)
+{
+    clock_solve_opts_t o;
+    clock_solve_opts_default(&o);
+    o.ref = 0;
+    o.from_ns = T0 + (int64_t)w * PWIN_NS;
+    o.to_ns = o.from_ns + PWIN_NS;
+    o.at_ns = o.from_ns + PWIN_NS / 2;
+    o.history = h;
+    o.pool_windows = pool;
+    return o;
+}
+
 /* Solve every window alone, then (causal: as they come / offline: with all) pooled. */
 static void pool_run(ptrack_t *pt, bool causal, uint32_t pool, pres_t *r)
 {
@@ -3570,14 +3580,7 @@ static void pool_run(ptrack_t *pt, bool causal, uint32_t pool, pres_t *r)
     r->pooled_min = UINT32_MAX;
     for (int pass = causal ? 1 : 0; pass < 2; pass++) {
         for (int w = 0; w < PW; w++) {
-            clock_solve_opts_t o;
-            clock_solve_opts_default(&o);
-            o.ref = 0;
-            o.from_ns = T0 + (int64_t)w * PWIN_NS;
-            o.to_ns = o.from_ns + PWIN_NS;
-            o.at_ns = o.from_ns + PWIN_NS / 2;
-            o.history = pass == 1 ? h : NULL;
-            o.pool_windows = pool;
+            clock_solve_opts_t o = pwindow_opts(w, pass == 1 ? h : NULL, pool);
             clock_edge_fit_t ew = e[w];
             clock_solve_stats_t st;
             assert_int_equal(clock_solve(&ew, 1, &o, &nodes, &nn, &st, err), BASE_OK);
@@ -3643,14 +3646,7 @@ static void test_pooling_short_outvote(void **state)
     char err[BASE_ERRLEN];
     for (int pass = 0; pass < 2; pass++)
         for (int w = 0; w < NW; w++) {
-            clock_solve_opts_t o;
-            clock_solve_opts_default(&o);
-            o.ref = 0;
-            o.from_ns = T0 + (int64_t)w * PWIN_NS;
-            o.to_ns = o.from_ns + PWIN_NS;
-            o.at_ns = o.from_ns + PWIN_NS / 2;
-            o.history = pass == 1 ? h : NULL;
-            o.pool_windows = 8;
+            clock_solve_opts_t o = pwindow_opts(w, pass == 1 ? h : NULL, 8);
             clock_edge_fit_t ew = e[w];
             clock_solve_stats_t st;
             clock_node_fit_t *nodes;
