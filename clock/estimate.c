@@ -918,9 +918,14 @@ static int cmp_ranked(const void *a, const void *b)
 static ranked_t *side_order(const clock_side_t *s, bool lower, double half)
 {
     ranked_t *o = xmalloc((s->n ? s->n : 1) * sizeof *o);
-    for (size_t i = 0; i < s->n; i++)
+    bool sorted = true;
+    for (size_t i = 0; i < s->n; i++) {
         o[i] = (ranked_t){s->X[i] + half * s->Y[i], lower ? s->Y[i] : -s->Y[i], i};
-    qsort(o, s->n, sizeof *o, cmp_ranked);
+        sorted = sorted && (i == 0 || cmp_ranked(&o[i - 1], &o[i]) < 0);
+    }
+    /* Nearly always so already (probes ms apart, flights µs long): no sort then. */
+    if (!sorted)
+        qsort(o, s->n, sizeof *o, cmp_ranked);
     return o;
 }
 

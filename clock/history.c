@@ -1147,10 +1147,10 @@ static model_t model_ml(const obs_t *o, size_t n, double floor_ppb, double *q_hi
     bool fit_scales = n >= POOL_SCALE_MIN;
     for (int round = 0; round < 2; round++) {
         double best = -INFINITY, qbest = m.q;
-        double lls[Q_STEPS];
+        double lls[Q_STEPS], qs[Q_STEPS];
         for (int i = 0; i < Q_STEPS; i++) {
             model_t t = m;
-            t.q = f * f * pow(2.0, i + (fit_scales ? 0 : 2));
+            t.q = qs[i] = f * f * pow(2.0, i + (fit_scales ? 0 : 2));
             double ll = lls[i] = loglik(o, n, &t);
             if (ll > best) {
                 best = ll;
@@ -1163,7 +1163,7 @@ static model_t model_ml(const obs_t *o, size_t n, double floor_ppb, double *q_hi
         if (!fit_scales) {
             for (int i = Q_STEPS - 1; q_hi && i >= 0; i--)
                 if (lls[i] >= best - Q_UPPER_LL) {
-                    *q_hi = f * f * pow(2.0, i + 2);
+                    *q_hi = qs[i];
                     break;
                 }
             break;
