@@ -43,8 +43,23 @@ struct clock_logfit {
     size_t nw;
     uint32_t *ids; /* node ids, ascending */
     size_t nn;
-    int64_t origin;
+    int64_t worg; /* window 0 is [worg·W, (worg + 1)·W) on the reference clock */
 };
+
+/*
+ * Where window `win` starts.  Probes are placed within ±CLOCK_TIME_MAX_NS
+ * on the reference's clock (strays beyond are set aside), so this fits
+ * int64 by far; it saturates rather than overflow should that ever change.
+ */
+static int64_t window_start(int64_t worg, int64_t win, int64_t W)
+{
+    int64_t k, r;
+    if (__builtin_add_overflow(worg, win, &k))
+        return win > 0 ? INT64_MAX : INT64_MIN;
+    if (__builtin_mul_overflow(k, W, &r))
+        return k > 0 ? INT64_MAX : INT64_MIN;
+    return r;
+}
 
 void clock_logfit_opts_default(clock_logfit_opts_t *opts)
 {
@@ -1098,7 +1113,7 @@ static void solve_window(const win_ctx_t *c, size_t w, bool use_hist, bool feed,
      * probe an hour on is a window of its own, and the log's last real
      * window still ends where its samples do).
      */
-    so.from_ns = clk_add(self->origin, (double)win * (double)W);
+    so.from_ns = window_start(self->worg, win, W);
     so.to_ns = clk_add(so.from_ns, (double)W);
     int64_t lo = self->span[2 * w], hi = self->span[2 * w + 1];
     if ((w == 0 || self->wins[w - 1] != win - 1) && so.from_ns < lo && lo < so.to_ns)
@@ -1520,26 +1535,39 @@ int clock_logfit_run(clock_logfit_t *self, char *err)
     int64_t tmin = INT64_MAX, tmax = INT64_MIN;
     bool any_ref = false;
     size_t *cs = xmalloc(2 * maxpc * sizeof *cs); /* room for two maps' pieces */
+    /*
+     * A stamp its node's rough map puts beyond ±CLOCK_TIME_MAX_NS on the
+     * reference's clock, which reads only within it, is a stray: set aside
+     * and counted as bad, or a window of its own would start beyond int64
+     * and be written as a line no reader takes.
+     */
+    size_t kept = 0;
     for (size_t i = 0; i < n; i++) {
         const clock_probe_t *p = &P[K[i].i];
         size_t s = id_index(ids, nn, p->src), d = id_index(ids, nn, p->dst);
         int64_t t = rough_map(&R[s].pc[rmap_pick(&R[s], &R[d], p, cs, cs + maxpc)].m, p->tx[0]);
-        K[i].t = t;
+        if (t > CLOCK_TIME_MAX_NS || t < -CLOCK_TIME_MAX_NS) {
+            self->st.bad++;
+            continue;
+        }
+        K[kept] = K[i];
+        K[kept++].t = t;
         if (in_ref[s]) {
             tmin = t < tmin ? t : tmin;
             tmax = t > tmax ? t : tmax;
             any_ref = true;
         }
     }
+    n = kept;
     if (!any_ref) {
         for (size_t i = 0; i < n; i++) {
             tmin = K[i].t < tmin ? K[i].t : tmin;
             tmax = K[i].t > tmax ? K[i].t : tmax;
         }
     }
-    int64_t origin = clk_floor_div(tmin, W) * W;
+    int64_t worg = clk_floor_div(tmin, W);
     for (size_t i = 0; i < n; i++)
-        K[i].win = clk_floor_div(K[i].t, W) - clk_floor_div(origin, W);
+        K[i].win = clk_floor_div(K[i].t, W) - worg;
     /*
      * The windows the reference's own steps touch: where its clock leaves
      * off and where it reads on.  Windows are on its clock, so one of them
@@ -1553,8 +1581,8 @@ int clock_logfit_run(clock_logfit_t *self, char *err)
     for (size_t j = 0; j < nrs; j++) {
         if (rs[j].root != iref)
             continue;
-        int64_t w0 = clk_floor_div(rs[j].y0, W) - clk_floor_div(origin, W);
-        int64_t w1 = clk_floor_div(rs[j].y1, W) - clk_floor_div(origin, W);
+        int64_t w0 = clk_floor_div(rs[j].y0, W) - worg;
+        int64_t w1 = clk_floor_div(rs[j].y1, W) - worg;
         sw[nsw++] = (rwin_t){w0, rs[j].y1, rs[j].size};
         if (w1 != w0)
             sw[nsw++] = (rwin_t){w1, rs[j].y1, rs[j].size};
@@ -1622,6 +1650,10 @@ int clock_logfit_run(clock_logfit_t *self, char *err)
                 /* The reference stepped: the offset b − a moves by the step (a's: against it). */
                 fit.step = true;
                 fit.step_at_ns = rmap_inverse(&R[E[e].a], rw->at);
+                /* Inside the window: a's rough map may place it anywhere (saturated even). */
+                fit.step_at_ns = fit.step_at_ns < fit.from_ns ? fit.from_ns
+                                 : fit.step_at_ns > fit.to_ns ? fit.to_ns
+                                                              : fit.step_at_ns;
                 fit.step_ns = E[e].b == iref ? rw->size : -rw->size;
             }
             self->st.margin_steps += fit.margin_step_ns != 0;
@@ -1629,7 +1661,7 @@ int clock_logfit_run(clock_logfit_t *self, char *err)
                 self->st.steps++;
             } else if (!rw) { /* (a window the reference stepped in ends where its samples do) */
                 /* The window's bounds, where the samples reach them (not at a log's ends). */
-                int64_t w0 = clk_add(origin, (double)win * (double)W);
+                int64_t w0 = window_start(worg, win, W);
                 int64_t lo = rmap_inverse(&R[E[e].a], w0);
                 int64_t hi = rmap_inverse(&R[E[e].a], clk_add(w0, (double)W));
                 double slack = 0.05 * (double)W;
@@ -1686,7 +1718,10 @@ int clock_logfit_run(clock_logfit_t *self, char *err)
     self->nw = nw;
     self->ids = ids;
     self->nn = nn;
-    self->origin = origin;
+    self->worg = worg;
+    if (n == 0)
+        return base_err(
+            err, "no probes to fit: every one maps beyond ±2^62 ns on the reference's clock");
     self->fitted = true;
     return logfit_solve(self, err);
 }

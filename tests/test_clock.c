@@ -5595,6 +5595,62 @@ static void test_logfit_clocks_far_apart(void **state)
 }
 
 /*
+ * A stray stamp of a node whose clock is 2^63 − 40 s from the reference's,
+ * in range on its own clock, lands beyond int64 on the reference's: it
+ * made a window of its own whose start overflowed (7 windows instead of
+ * 6; saturated, its node fits were written with from_ns at INT64_MIN,
+ * which no reader takes).  It is set aside now and counted as bad; every
+ * map is as without it, and every line written reads back.
+ */
+static void test_logfit_stray_beyond_range(void **state)
+{
+    (void)state;
+    pvec_t v = {0};
+    clock_truth_t truth;
+    clock_sim_params_t *sp;
+    int64_t c0;
+    lan4_log(&v, &truth, 0, 0, &c0, &sp);
+    const int64_t E = (INT64_C(1) << 62) - INT64_C(20000000000);
+    for (size_t i = 0; i < v.n; i++)
+        for (int j = 0; j < 2; j++) {
+            v.p[i].tx[j] += v.p[i].src == 0 ? -c0 - E : -c0 + E;
+            v.p[i].rx[j] += v.p[i].dst == 0 ? -c0 - E : -c0 + E;
+        }
+    clock_logfit_t *base = fit_probes(v.p, v.n);
+    size_t k = 0;
+    while (k < v.n && v.p[k].src != 1)
+        k++;
+    assert_true(k < v.n);
+    clock_probe_t stray = v.p[k];
+    stray.seq = UINT64_MAX;
+    stray.tx[0] = -E;
+    stray.tx[1] = -E + 20000;
+    collect(&v, &stray);
+    clock_logfit_t *lf = fit_probes(v.p, v.n);
+    clock_logfit_stats_t sb, st;
+    clock_logfit_get_stats(base, &sb);
+    clock_logfit_get_stats(lf, &st);
+    assert_int_equal(st.bad, sb.bad + 1);
+    assert_int_equal(st.windows, sb.windows);
+    size_t nb, nn;
+    const clock_node_fit_t *bf = clock_logfit_nodes(base, &nb);
+    const clock_node_fit_t *nf = clock_logfit_nodes(lf, &nn);
+    assert_int_equal(nn, nb);
+    char line[4096];
+    for (size_t i = 0; i < nn; i++) {
+        assert_int_equal(nf[i].aligned, bf[i].aligned);
+        assert_true(nf[i].offset_ns == bf[i].offset_ns);
+        clock_record_t r;
+        size_t len = clock_json_format_node_fit(&nf[i], line, sizeof line);
+        assert_int_equal(clock_json_decode_line(line, len, &r, NULL), BASE_DEC_OK);
+    }
+    clock_logfit_destroy(&lf);
+    clock_logfit_destroy(&base);
+    clock_truth_free(&truth);
+    free(v.p);
+}
+
+/*
  * A window the solver refuses is refused alone.  One window of a lan log
  * also holds a star of CLOCK_SOLVE_MAX_NODES leaves around node 0, more
  * nodes than one solve takes: that window's nodes come out unaligned,
@@ -5842,6 +5898,7 @@ int main(void)
         cmocka_unit_test(test_logfit_src_step),
         cmocka_unit_test(test_logfit_step_cap),
         cmocka_unit_test(test_logfit_clocks_far_apart),
+        cmocka_unit_test(test_logfit_stray_beyond_range),
         cmocka_unit_test(test_logfit_unsolved_window),
         cmocka_unit_test(test_logfit_refusals),
         cmocka_unit_test(test_logfit_failure_reasons),
