@@ -5,9 +5,10 @@
  * file of a directory), then, with --mutate N, N variants of each (cut at
  * a random length, bits flipped, bytes overwritten), then --random N
  * inputs of random bytes.  A crash is the sanitizers' or a signal's; the
- * exit status is 0 when every input ran.
+ * exit status is 0 when every input ran.  --keep FILE writes each input
+ * to FILE before running it: after a crash FILE holds the one that crashed.
  *
- *   fuzz_X [--seed S] [--mutate N] [--random N] [PATH...]
+ *   fuzz_X [--seed S] [--mutate N] [--random N] [--keep FILE] [PATH...]
  */
 #include <dirent.h>
 #include <stdint.h>
@@ -30,22 +31,33 @@ static uint64_t next_rand(uint64_t *s)
 
 /* The input as the target sees it, in a buffer of its exact size so that
  * ASan sees any read past its end. */
-static void run_one(const uint8_t *data, size_t size, unsigned long *runs)
+/* What every run shares: the count, and where each input is kept (NULL: nowhere). */
+typedef struct replay {
+    unsigned long runs;
+    const char *keep;
+} replay_t;
+
+static void run_one(const uint8_t *data, size_t size, replay_t *r)
 {
+    if (r->keep != NULL) {
+        FILE *k = fopen(r->keep, "wb");
+        if (k == NULL || fwrite(data, 1, size, k) != size || fclose(k) != 0)
+            abort();
+    }
     uint8_t *copy = malloc(size ? size : 1);
     if (copy == NULL)
         abort();
     memcpy(copy, data, size);
     LLVMFuzzerTestOneInput(copy, size);
     free(copy);
-    (*runs)++;
+    r->runs++;
 }
 
 static void run_variants(const uint8_t *data, size_t size, unsigned long n, uint64_t *rng,
-                         unsigned long *runs)
+                         replay_t *r)
 {
     uint8_t buf[REPLAY_MAX_INPUT];
-    run_one(data, size, runs);
+    run_one(data, size, r);
     for (unsigned long i = 0; i < n && size > 0; i++) {
         size_t len = size;
         memcpy(buf, data, len);
@@ -64,11 +76,11 @@ static void run_variants(const uint8_t *data, size_t size, unsigned long n, uint
                 buf[next_rand(rng) % len] = (uint8_t)next_rand(rng);
             break;
         }
-        run_one(buf, len, runs);
+        run_one(buf, len, r);
     }
 }
 
-static int replay_file(const char *path, unsigned long mutate, uint64_t *rng, unsigned long *runs)
+static int replay_file(const char *path, unsigned long mutate, uint64_t *rng, replay_t *r)
 {
     FILE *f = fopen(path, "rb");
     if (f == NULL) {
@@ -78,14 +90,15 @@ static int replay_file(const char *path, unsigned long mutate, uint64_t *rng, un
     uint8_t buf[REPLAY_MAX_INPUT];
     size_t size = fread(buf, 1, sizeof buf, f);
     fclose(f);
-    run_variants(buf, size, mutate, rng, runs);
+    run_variants(buf, size, mutate, rng, r);
     return 0;
 }
 
 int main(int argc, char **argv)
 {
     uint64_t rng = 0x9e3779b97f4a7c15ULL;
-    unsigned long mutate = 0, random_n = 0, runs = 0;
+    unsigned long mutate = 0, random_n = 0;
+    replay_t r = {0, NULL};
     int rc = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--seed") && i + 1 < argc) {
@@ -94,6 +107,8 @@ int main(int argc, char **argv)
             mutate = strtoul(argv[++i], NULL, 10);
         } else if (!strcmp(argv[i], "--random") && i + 1 < argc) {
             random_n = strtoul(argv[++i], NULL, 10);
+        } else if (!strcmp(argv[i], "--keep") && i + 1 < argc) {
+            r.keep = argv[++i];
         } else {
             struct stat sb;
             if (stat(argv[i], &sb) != 0) {
@@ -107,12 +122,12 @@ int main(int argc, char **argv)
                         continue;
                     char path[4096];
                     snprintf(path, sizeof path, "%s/%s", argv[i], de->d_name);
-                    rc |= replay_file(path, mutate, &rng, &runs);
+                    rc |= replay_file(path, mutate, &rng, &r);
                 }
                 if (d)
                     closedir(d);
             } else {
-                rc |= replay_file(argv[i], mutate, &rng, &runs);
+                rc |= replay_file(argv[i], mutate, &rng, &r);
             }
         }
     }
@@ -121,8 +136,8 @@ int main(int argc, char **argv)
         size_t len = (size_t)(next_rand(&rng) % 1024);
         for (size_t k = 0; k < len; k++)
             buf[k] = (uint8_t)next_rand(&rng);
-        run_one(buf, len, &runs);
+        run_one(buf, len, &r);
     }
-    printf("%s: %lu inputs, no crash\n", argv[0], runs);
+    printf("%s: %lu inputs, no crash\n", argv[0], r.runs);
     return rc;
 }
