@@ -273,6 +273,30 @@ static void test_svm_small_window(void **state)
                  covered, RUNS, me, mu);
 }
 
+/*
+ * Sides that overlap throughout (stamp noise beyond the delay): hull drops
+ * its n/50 worst violators, the first 32 pairs one at a time and then in
+ * doubling batches (one at a time, such a window of 320 000 samples took
+ * 56 s).  Its line must still hold the truth within its uncertainty.
+ */
+static void test_hull_overlapping_sides(void **state)
+{
+    (void)state;
+    enum { N = 4000 };
+    clock_point_t *f = malloc(2 * N * sizeof *f), *r = f + N;
+    assert_non_null(f);
+    line_truth_t t = {T0 + 1000000000LL, -2500000.0, 37000.0};
+    make_points(&t, N, 2000000000LL, 0, 0, 0, 8000, 17, f, r);
+    clock_edge_fit_t fit;
+    char err[BASE_ERRLEN];
+    assert_int_equal(clock_fit_edge(clock_estimator_find("hull"), f, N, r, N, NULL, &fit, err),
+                     BASE_OK);
+    double e = edge_error(&fit, &t, fit.from_ns, fit.to_ns);
+    print_message("hull, overlapping sides: %.0f ns off at ±%.0f ns\n", e, fit.uncertainty_ns);
+    assert_true(e <= fit.uncertainty_ns);
+    free(f);
+}
+
 /* A few points deep in the forbidden zone must not drag svm or hull along. */
 static void test_forbidden_zone_outliers(void **state)
 {
@@ -5830,6 +5854,7 @@ int main(void)
         cmocka_unit_test(test_svm_spread_delays),
         cmocka_unit_test(test_svm_small_window),
         cmocka_unit_test(test_forbidden_zone_outliers),
+        cmocka_unit_test(test_hull_overlapping_sides),
         cmocka_unit_test(test_isolated_outlier_is_no_step),
         cmocka_unit_test(test_far_sample_set_aside),
         cmocka_unit_test(test_too_few_and_one_sided),
