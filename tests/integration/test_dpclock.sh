@@ -481,6 +481,18 @@ EOF
 
 # --ref naming a node that is not in the log is bad usage.
 expect_rc 2 "$DP" fit "$IT_TMP/hand.jsonl" --ref 8
+# One whose only probe was lost aligns nobody else, and says so.
+{ cat "$IT_TMP/hand.jsonl"
+  echo '{"type":"probe","src":9,"dst":7,"seq":1,"tx":[1750000001000000000,1750000001000100000],"rx":[null,null]}'
+} >"$IT_TMP/lostref.jsonl"
+"$DP" fit "$IT_TMP/lostref.jsonl" --ref 9 >"$IT_TMP/lostref-fits.jsonl" 2>"$IT_TMP/lostref.log" ||
+    it_fail "fit --ref 9 failed: $(cat "$IT_TMP/lostref.log")"
+grep -q "warning: no window aligned any node but the reference (node 9)" "$IT_TMP/lostref.log" ||
+    it_fail "no warning for a reference that aligns nobody: $(cat "$IT_TMP/lostref.log")"
+! grep -v '"node":9,' "$IT_TMP/lostref-fits.jsonl" | grep -q '"type":"node_fit".*"aligned":true' ||
+    it_fail "a node aligned to a reference without edges"
+! grep -q "warning: no window aligned" "$IT_TMP/hand.log" ||
+    it_fail "the warning where the reference aligns others"
 
 # One stray probe an hour after the log: a window of its own (unaligned),
 # and the log's last real window still ends where its samples do.
