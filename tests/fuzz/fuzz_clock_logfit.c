@@ -7,13 +7,13 @@
  * nodes, their clocks (up to CLOCK_TIME_MAX_NS apart), the estimator and
  * the solve mode, a realistic log of coded probes is drawn from them, and
  * every 12 bytes after that edit it: one field of one probe, or one
- * node's clock stepped.  Whatever the fit makes of it, every map it calls aligned must
- * be finite, with a positive finite uncertainty over a range in order.
+ * node's clock stepped.  Whatever the fit makes of it, every map it calls
+ * aligned must be finite, with a positive finite uncertainty over a range
+ * in order, and every line it would write must read back.
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "clock/clock.h"
 
