@@ -142,6 +142,13 @@ double clk_hash_gauss(uint64_t seed, uint64_t k);
 
 /* k-th smallest (0-based) of v[0..n), reordering v. */
 double clk_select(double *v, size_t n, size_t k);
+/*
+ * Drop the k points (X, Y) of a side furthest into the forbidden zone at
+ * slope a: the k lowest Y − aX (lowest: a forward side) or the k highest
+ * (a reverse side), the first of equal ones where the k-th is tied; the
+ * rest keep their order.  z: room for 2n values.  Returns the count left.
+ */
+size_t clk_drop_extreme(double *X, double *Y, size_t n, double a, size_t k, bool lowest, double *z);
 /* Median of v[0..n) (reorders v); NAN when n == 0. */
 double clk_median(double *v, size_t n);
 /* Quantile q in [0,1] of sorted v (linear interpolation). */

@@ -504,7 +504,7 @@ static int cmd_fit(int argc, char **argv)
     if (st.loops_min != UINT32_MAX)
         fprintf(stderr, "dpclock: loops in the probe graph per window: %" PRIu32 "-%" PRIu32 "\n",
                 st.loops_min, st.loops_max);
-    else if (st.node_windows > st.windows)
+    else if (st.node_windows > st.windows && st.windows_unsolved < st.windows)
         fprintf(stderr,
                 "dpclock: warning: no window aligned any node but the reference (node %u): no "
                 "edge of it was fitted both ways in any window%s\n",

@@ -805,25 +805,19 @@ static double feasible_edge(const hull_ctx_t *c, double am, double dir)
 /* Violating pairs dropped one at a time before the batches. */
 #define HULL_ONE_BY_ONE 32
 
-/*
- * Drop the k points of a side furthest into the forbidden zone at slope a
- * (the forward side's lowest Y − aX, the reverse side's highest); the rest
- * keep their order.  z: room for n values.  Returns the count left.
- */
-static size_t drop_extreme(double *X, double *Y, size_t n, double a, size_t k, bool lowest,
-                           double *z)
+size_t clk_drop_extreme(double *X, double *Y, size_t n, double a, size_t k, bool lowest, double *z)
 {
     if (k == 0 || k >= n)
         return k >= n ? 0 : n;
+    double *sel = z + n;
     for (size_t i = 0; i < n; i++)
-        z[i] = lowest ? Y[i] - a * X[i] : a * X[i] - Y[i];
-    double cut = clk_select(z, n, k - 1); /* the k-th worst */
+        z[i] = sel[i] = lowest ? Y[i] - a * X[i] : a * X[i] - Y[i];
+    double cut = clk_select(sel, n, k - 1); /* the k-th worst */
     size_t below = 0, ties = 0, out = 0;
     for (size_t i = 0; i < n; i++)
         below += z[i] < cut;
     for (size_t i = 0; i < n; i++) {
-        double v = lowest ? Y[i] - a * X[i] : a * X[i] - Y[i];
-        if (v < cut || (v == cut && ties++ < k - below))
+        if (z[i] < cut || (z[i] == cut && ties++ < k - below))
             continue;
         X[out] = X[i];
         Y[out++] = Y[i];
@@ -869,11 +863,13 @@ int clk_fit_hull(const clock_side_t *fwd, const clock_side_t *rev, const clock_f
      * 320 000 points, where svm took 1.5 s.
      */
     size_t budget = n / 50 + 1, dropped = 0, batch = 2;
-    double am = 0;
+    double am = 0, *zs = NULL; /* the batches' scratch, made on the first */
     for (;;) {
         am = flat ? 0.0 : maximise_concave(hull_grad, NULL, &c, soft.a);
-        if (!isfinite(am))
+        if (!isfinite(am)) {
+            free(zs);
             goto unbounded;
+        }
         size_t im, jm;
         double m = hard_margin(&c, am, NULL, NULL, &im, &jm, NULL, NULL);
         if (m >= 0 || budget == 0 || f.n <= 2 || r.n <= 2)
@@ -892,12 +888,15 @@ int clk_fit_hull(const clock_side_t *fwd, const clock_side_t *rev, const clock_f
         size_t k = batch < budget ? batch : budget;
         k = k < f.n - 2 ? k : f.n - 2;
         k = k < r.n - 2 ? k : r.n - 2;
-        f.n = drop_extreme(Xf, Yf, f.n, am, k, true, buf + 2 * n);
-        r.n = drop_extreme(Xr, Yr, r.n, am, k, false, buf + 2 * n);
+        if (zs == NULL)
+            zs = xmalloc(2 * (f.n > r.n ? f.n : r.n) * sizeof *zs);
+        f.n = clk_drop_extreme(Xf, Yf, f.n, am, k, true, zs);
+        r.n = clk_drop_extreme(Xr, Yr, r.n, am, k, false, zs);
         budget -= k;
         dropped += k;
         batch *= 2;
     }
+    free(zs);
     double a = am;
     if (!flat && hard_margin(&c, am, NULL, NULL, NULL, NULL, NULL, NULL) >= 0) {
         /*

@@ -1650,10 +1650,14 @@ int clock_logfit_run(clock_logfit_t *self, char *err)
                 /* The reference stepped: the offset b − a moves by the step (a's: against it). */
                 fit.step = true;
                 fit.step_at_ns = rmap_inverse(&R[E[e].a], rw->at);
-                /* Inside the window: a's rough map may place it anywhere (saturated even). */
-                fit.step_at_ns = fit.step_at_ns < fit.from_ns ? fit.from_ns
-                                 : fit.step_at_ns > fit.to_ns ? fit.to_ns
-                                                              : fit.step_at_ns;
+                /*
+                 * A far-off rough map of a can place it beyond the range
+                 * readers take (saturated even): then at the samples' end
+                 * it is nearest.  Otherwise as it is, which for a step
+                 * across a window boundary lies between the windows.
+                 */
+                if (fit.step_at_ns > CLOCK_TIME_MAX_NS || fit.step_at_ns < -CLOCK_TIME_MAX_NS)
+                    fit.step_at_ns = fit.step_at_ns < fit.from_ns ? fit.from_ns : fit.to_ns;
                 fit.step_ns = E[e].b == iref ? rw->size : -rw->size;
             }
             self->st.margin_steps += fit.margin_step_ns != 0;

@@ -274,6 +274,45 @@ static void test_svm_small_window(void **state)
 }
 
 /*
+ * hull's batches drop exactly the k points furthest into the forbidden
+ * zone, the first of equal ones where the k-th is tied, and keep the
+ * others in their order.
+ */
+static void test_drop_extreme(void **state)
+{
+    (void)state;
+    /* Y − 2X: 5, 1, 3, 1, 1, 7, 3 */
+    const double X0[] = {0, 1, 2, 3, 4, 5, 6}, Y0[] = {5, 3, 7, 7, 9, 17, 15};
+    double X[7], Y[7], z[14];
+    const struct {
+        size_t k;
+        bool lowest;
+        size_t left;
+        double keep[7]; /* the X kept, in order */
+    } cs[] = {
+        {1, true, 6, {0, 2, 3, 4, 5, 6}}, /* the first of three tied at 1 */
+        {2, true, 5, {0, 2, 4, 5, 6}},
+        {3, true, 4, {0, 2, 5, 6}},
+        {4, true, 3, {0, 5, 6}}, /* the three 1s and the first 3 */
+        {1, false, 6, {0, 1, 2, 3, 4, 6}},
+        {2, false, 5, {1, 2, 3, 4, 6}}, /* 7 and 5 */
+        {3, false, 4, {1, 3, 4, 6}},    /* and the first of the tied 3s */
+        {0, true, 7, {0, 1, 2, 3, 4, 5, 6}},
+        {7, false, 0, {0}},
+    };
+    for (size_t c = 0; c < BASE_ARRAY_LEN(cs); c++) {
+        memcpy(X, X0, sizeof X);
+        memcpy(Y, Y0, sizeof Y);
+        size_t left = clk_drop_extreme(X, Y, 7, 2.0, cs[c].k, cs[c].lowest, z);
+        assert_int_equal(left, cs[c].left);
+        for (size_t i = 0; i < left; i++) {
+            assert_true(X[i] == cs[c].keep[i]);
+            assert_true(Y[i] == Y0[(size_t)X[i]]);
+        }
+    }
+}
+
+/*
  * Sides that overlap throughout (stamp noise beyond the delay): hull drops
  * its n/50 worst violators, the first 32 pairs one at a time and then in
  * doubling batches (one at a time, such a window of 320 000 samples took
@@ -5438,12 +5477,24 @@ static void test_logfit_ref_step(void **state)
                     fail_msg("step %lld at %.1f s: max %.1f ns, coverage %.3f", (long long)s,
                              at_s[a], ev.off_max, ev.coverage);
             }
-            /* The reference's edges say so where they fit. */
+            /*
+             * The reference's edges say so where they fit, and, stepped
+             * forward, where: its first reading after the step, also in the
+             * window its clock leaves off in when the step crosses a window
+             * boundary (held to that window's last sample, it was the step
+             * off).
+             */
             size_t ne, flagged = 0;
             const clock_edge_fit_t *ef = clock_logfit_edges(lf, &ne);
-            for (size_t i = 0; i < ne; i++)
-                if (ef[i].step && ef[i].src == 0 && isfinite(ef[i].step_ns))
-                    flagged += fabs(ef[i].step_ns + (double)s) < 1e6;
+            for (size_t i = 0; i < ne; i++) {
+                if (!ef[i].step || ef[i].src != 0 || !isfinite(ef[i].step_ns))
+                    continue;
+                flagged += fabs(ef[i].step_ns + (double)s) < 1e6;
+                double at = clk_diff(ef[i].step_at_ns, c0 + s);
+                if (s > 0 && !(at >= 0 && at < 1e7))
+                    fail_msg("step %lld at %.1f s: placed %.0f ns from the first reading after it",
+                             (long long)s, at_s[a], at);
+            }
             assert_true(flagged >= 1);
             clock_logfit_destroy(&lf);
             clock_truth_free(&truth);
@@ -5854,6 +5905,7 @@ int main(void)
         cmocka_unit_test(test_svm_spread_delays),
         cmocka_unit_test(test_svm_small_window),
         cmocka_unit_test(test_forbidden_zone_outliers),
+        cmocka_unit_test(test_drop_extreme),
         cmocka_unit_test(test_hull_overlapping_sides),
         cmocka_unit_test(test_isolated_outlier_is_no_step),
         cmocka_unit_test(test_far_sample_set_aside),
