@@ -4,8 +4,9 @@
  * (fuzz_clock_line); a log of valid lines can still hold anything, and a
  * few hundred bytes of JSON give no estimator enough points to reach its
  * numerics.  So the input drives a log instead: its first bytes choose the
- * nodes, their clocks (up to CLOCK_TIME_MAX_NS apart), the estimator and
- * the solve mode, a realistic log of coded probes is drawn from them, and
+ * nodes, their clocks (realistic, or anywhere in 0..CLOCK_TIME_MAX_NS;
+ * edits take them below 0), the estimator and the solve mode, a realistic
+ * log of coded probes is drawn from them, and
  * every 12 bytes after that edit it: one field of one probe, or one
  * node's clock stepped.  Whatever the fit makes of it, every map it calls
  * aligned must be finite, with a positive finite uncertainty over a range
@@ -63,6 +64,8 @@ static void fz_probe(clock_probe_t *p, uint32_t a, uint32_t b, uint64_t seq, int
         p->rx[k] =
             tr + off[b] + (int64_t)(ppm[b] * 1e-6 * (double)tr) + (int64_t)(fz_rand(rng) % 80) - 40;
         p->rx_ok[k] = fz_rand(rng) % 64 != 0;
+        if (!p->rx_ok[k])
+            p->rx[k] = 0;
     }
 }
 
@@ -90,12 +93,15 @@ static void fz_edit(clock_probe_t *probes, size_t n, const uint8_t *e, uint32_t 
         uint64_t s = (uint64_t)*stamp;
         s = op == 0 ? v : op == 1 ? s + (uint64_t)(int64_t)(int32_t)v : op == 2 ? s ^ v : s - v;
         *stamp = fz_fold(s);
-    } else if (field == 4) {
-        p->src = (uint32_t)(v % (nodes + 1)); /* one past the nodes: a node with no other edge */
-    } else if (field == 5) {
-        p->dst = (uint32_t)(v % (nodes + 1));
+    } else if (field == 4 || field == 5) {
+        /* One past the nodes: a node with no other edge.  Never a probe to itself (refused). */
+        uint32_t id = (uint32_t)(v % (nodes + 1)), *end = field == 4 ? &p->src : &p->dst;
+        if (id != (field == 4 ? p->dst : p->src))
+            *end = id;
     } else if (field == 6) {
         p->rx_ok[v & 1] = !p->rx_ok[v & 1];
+        if (!p->rx_ok[v & 1])
+            p->rx[v & 1] = 0; /* as the decoder leaves a null */
     } else if (field == 7) {
         p->seq = v % 16; /* duplicates, and copies that disagree */
     } else {
@@ -106,7 +112,7 @@ static void fz_edit(clock_probe_t *probes, size_t n, const uint8_t *e, uint32_t 
             for (int k = 0; k < 2; k++) {
                 if (probes[i].src == node)
                     probes[i].tx[k] = fz_fold((uint64_t)probes[i].tx[k] + step);
-                if (probes[i].dst == node)
+                if (probes[i].dst == node && probes[i].rx_ok[k])
                     probes[i].rx[k] = fz_fold((uint64_t)probes[i].rx[k] + step);
             }
     }
@@ -171,13 +177,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         opts.ref_set = true;
         opts.ref = (data[4] >> 4) % (nodes + 1);
     }
-    /* Clocks: realistic, or anywhere in the range the decoder admits (the log spans < FZ_SPAN). */
+    /* Clocks: realistic, or anywhere in 0..CLOCK_TIME_MAX_NS (the log spans < FZ_SPAN). */
     int64_t off[5];
     double ppm[5];
     for (uint32_t i = 0; i < nodes; i++) {
         uint64_t r = fz_rand(&rng);
-        off[i] = data[6] & (1u << i) ? (int64_t)(r % (uint64_t)(CLOCK_TIME_MAX_NS - FZ_SPAN))
-                                     : INT64_C(1790000000000000000) + (int64_t)(r % 1000000000);
+        off[i] = (data[6] & (1u << i)) ? (int64_t)(r % (uint64_t)(CLOCK_TIME_MAX_NS - FZ_SPAN))
+                                       : INT64_C(1790000000000000000) + (int64_t)(r % 1000000000);
         ppm[i] = (double)(fz_rand(&rng) % 1001) - 500.0;
         if (data[7] & (1u << i))
             ppm[i] = 0;

@@ -7,10 +7,12 @@
  * inputs of random bytes.  A crash is the sanitizers' or a signal's; the
  * exit status is 0 when every input ran.  --keep FILE writes each input
  * to FILE before running it: after a crash FILE holds the one that crashed.
+ * Options hold for the PATHs after them (and the random inputs, run last).
  *
  *   fuzz_X [--seed S] [--mutate N] [--random N] [--keep FILE] [PATH...]
  */
 #include <dirent.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,20 +31,25 @@ static uint64_t next_rand(uint64_t *s)
     return *s;
 }
 
-/* The input as the target sees it, in a buffer of its exact size so that
- * ASan sees any read past its end. */
 /* What every run shares: the count, and where each input is kept (NULL: nowhere). */
 typedef struct replay {
     unsigned long runs;
     const char *keep;
 } replay_t;
 
+/* The input as the target sees it, in a buffer of its exact size so that
+ * ASan sees any read past its end. */
 static void run_one(const uint8_t *data, size_t size, replay_t *r)
 {
     if (r->keep != NULL) {
         FILE *k = fopen(r->keep, "wb");
-        if (k == NULL || fwrite(data, 1, size, k) != size || fclose(k) != 0)
-            abort();
+        bool ok = k != NULL && fwrite(data, 1, size, k) == size;
+        if (k != NULL && fclose(k) != 0)
+            ok = false;
+        if (!ok) { /* not the target's crash: say so */
+            fprintf(stderr, "replay: cannot write the input to %s\n", r->keep);
+            exit(2);
+        }
     }
     uint8_t *copy = malloc(size ? size : 1);
     if (copy == NULL)

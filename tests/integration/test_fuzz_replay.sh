@@ -20,9 +20,15 @@ for b in "${builds[@]}"; do
         [ -d "$IT_ROOT/tests/fuzz/seeds/$name" ] && seeds=("$IT_ROOT/tests/fuzz/seeds/$name")
         counts=(--mutate 2000 --random 5000)
         [ "$name" = fuzz_clock_logfit ] && counts=(--mutate 150 --random 400)
-        out=$(ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
-            "$f" "${counts[@]}" "${seeds[@]}" 2>&1) ||
-            it_fail "$name ($b): $(tail -30 <<<"$out")"
+        run() {
+            ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+                "$f" "$@" "${counts[@]}" "${seeds[@]}" 2>&1
+        }
+        # The replay is deterministic: run again, keeping each input, to leave the crash's.
+        out=$(run) || {
+            run --keep "$b/$name.crash" >/dev/null
+            it_fail "$name ($b), the input in $b/$name.crash: $(tail -30 <<<"$out")"
+        }
         runs=$(sed -n 's/.*: \([0-9]*\) inputs, no crash$/\1/p' <<<"$out")
         [ -n "$runs" ] || it_fail "$name: $out"
         total=$((total + runs))
