@@ -5597,6 +5597,9 @@ static void test_logfit_step_cap(void **state)
     }
 }
 
+/* Half of how far apart the log's range lets two clocks be, less 20 s. */
+#define FAR_APART_NS ((INT64_C(1) << 62) - INT64_C(20000000000))
+
 /*
  * Clocks decades apart: node 1 reading 1970 against the others' now, and
  * clocks as far apart as the log's range allows (node 0, the reference,
@@ -5616,7 +5619,7 @@ static void test_logfit_clocks_far_apart(void **state)
     clock_sim_params_t *sp;
     int64_t c0;
     lan4_log(&v, &truth, 0, 0, &c0, &sp);
-    const int64_t E = (INT64_C(1) << 62) - INT64_C(20000000000);
+    const int64_t E = FAR_APART_NS;
     /* The node moved, its shift and the others'; the second case fitted as a master does. */
     const struct {
         uint32_t node;
@@ -5685,7 +5688,7 @@ static void test_logfit_stray_beyond_range(void **state)
     clock_sim_params_t *sp;
     int64_t c0;
     lan4_log(&v, &truth, 0, 0, &c0, &sp);
-    const int64_t E = (INT64_C(1) << 62) - INT64_C(20000000000);
+    const int64_t E = FAR_APART_NS;
     for (size_t i = 0; i < v.n; i++)
         for (int j = 0; j < 2; j++) {
             v.p[i].tx[j] += v.p[i].src == 0 ? -c0 - E : -c0 + E;
