@@ -5600,6 +5600,16 @@ static void test_logfit_step_cap(void **state)
 /* Half of how far apart the log's range lets two clocks be, less 20 s. */
 #define FAR_APART_NS ((INT64_C(1) << 62) - INT64_C(20000000000))
 
+/* Every stamp of `node`'s clock moved by `moved`, every other node's by `rest`. */
+static void shift_clocks(clock_probe_t *p, size_t n, uint32_t node, int64_t moved, int64_t rest)
+{
+    for (size_t i = 0; i < n; i++)
+        for (int j = 0; j < 2; j++) {
+            p[i].tx[j] += p[i].src == node ? moved : rest;
+            p[i].rx[j] += p[i].dst == node ? moved : rest;
+        }
+}
+
 /*
  * Clocks decades apart: node 1 reading 1970 against the others' now, and
  * clocks as far apart as the log's range allows (node 0, the reference,
@@ -5636,11 +5646,7 @@ static void test_logfit_clocks_far_apart(void **state)
         size_t nb;
         const clock_node_fit_t *bf = clock_logfit_nodes(base, &nb);
         memcpy(p, v.p, v.n * sizeof *p);
-        for (size_t i = 0; i < v.n; i++)
-            for (int j = 0; j < 2; j++) {
-                p[i].tx[j] += p[i].src == cs[c].node ? cs[c].moved : cs[c].rest;
-                p[i].rx[j] += p[i].dst == cs[c].node ? cs[c].moved : cs[c].rest;
-            }
+        shift_clocks(p, v.n, cs[c].node, cs[c].moved, cs[c].rest);
         clock_logfit_t *lf = fit_probes_opt(p, v.n, cs[c].live);
         size_t nn;
         const clock_node_fit_t *nf = clock_logfit_nodes(lf, &nn);
@@ -5689,11 +5695,7 @@ static void test_logfit_stray_beyond_range(void **state)
     int64_t c0;
     lan4_log(&v, &truth, 0, 0, &c0, &sp);
     const int64_t E = FAR_APART_NS;
-    for (size_t i = 0; i < v.n; i++)
-        for (int j = 0; j < 2; j++) {
-            v.p[i].tx[j] += v.p[i].src == 0 ? -c0 - E : -c0 + E;
-            v.p[i].rx[j] += v.p[i].dst == 0 ? -c0 - E : -c0 + E;
-        }
+    shift_clocks(v.p, v.n, 0, -c0 - E, -c0 + E);
     clock_logfit_t *base = fit_probes(v.p, v.n);
     size_t k = 0;
     while (k < v.n && v.p[k].src != 1)
