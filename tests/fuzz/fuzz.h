@@ -1,5 +1,9 @@
 /*
- * Shared by the libFuzzer targets: split one fuzzer input into up to
+ * Shared by the libFuzzer targets and their replay main.
+ *
+ * fuzz_rand: xorshift64, the replay's mutations and a target's draws (deterministic).
+ *
+ * fuzz_split: split one fuzzer input into up to
  * `max` frames (byte 0: frame count; then per frame a 16-bit little-endian
  * length, clamped to what is left, and the bytes).
  */
@@ -8,6 +12,14 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+static inline uint64_t fuzz_rand(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
 
 static inline size_t fuzz_split(const uint8_t *data, size_t size, const void **frames, size_t *lens,
                                 size_t max)

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 
 #include "clock/clock.h"
+#include "tests/fuzz/fuzz.h"
 
 #define FZ_HEADER 8
 #define FZ_EDIT   12
@@ -32,14 +33,6 @@
         abort();                                                                                   \
     } while (0)
 
-static uint64_t fz_rand(uint64_t *s)
-{
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    return *s;
-}
-
 static uint64_t fz_u64(const uint8_t *p, size_t n)
 {
     uint64_t v = 0;
@@ -52,18 +45,18 @@ static uint64_t fz_u64(const uint8_t *p, size_t n)
 static void fz_probe(clock_probe_t *p, uint32_t a, uint32_t b, uint64_t seq, int64_t t,
                      const int64_t *off, const double *ppm, uint64_t *rng)
 {
-    int64_t delay = 5000 + (int64_t)(fz_rand(rng) % 3000), gap = 20000;
-    int64_t queue = fz_rand(rng) % 4 == 0 ? (int64_t)(fz_rand(rng) % 20000) : 0;
+    int64_t delay = 5000 + (int64_t)(fuzz_rand(rng) % 3000), gap = 20000;
+    int64_t queue = fuzz_rand(rng) % 4 == 0 ? (int64_t)(fuzz_rand(rng) % 20000) : 0;
     p->src = a;
     p->dst = b;
     p->seq = seq;
     for (int k = 0; k < 2; k++) {
         int64_t ts = t + k * gap, tr = ts + delay + (k ? queue : 0);
-        p->tx[k] =
-            ts + off[a] + (int64_t)(ppm[a] * 1e-6 * (double)ts) + (int64_t)(fz_rand(rng) % 80) - 40;
-        p->rx[k] =
-            tr + off[b] + (int64_t)(ppm[b] * 1e-6 * (double)tr) + (int64_t)(fz_rand(rng) % 80) - 40;
-        p->rx_ok[k] = fz_rand(rng) % 64 != 0;
+        p->tx[k] = ts + off[a] + (int64_t)(ppm[a] * 1e-6 * (double)ts) +
+                   (int64_t)(fuzz_rand(rng) % 80) - 40;
+        p->rx[k] = tr + off[b] + (int64_t)(ppm[b] * 1e-6 * (double)tr) +
+                   (int64_t)(fuzz_rand(rng) % 80) - 40;
+        p->rx_ok[k] = fuzz_rand(rng) % 64 != 0;
         if (!p->rx_ok[k])
             p->rx[k] = 0;
     }
@@ -181,10 +174,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int64_t off[5];
     double ppm[5];
     for (uint32_t i = 0; i < nodes; i++) {
-        uint64_t r = fz_rand(&rng);
+        uint64_t r = fuzz_rand(&rng);
         off[i] = (data[6] & (1u << i)) ? (int64_t)(r % (uint64_t)(CLOCK_TIME_MAX_NS - FZ_SPAN))
                                        : INT64_C(1790000000000000000) + (int64_t)(r % 1000000000);
-        ppm[i] = (double)(fz_rand(&rng) % 1001) - 500.0;
+        ppm[i] = (double)(fuzz_rand(&rng) % 1001) - 500.0;
         if (data[7] & (1u << i))
             ppm[i] = 0;
     }

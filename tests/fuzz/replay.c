@@ -19,17 +19,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "tests/fuzz/fuzz.h"
+
 #define REPLAY_MAX_INPUT 8192
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static uint64_t next_rand(uint64_t *s)
-{
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    return *s;
-}
 
 /* What every run shares: the count, and where each input is kept (NULL: nowhere). */
 typedef struct replay {
@@ -68,19 +62,19 @@ static void run_variants(const uint8_t *data, size_t size, unsigned long n, uint
     for (unsigned long i = 0; i < n && size > 0; i++) {
         size_t len = size;
         memcpy(buf, data, len);
-        switch (next_rand(rng) % 3) {
+        switch (fuzz_rand(rng) % 3) {
         case 0:
-            len = (size_t)(next_rand(rng) % size);
+            len = (size_t)(fuzz_rand(rng) % size);
             break;
         case 1:
-            for (int k = 1 + (int)(next_rand(rng) % 4); k > 0; k--) {
-                size_t at = (size_t)(next_rand(rng) % len);
-                buf[at] ^= (uint8_t)(1u << (next_rand(rng) % 8));
+            for (int k = 1 + (int)(fuzz_rand(rng) % 4); k > 0; k--) {
+                size_t at = (size_t)(fuzz_rand(rng) % len);
+                buf[at] ^= (uint8_t)(1u << (fuzz_rand(rng) % 8));
             }
             break;
         default:
-            for (int k = 1 + (int)(next_rand(rng) % 8); k > 0; k--)
-                buf[next_rand(rng) % len] = (uint8_t)next_rand(rng);
+            for (int k = 1 + (int)(fuzz_rand(rng) % 8); k > 0; k--)
+                buf[fuzz_rand(rng) % len] = (uint8_t)fuzz_rand(rng);
             break;
         }
         run_one(buf, len, r);
@@ -140,9 +134,9 @@ int main(int argc, char **argv)
     }
     uint8_t buf[REPLAY_MAX_INPUT];
     for (unsigned long i = 0; i < random_n; i++) {
-        size_t len = (size_t)(next_rand(&rng) % 1024);
+        size_t len = (size_t)(fuzz_rand(&rng) % 1024);
         for (size_t k = 0; k < len; k++)
-            buf[k] = (uint8_t)next_rand(&rng);
+            buf[k] = (uint8_t)fuzz_rand(&rng);
         run_one(buf, len, &r);
     }
     printf("%s: %lu inputs, no crash\n", argv[0], r.runs);
