@@ -175,7 +175,18 @@ typedef struct clock_line {
     double margin;        /* ns, see clock_edge_fit_t.margin_ns */
     double frac;          /* soft fraction the estimator settled on (NAN: not a soft-margin fit) */
     double core_sigma[2]; /* svm: σ of the forward and reverse unqueued cores (NAN: none) */
+    /*
+     * Set by a fit that knows its own spread: minrtt's line runs through
+     * one point per interval, and their scatter about it is what it is
+     * off by.  false: the driver takes the spread from subsets.
+     */
+    bool own_var;
+    double var_b, var_a; /* of b at X = 0 (ns²) and of a */
 } clock_line_t;
+/* A line not fitted yet: no soft fraction, no cores, no spread of its own. */
+/* clang-format off */
+#define CLOCK_LINE_NONE {0, 0, 0, NAN, {NAN, NAN}, false, 0, 0}
+/* clang-format on */
 
 /*
  * Points handed to an estimator: anchored doubles, in any order, X = x −

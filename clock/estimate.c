@@ -936,6 +936,47 @@ unbounded:
 
 /* ---- minrtt and ols: per-pair offsets, NTP style ---- */
 
+/*
+ * minrtt's spread: its line runs through the interval minima, so what
+ * they scatter by is what it is off by, and each interval's runners-up
+ * (the next smallest round trips: MINRTT_SPREAD_K in all) scatter alike
+ * and give that scatter more points than the 8 minima alone (whose
+ * σ, from 6 degrees of freedom, made pooled maps that trusted the windows
+ * it read low: swts covered 92.4 %).  Subsets of the points said
+ * otherwise both ways: stamp noise leaves a subset's minima as noisy as
+ * the whole window's, so their spread over 8 read too narrow (35 of 40
+ * windows covered at 1.9× the median error, test_minrtt_uncertainty), and
+ * under queuing a subset's few points have far worse minima than the
+ * window's many (18× there, about 100× on busy edges).  Under five points
+ * the residuals say nothing, and the subsets are used.
+ */
+#define MINRTT_SPREAD_K 3
+
+static void minrtt_spread(const double *bx, size_t nb, const double *rx, const double *ry,
+                          size_t nr, clock_line_t *ln)
+{
+    ln->own_var = false;
+    if (nb < 3 || nr < 5)
+        return;
+    double mx = 0;
+    for (size_t i = 0; i < nb; i++)
+        mx += bx[i];
+    mx /= (double)nb;
+    double sxx = 0, ss = 0;
+    for (size_t i = 0; i < nb; i++)
+        sxx += (bx[i] - mx) * (bx[i] - mx);
+    for (size_t i = 0; i < nr; i++) {
+        double r = ry[i] - (ln->a * rx[i] + ln->b);
+        ss += r * r;
+    }
+    if (!(sxx > 0))
+        return;
+    double s2 = ss / (double)(nr - 2);
+    ln->own_var = true;
+    ln->var_a = s2 / sxx;
+    ln->var_b = s2 * (1.0 / (double)nb + mx * mx / sxx);
+}
+
 typedef struct rtt_pair {
     double x, off, rtt;
     double dx; /* forward point's X − reverse point's */
@@ -1021,27 +1062,47 @@ int clk_fit_minrtt(const clock_side_t *fwd, const clock_side_t *rev, const clock
     size_t ni = opts->intervals ? opts->intervals : 1;
     if (ni > CLOCK_MINRTT_INTERVALS_MAX)
         ni = CLOCK_MINRTT_INTERVALS_MAX; /* more than there are pairs to fill them */
-    size_t *best = xmalloc(ni * sizeof *best);
-    for (size_t k = 0; k < ni; k++)
+    /* Each interval's MINRTT_SPREAD_K smallest round trips, smallest first. */
+    const size_t K = MINRTT_SPREAD_K;
+    size_t *best = xmalloc(ni * K * sizeof *best);
+    for (size_t k = 0; k < ni * K; k++)
         best[k] = SIZE_MAX;
     for (size_t i = 0; i < m; i++) {
         size_t k = hi > lo ? (size_t)((p[i].x - lo) / (hi - lo) * (double)ni) : 0;
         if (k >= ni)
             k = ni - 1;
-        if (best[k] == SIZE_MAX || p[i].rtt < p[best[k]].rtt ||
-            (p[i].rtt == p[best[k]].rtt && p[i].x < p[best[k]].x))
-            best[k] = i;
+        size_t *bk = best + k * K, j = K;
+        bool dup = false;
+        while (j > 0 && (bk[j - 1] == SIZE_MAX || p[i].rtt < p[bk[j - 1]].rtt ||
+                         (p[i].rtt == p[bk[j - 1]].rtt && p[i].x < p[bk[j - 1]].x))) {
+            j--;
+        }
+        /* Both passes of make_pairs may make the same pair: it counts once. */
+        for (size_t q = 0; q < K && bk[q] != SIZE_MAX; q++)
+            dup = dup ||
+                  (p[bk[q]].rtt == p[i].rtt && p[bk[q]].off == p[i].off && p[bk[q]].x == p[i].x);
+        if (j == K || dup)
+            continue;
+        memmove(bk + j + 1, bk + j, (K - 1 - j) * sizeof *bk);
+        bk[j] = i;
     }
-    double *bx = xmalloc(ni * sizeof *bx), *by = xmalloc(ni * sizeof *by);
-    size_t nb = 0;
+    double *bx = xmalloc(2 * ni * (K + 1) * sizeof *bx), *by = bx + ni;
+    double *rx = by + ni, *ry = rx + ni * K;
+    size_t nb = 0, nr = 0;
     for (size_t k = 0; k < ni; k++) {
-        if (best[k] != SIZE_MAX) {
-            bx[nb] = p[best[k]].x;
-            by[nb] = p[best[k]].off;
+        if (best[k * K] != SIZE_MAX) {
+            bx[nb] = p[best[k * K]].x;
+            by[nb] = p[best[k * K]].off;
             nb++;
+        }
+        for (size_t j = 0; j < K && best[k * K + j] != SIZE_MAX; j++) {
+            rx[nr] = p[best[k * K + j]].x;
+            ry[nr] = p[best[k * K + j]].off;
+            nr++;
         }
     }
     ols_line(bx, by, nb, &out->a, &out->b);
+    minrtt_spread(bx, nb, rx, ry, nr, out);
     /*
      * The margin is the smallest round trip once the drift between a pair's
      * two points is taken out (500 ppm over the 400 µs between them would
@@ -1051,7 +1112,6 @@ int clk_fit_minrtt(const clock_side_t *fwd, const clock_side_t *rev, const clock
         minrtt = fmin(minrtt, p[i].rtt - out->a * p[i].dx);
     out->margin = 0.5 * minrtt;
     free(bx);
-    free(by);
     free(best);
     free(p);
     return BASE_OK;
@@ -1082,7 +1142,11 @@ int clk_fit_ols(const clock_side_t *fwd, const clock_side_t *rev, const clock_fi
 
 /* ---- the one estimator table ---- */
 
-/* unc_scale of hull and minrtt: calibrated on the simulated scenarios (docs/CLOCK.md). */
+/*
+ * unc_scale of hull and minrtt: calibrated on the simulated scenarios
+ * (docs/CLOCK.md); minrtt's applies only where its line has too few
+ * interval minima to say its own spread (minrtt_spread).
+ */
 static const clock_estimator_t est_svm = {
     "svm", "soft-margin maximum-margin line between forward and reverse points (Huygens)",
     clk_fit_svm, 1.0, true};
@@ -1684,6 +1748,8 @@ static int fit_line(const clock_estimator_t *est, const clock_side_t *f, const c
     ln->a = m.a / g;
     ln->b = m.b / g;
     ln->margin = m.margin / g;
+    ln->var_b = m.var_b / (g * g);
+    ln->var_a = m.var_a / (g * g * g * g);
     return BASE_OK;
 }
 
@@ -1715,6 +1781,11 @@ static bool fit_spread(const clock_estimator_t *est, const anchored_t *an,
                        const clock_fit_opts_t *o0, const clock_line_t *full, double *var_b,
                        double *var_a)
 {
+    if (full->own_var) {
+        *var_b = full->var_b;
+        *var_a = full->var_a;
+        return true;
+    }
     clock_fit_opts_t oo = *o0, *o = &oo;
     oo.slope_hint = full->a;
     if (isfinite(full->frac)) /* the subsets keep the soft margin the whole window chose */
@@ -1757,7 +1828,7 @@ static bool fit_spread(const clock_estimator_t *est, const anchored_t *an,
             }
         }
         clock_side_t f = {Xf, Yf, kf}, r = {Xr, Yr, kr};
-        clock_line_t ln = {0, 0, 0, NAN, {NAN, NAN}};
+        clock_line_t ln = CLOCK_LINE_NONE;
         if (kf < 2 || kr < 2 || fit_line(est, &f, &r, o, &ln, NULL) != BASE_OK)
             continue;
         as[m] = ln.a;
@@ -2179,7 +2250,7 @@ static int fit_edge(const clock_estimator_t *est, const clock_point_t *fwd, size
             return grc;
         }
     }
-    clock_line_t ln = {0, 0, 0, NAN, {NAN, NAN}};
+    clock_line_t ln = CLOCK_LINE_NONE;
     int rc = fit_line(est, &an.f, &an.r, o, &ln, err);
     if (rc != BASE_OK)
         goto done;
@@ -2280,7 +2351,7 @@ static int fit_edge(const clock_estimator_t *est, const clock_point_t *fwd, size
          * data than 1/S, so their subsets' spread shrinks less: the
          * estimator's own scale says how much.
          */
-        double sc = est->unc_scale > 0 ? est->unc_scale : 1.0;
+        double sc = !ln.own_var && est->unc_scale > 0 ? est->unc_scale : 1.0;
         unc = k * sc * sqrt(vb + va * h * h);
         dunc = k * sc * sqrt(va) * 1e9;
     } else {

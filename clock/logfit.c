@@ -450,7 +450,7 @@ static bool coarse_edge(const clock_probe_t *P, const keyed_t *k, size_t cnt, ui
         double iv = span / (double)window_ns;
         o.intervals = (uint32_t)(iv < 2 ? 2 : (iv > 100000 ? 100000 : iv));
         clock_side_t sf = {Xf, Yf, nf}, sr = {Xr, Yr, nr};
-        clock_line_t ln = {0, 0, 0, NAN, {NAN, NAN}};
+        clock_line_t ln = CLOCK_LINE_NONE;
         if (clk_fit_minrtt(&sf, &sr, &o, &ln, NULL) == BASE_OK && isfinite(ln.a) &&
             isfinite(ln.b) && fabs(ln.a) < 0.01) {
             out->anchor_ns = anchor;

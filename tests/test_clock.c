@@ -1171,6 +1171,56 @@ static void test_minrtt_margin_drift(void **state)
 }
 
 /*
+ * minrtt's uncertainty is the scatter of its interval minima about its
+ * line.  Subsets of the points said otherwise both ways: stamp noise
+ * leaves a subset's minima as good as the whole window's (its spread
+ * over 8 read too narrow), and under queuing a subset's few points have
+ * far worse minima than the window's many (100 times too wide on busy
+ * edges).
+ */
+static void minrtt_runs(double qfrac, double qmean, double noise, unsigned seed, int *covered,
+                        double *ratio)
+{
+    enum { N = 500, RUNS = 40 };
+    clock_point_t fwd[N], rev[N];
+    double e[RUNS], u[RUNS];
+    char err[BASE_ERRLEN];
+    *covered = 0;
+    for (int run = 0; run < RUNS; run++) {
+        line_truth_t t = {T0 + 1000000000LL, 250000.0 + 37.0 * run, 30.0 - run};
+        make_points(&t, N, 2000000000LL, 9000, qfrac, qmean, noise, seed + (unsigned)run, fwd, rev);
+        clock_edge_fit_t f;
+        assert_int_equal(
+            clock_fit_edge(clock_estimator_find("minrtt"), fwd, N, rev, N, NULL, &f, err), BASE_OK);
+        e[run] = edge_error(&f, &t, f.from_ns, f.to_ns);
+        u[run] = f.uncertainty_ns;
+        *covered += e[run] <= u[run];
+        if (e[run] > u[run])
+            print_message("  run %d: %.1f ns off at +-%.1f\n", run, e[run], u[run]);
+    }
+    qsort(e, RUNS, sizeof e[0], cmp_double);
+    qsort(u, RUNS, sizeof u[0], cmp_double);
+    *ratio = u[RUNS / 2] / e[RUNS / 2];
+}
+
+static void test_minrtt_uncertainty(void **state)
+{
+    (void)state;
+    int covered;
+    double ratio;
+    minrtt_runs(0, 0, 400, 700, &covered, &ratio); /* software stamps, no queues */
+    print_message("minrtt, stamp noise 400 ns: %d of 40 covered at %.1fx the median error\n",
+                  covered, ratio);
+    assert_true(covered >= 38);
+    assert_true(ratio <= 4);
+    minrtt_runs(0.6, 5000, 40, 800, &covered, &ratio); /* busy: most probes queued */
+    print_message("minrtt, 60 %% queued: %d of 40 covered at %.1fx the median error\n", covered,
+                  ratio);
+    assert_true(covered >= 38);
+    assert_true(ratio <= 4);
+}
+
+/*
  * Small real steps are found wherever they fall: the step test asks each
  * side's median to move by many standard errors, which must not cost
  * sensitivity where the timestamps are good.  (False alarms under bursty
@@ -5931,6 +5981,7 @@ int main(void)
         cmocka_unit_test(test_delay_change),
         cmocka_unit_test(test_delay_change_small_window),
         cmocka_unit_test(test_minrtt_margin_drift),
+        cmocka_unit_test(test_minrtt_uncertainty),
         cmocka_unit_test(test_step_small_window),
         cmocka_unit_test(test_envelope_against_dense),
         cmocka_unit_test(test_envelope_plan_is_narrow),
