@@ -947,8 +947,8 @@ unbounded:
  * the whole window's, so their spread over 8 read too narrow (35 of 40
  * windows covered at 1.9× the median error, test_minrtt_uncertainty), and
  * under queuing a subset's few points have far worse minima than the
- * window's many (18× there, about 100× on busy edges).  Under five points
- * the residuals say nothing, and the subsets are used.
+ * window's many (18× there, about 100× on busy edges).  With fewer than
+ * 3 minima or 5 residuals these say nothing, and the subsets are used.
  */
 #define MINRTT_SPREAD_K 3
 
