@@ -114,10 +114,15 @@ typedef struct clock_edge_fit {
     uint32_t n_fwd, n_rev; /* pure samples used per direction */
     int64_t from_ns, to_ns;
     /* Beyond SPEC §4.5 (written as extra fields, optional when read). */
-    double margin_ns;     /* half the gap between the two point sets at the fit (NAN: unknown) */
-    double drift_unc_ppb; /* 95 % bound on the drift error (NAN: unknown) */
-    double model_ns;      /* part of U that is the line's misfit to a bending offset */
-    double misfit_ns[3];  /* offset curve − line at the start, centre, end (NAN: unknown) */
+    /*
+     * Half the gap between the two point sets at the fit; minrtt: half the
+     * mean round trip of its interval minima, ols: of all its pairs (NAN:
+     * unknown).
+     */
+    double margin_ns;
+    double drift_unc_ppb;      /* 95 % bound on the drift error (NAN: unknown) */
+    double model_ns;           /* part of U that is the line's misfit to a bending offset */
+    double misfit_ns[3];       /* offset curve − line at the start, centre, end (NAN: unknown) */
     double misfit_sigma_ns[3]; /* noise σ of each misfit value (NAN: unknown) */
     double residual_ns;        /* loop residual from the network solve (NAN: not solved) */
     double loop_share;  /* 1 − its leverage in that solve: the part of its variance its loops
