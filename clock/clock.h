@@ -937,6 +937,15 @@ typedef struct clock_simnet_opts {
     int64_t cadence_ns; /* one coded probe per node every cadence (default 800 µs) */
     int64_t spacing_ns; /* between the two packets (default 100 µs) */
     int64_t start_ns;   /* true start time; 0: derived from the seed (~1.76e18) */
+    /*
+     * The same run without what an estimator is there to overcome: no
+     * stamp noise, no queuing, no slow host's jitter.  Networks, clocks,
+     * losses and slow spells are drawn as in the noisy run of the seed (the
+     * noise is drawn and dropped, so every stream stays in step): what is
+     * left of a fit's error is what the paths and the hosts' stamps put on
+     * every estimator alike.
+     */
+    bool noiseless;
 } clock_simnet_opts_t;
 
 typedef struct clock_simnet_link {
@@ -995,6 +1004,15 @@ void clock_eval_acc_nodes(clock_eval_acc_t *self, const clock_truth_t *truth,
                           const clock_node_fit_t *fits, size_t n);
 void clock_eval_acc_edges(clock_eval_acc_t *self, const clock_truth_t *truth,
                           const clock_edge_fit_t *fits, size_t n);
+/*
+ * The same against other fits of the same run instead of the truth: each
+ * aligned node fit against base's fit of its window, node and reference
+ * (none aligned there: skipped).  With base fitted on the run's noiseless
+ * twin (clock_simnet_opts_t.noiseless), what is measured is the estimator's
+ * own error: the path bias every estimator shares is left out.
+ */
+void clock_eval_acc_nodes_vs(clock_eval_acc_t *self, const clock_node_fit_t *fits, size_t n,
+                             const clock_node_fit_t *base, size_t nb);
 /* BASE_ERR when nothing could be compared. */
 int clock_eval_acc_result(const clock_eval_acc_t *self, clock_eval_t *out, char *err);
 

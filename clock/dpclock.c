@@ -19,9 +19,11 @@ static const char usage[] =
     "usage: dpclock COMMAND [options]\n"
     "\n"
     "  sim --scenario NAME --out DIR [--seed N] [--nodes N] [--seconds S] [--k K]\n"
-    "      [--cadence-us C]\n"
+    "      [--cadence-us C] [--noiseless]\n"
     "        simulate probe traffic; writes DIR/probes.jsonl and DIR/truth.jsonl; every\n"
-    "        node sends a coded pair every C us (default 800) to its partners in turn\n"
+    "        node sends a coded pair every C us (default 800) to its partners in turn;\n"
+    "        --noiseless: the same run without stamp noise, queuing or slow hosts' jitter\n"
+    "        (what the paths and the hosts' stamps leave to every estimator)\n"
     "  fit LOG [--estimator E] [--window-s W] [--ref N] [--guard-ns G] [--max-probes N]\n"
     "      [--pool N] [--causal [--lag L]] [--suspect-k K] [--stamp-asym-ns S]\n"
     "      [--margin-z Z]\n"
@@ -173,6 +175,8 @@ static int cmd_sim(int argc, char **argv)
         } else if (flag_value(argc, argv, &i, "--cadence-us", &v, &rc)) {
             if (rc == 0)
                 rc = parse_cadence(v, &so);
+        } else if (strcmp(argv[i], "--noiseless") == 0) {
+            so.noiseless = true;
         } else {
             rc = bad_usage("sim: unknown argument \"%s\"", argv[i]);
         }
@@ -793,6 +797,9 @@ static const char *const mode_tag[BENCH_MODES] = {"", "_live", "_lag1", "_1w"};
 typedef struct bench_cell {
     bool done;
     clock_eval_t ev;
+    /* Against the maps of the run's noiseless twin: the estimator's own error (own_ok). */
+    bool own_ok;
+    clock_eval_t own;
     double fit_us;
     double solve_us; /* CPU per node window: the network solve and the pooling */
 } bench_cell_t;
@@ -809,12 +816,66 @@ static bool bench_mode_wanted(const clock_estimator_t *e, int mode)
     return mode == MODE_POOLED || strcmp(e->name, "svm") == 0 || strcmp(e->name, "minrtt") == 0;
 }
 
-/* One scenario × estimator × mode over every seed, pooled; the seeds' simulations are shared. */
+/*
+ * The run's noiseless twin (clock_simnet_opts_t.noiseless) fitted as
+ * `dpclock fit` does with svm: on it every estimator finds the same line,
+ * the paths' and hosts' bias, so its error is what no estimator can take
+ * off the maps (the paths' floor), and the maps it gives are what an
+ * estimator's own error is measured from.  *base gets a copy of its node
+ * fits (free() it).
+ */
+static int bench_twin(const clock_scenario_t *sc, const clock_simnet_opts_t *so,
+                      clock_eval_acc_t *floor, clock_node_fit_t **base, size_t *nb)
+{
+    clock_simnet_opts_t to = *so;
+    to.noiseless = true;
+    probe_vec_t pv = {0};
+    clock_truth_t truth;
+    char err[BASE_ERRLEN];
+    *base = NULL;
+    *nb = 0;
+    if (clock_simnet_run(sc, &to, collect_probe, &pv, &truth, err) != BASE_OK) {
+        fprintf(stderr, "dpclock: bench %s (noiseless): %s\n", sc->name, err);
+        free(pv.p);
+        return 1;
+    }
+    clock_logfit_opts_t lo;
+    clock_logfit_opts_default(&lo);
+    lo.est = clock_estimator_find("svm");
+    lo.ref_set = true;
+    lo.ref = 0;
+    clock_logfit_t *lf = clock_logfit_new(&lo);
+    for (size_t i = 0; i < pv.n; i++)
+        clock_logfit_add(lf, &pv.p[i]);
+    int ret = 0;
+    if (clock_logfit_run(lf, err) != BASE_OK) {
+        fprintf(stderr, "dpclock: bench %s (noiseless): %s\n", sc->name, err);
+        ret = 1;
+    } else {
+        size_t nn;
+        const clock_node_fit_t *nf = clock_logfit_nodes(lf, &nn);
+        clock_eval_acc_nodes(floor, &truth, nf, nn);
+        *base = xmalloc((nn ? nn : 1) * sizeof **base);
+        memcpy(*base, nf, nn * sizeof **base);
+        *nb = nn;
+    }
+    clock_logfit_destroy(&lf);
+    clock_truth_free(&truth);
+    free(pv.p);
+    return ret;
+}
+
+/*
+ * One scenario × estimator × mode over every seed, pooled; the seeds' simulations are shared.
+ * *paths: the noiseless twins' maps against the truth (bench_twin).
+ */
 static int bench_run(const clock_scenario_t *sc, const clock_estimator_t *const *es, size_t nest,
                      const char *ests, const clock_simnet_opts_t *so0, uint32_t seeds,
-                     bench_cell_t row[][BENCH_MODES])
+                     bench_cell_t row[][BENCH_MODES], bench_cell_t *paths)
 {
     clock_eval_acc_t *acc[BENCH_MAX_EST][BENCH_MODES] = {{0}};
+    clock_eval_acc_t *own[BENCH_MAX_EST][BENCH_MODES] = {{0}};
+    clock_eval_acc_t *floor = clock_eval_acc_new();
     double fit_ns[BENCH_MAX_EST][BENCH_MODES] = {{0}}, windows[BENCH_MAX_EST][BENCH_MODES] = {{0}};
     double solve_ns[BENCH_MAX_EST][BENCH_MODES] = {{0}}, nwin[BENCH_MAX_EST][BENCH_MODES] = {{0}};
     int ret = 0;
@@ -830,6 +891,9 @@ static int bench_run(const clock_scenario_t *sc, const clock_estimator_t *const 
             ret = 1;
             break;
         }
+        clock_node_fit_t *base;
+        size_t nb;
+        ret |= bench_twin(sc, &so, floor, &base, &nb);
         for (size_t e = 0; e < nest && e < BENCH_MAX_EST; e++) {
             if (!in_list(ests, es[e]->name))
                 continue;
@@ -838,8 +902,10 @@ static int bench_run(const clock_scenario_t *sc, const clock_estimator_t *const 
             for (int m = 0; m < BENCH_MODES; m++) {
                 if (!bench_mode_wanted(es[e], m))
                     continue;
-                if (acc[e][m] == NULL)
+                if (acc[e][m] == NULL) {
                     acc[e][m] = clock_eval_acc_new();
+                    own[e][m] = clock_eval_acc_new();
+                }
                 clock_logfit_opts_t lo;
                 clock_logfit_opts_default(&lo);
                 lo.est = es[e];
@@ -866,6 +932,7 @@ static int bench_run(const clock_scenario_t *sc, const clock_estimator_t *const 
                     size_t nn;
                     const clock_node_fit_t *nf = clock_logfit_nodes(lf, &nn);
                     clock_eval_acc_nodes(acc[e][m], &truth, nf, nn);
+                    clock_eval_acc_nodes_vs(own[e][m], nf, nn, base, nb);
                 }
                 clock_logfit_stats_t st;
                 clock_logfit_get_stats(lf, &st);
@@ -876,9 +943,15 @@ static int bench_run(const clock_scenario_t *sc, const clock_estimator_t *const 
             }
             clock_logfit_destroy(&lf);
         }
+        free(base);
         clock_truth_free(&truth);
         free(pv.p);
     }
+    char ferr[BASE_ERRLEN];
+    paths->done = clock_eval_acc_result(floor, &paths->ev, ferr) == BASE_OK;
+    if (!paths->done)
+        fprintf(stderr, "dpclock: bench %s (noiseless): %s\n", sc->name, ferr);
+    clock_eval_acc_destroy(&floor);
     for (size_t e = 0; e < nest && e < BENCH_MAX_EST; e++) {
         for (int m = 0; m < BENCH_MODES; m++) {
             if (acc[e][m] == NULL)
@@ -890,6 +963,8 @@ static int bench_run(const clock_scenario_t *sc, const clock_estimator_t *const 
                         mode_suffix[m], err);
                 ret = 1;
             }
+            row[e][m].own_ok = clock_eval_acc_result(own[e][m], &row[e][m].own, err) == BASE_OK;
+            clock_eval_acc_destroy(&own[e][m]);
             row[e][m].fit_us = windows[e][m] > 0 ? fit_ns[e][m] / windows[e][m] / 1e3 : 0;
             row[e][m].solve_us = nwin[e][m] > 0 ? solve_ns[e][m] / nwin[e][m] / 1e3 : 0;
             clock_eval_acc_destroy(&acc[e][m]);
@@ -917,6 +992,48 @@ static void print_ratio(const char *bp, const char *label, const char *tag, cons
     if (num->ev.off_p99 > 50)
         printf("  (minrtt > 50 ns, 10x: %s)", x >= 10 ? "met" : "MISSED");
     printf("\nBENCH %s_minrtt_over_svm%s_%s_p99 %.2f x\n", bp, tag, scen, x);
+}
+
+/*
+ * The 10× criterion as the bench judges it (docs/CLOCK.md, "The 10×
+ * criterion"): svm's time base, pooled as `dpclock fit` writes it, against
+ * minrtt as SPEC §4.2 has it, NTP style, every window alone.  Where
+ * minrtt's p99 is above 50 ns, svm's must be a tenth of it.  Where the
+ * maps of the run's noiseless twin (bench_twin) are off by more than that
+ * tenth, the error is the paths' and the hosts' stamps', which no
+ * estimator takes off: svm must then sit on that floor (within 10 %).
+ */
+#define BENCH_FLOOR_SLACK 1.10
+
+static void print_criterion(const char *bp, const char *scen, const bench_cell_t *mr,
+                            const bench_cell_t *sv, const bench_cell_t *paths)
+{
+    if (!mr->done || !sv->done || !(sv->ev.off_p99 > 0))
+        return;
+    double m = mr->ev.off_p99, v = sv->ev.off_p99;
+    char why[160];
+    const char *verdict;
+    if (!(m > 50)) {
+        verdict = "not applicable";
+        snprintf(why, sizeof why, "minrtt p99 %.1f ns, not above 50", m);
+    } else if (v * 10 <= m) {
+        verdict = "met";
+        snprintf(why, sizeof why, "%.1f / %.1f ns = %.1fx", m, v, m / v);
+    } else if (paths->done && paths->ev.off_p99 * 10 > m) {
+        double f = paths->ev.off_p99;
+        verdict = v <= BENCH_FLOOR_SLACK * f ? "met at the paths' floor" : "MISSED";
+        snprintf(why, sizeof why,
+                 "%.1fx; noiseless, the maps are still off by p99 %.1f ns, %.1fx below "
+                 "minrtt; svm at %.2fx that floor",
+                 m / v, f, m / f, v / f);
+    } else {
+        verdict = "MISSED";
+        snprintf(why, sizeof why, "%.1f / %.1f ns = %.1fx", m, v, m / v);
+    }
+    printf("    10x criterion, svm (pooled) against NTP-style minrtt (per window): %s\n"
+           "      (%s)\n",
+           verdict, why);
+    printf("BENCH %s_10x_%s_met %d bool\n", bp, scen, strcmp(verdict, "MISSED") != 0);
 }
 
 static int cmd_bench(int argc, char **argv)
@@ -987,6 +1104,7 @@ static int cmd_bench(int argc, char **argv)
            "p99_ns", "max_ns", "drift50", "drift99", "cover%", "unc50_ns", "unc/er", "fit_us",
            "solve_us", "unalgn");
     static bench_cell_t cells[BENCH_MAX_SC][BENCH_MAX_EST][BENCH_MODES];
+    static bench_cell_t paths[BENCH_MAX_SC];
     int ret = 0;
     for (size_t s = 0; s < nsc && s < BENCH_MAX_SC; s++) {
         if (!in_list(scen, scs[s]->name))
@@ -1008,7 +1126,7 @@ static int cmd_bench(int argc, char **argv)
             printf("(%s: %u runs of %.0f s, seeds %" PRIu64 "..%" PRIu64 ")\n", scs[s]->name,
                    sseeds, sso.seconds, so.seed, so.seed + sseeds - 1);
         }
-        ret |= bench_run(scs[s], es, nest, ests, &sso, sseeds, cells[s]);
+        ret |= bench_run(scs[s], es, nest, ests, &sso, sseeds, cells[s], &paths[s]);
         for (size_t e = 0; e < nest && e < BENCH_MAX_EST; e++) {
             for (int m = 0; m < BENCH_MODES; m++) {
                 const bench_cell_t *c = &cells[s][e][m];
@@ -1033,7 +1151,18 @@ static int cmd_bench(int argc, char **argv)
                 printf("BENCH %s_%s_%s_unc_over_err %.2f x\n", bp, en, sn, ratio);
                 printf("BENCH %s_%s_%s_fit_us %.0f us\n", bp, en, sn, c->fit_us);
                 printf("BENCH %s_%s_%s_solve_us %.1f us\n", bp, en, sn, c->solve_us);
+                if (c->own_ok)
+                    printf("BENCH %s_%s_%s_own_p99_ns %.1f ns\n", bp, en, sn, c->own.off_p99);
             }
+        }
+        if (paths[s].done) {
+            const clock_eval_t *ev = &paths[s].ev;
+            printf("%-6s %-11s %8.1f %8.1f %9.1f %8.2f %8.2f %7.1f %9.1f %6.1f %7s %8s %6" PRIu64
+                   "\n",
+                   scs[s]->name, "paths", ev->off_p50, ev->off_p99, ev->off_max, ev->drift_p50,
+                   ev->drift_p99, 100 * ev->coverage, ev->unc_p50,
+                   ev->err_p50 > 0 ? ev->unc_p50 / ev->err_p50 : INFINITY, "-", "-", ev->unaligned);
+            printf("BENCH %s_paths_%s_p99_ns %.1f ns\n", bp, scs[s]->name, ev->off_p99);
         }
         fflush(stdout);
     }
@@ -1086,6 +1215,17 @@ static int cmd_bench(int argc, char **argv)
                     &cells[s][imr][MODE_WINDOW], sv);
         print_ratio(bp, "per-window minrtt / live svm", "_1w_vs_live", sn,
                     &cells[s][imr][MODE_WINDOW], &cells[s][isvm][MODE_LIVE]);
+        const bench_cell_t *mw = &cells[s][imr][MODE_WINDOW];
+        if (paths[s].done) {
+            printf("      noiseless twin (the same run without stamp noise, queuing or jitter,\n"
+                   "      svm pooled): p99 %.1f ns",
+                   paths[s].ev.off_p99);
+            if (mw->own_ok && sv->own_ok)
+                printf("; own errors, from its maps, p99: minrtt per window %.1f, svm %.1f ns",
+                       mw->own.off_p99, sv->own.off_p99);
+            printf("\n");
+        }
+        print_criterion(bp, sn, mw, sv, &paths[s]);
     }
     if (sparse) /* a property of the estimators, measured by the default run */
         return ret;

@@ -179,6 +179,50 @@ void clock_eval_acc_edges(clock_eval_acc_t *self, const clock_truth_t *truth,
     free(f);
 }
 
+static double node_map_at(const clock_node_fit_t *f, int64_t x)
+{
+    return f->offset_ns + f->drift_ppb * 1e-9 * clk_diff(x, f->anchor_ns);
+}
+
+void clock_eval_acc_nodes_vs(clock_eval_acc_t *self, const clock_node_fit_t *fits, size_t n,
+                             const clock_node_fit_t *base, size_t nb)
+{
+    assert(self);
+    size_t hint = 0;
+    for (size_t i = 0; i < n; i++) {
+        const clock_node_fit_t *f = &fits[i];
+        if (!f->aligned) {
+            self->unaligned++;
+            continue;
+        }
+        if (f->node == f->ref)
+            continue;
+        /* Both come in window order, nodes sorted: the match is near the last one. */
+        const clock_node_fit_t *b = NULL;
+        for (size_t k = 0; k < nb && b == NULL; k++) {
+            const clock_node_fit_t *c = &base[(hint + k) % nb];
+            if (c->window == f->window && c->node == f->node && c->ref == f->ref) {
+                b = c;
+                hint = (hint + k) % nb;
+            }
+        }
+        double span = clk_diff(f->to_ns, f->from_ns);
+        if (b == NULL || !b->aligned || !(span > 0)) {
+            self->skipped++;
+            continue;
+        }
+        double worst = 0;
+        for (int j = 0; j <= 4; j++) {
+            int64_t x = clk_add(f->from_ns, span * j / 4.0);
+            double e = fabs(node_map_at(f, x) - node_map_at(b, x));
+            if (e > worst)
+                worst = e;
+        }
+        acc_push(self, worst, fabs(f->offset_ns - node_map_at(b, f->anchor_ns)),
+                 fabs(f->drift_ppb - b->drift_ppb), f->uncertainty_ns);
+    }
+}
+
 int clock_eval_nodes(const clock_truth_t *truth, const clock_node_fit_t *fits, size_t n,
                      clock_eval_t *out, char *err)
 {

@@ -166,13 +166,16 @@ static void host_state(snode_t *n, const clock_scenario_t *sc, double t)
 }
 
 /* How late (> 0) a host stamps a packet it receives, or how early one it sends (as < 0). */
-static double host_stamp(snode_t *n, const clock_scenario_t *sc, double t, bool receive)
+static double host_stamp(snode_t *n, const clock_scenario_t *sc, double t, bool receive,
+                         bool noiseless)
 {
     host_state(n, sc, t);
     if (!n->slow)
         return 0;
     double d = receive ? n->late_rx : -n->early_tx;
     double j = sc->slow_jitter_ns > 0 ? clk_rng_exp(&n->srng, sc->slow_jitter_ns) : 0;
+    if (noiseless)
+        j = 0;
     return d + (receive ? j : -j);
 }
 
@@ -404,17 +407,29 @@ int clock_simnet_run(const clock_scenario_t *sc, const clock_simnet_opts_t *opts
         double gap = (double)opts->spacing_ns + clk_rng_uniform(&noise, -2000, 2000);
         double q[2];
         queue_pair(l, t0, gap, &q[0], &q[1]);
+        /*
+         * A noiseless run draws the noise too, and drops it, so that every
+         * stream stays in step with the noisy run; the receiver's slow spell
+         * is read at the noisy arrival time for the same reason (the spells'
+         * draws interleave with the jitter's).
+         */
+        double keep = opts->noiseless ? 0 : 1;
+        double q_spell[2] = {q[0], q[1]};
+        q[0] *= keep;
+        q[1] *= keep;
         clock_probe_t p = {.src = s, .dst = d, .seq = l->seq++};
         for (int i = 0; i < 2; i++) {
             double ts = t0 + (i ? gap : 0);
             int64_t send = clk_add(start, ts);
             int64_t arrive = clk_add(start, ts + l->dmin + q[i]);
+            double tx_noise = keep * stamp_noise(sc, &noise, false);
             p.tx[i] = clk_add(clock_sim_apply(sn->clk, send),
-                              stamp_noise(sc, &noise, false) + host_stamp(sn, sc, ts, false));
+                              tx_noise + host_stamp(sn, sc, ts, false, opts->noiseless));
             p.rx_ok[i] = clk_rng_unit(&noise) >= sc->loss;
-            double late = host_stamp(&nodes[d], sc, ts + l->dmin + q[i], true);
+            double late =
+                host_stamp(&nodes[d], sc, ts + l->dmin + q_spell[i], true, opts->noiseless);
             p.rx[i] = p.rx_ok[i] ? clk_add(clock_sim_apply(nodes[d].clk, arrive),
-                                           stamp_noise(sc, &noise, true) + late)
+                                           keep * stamp_noise(sc, &noise, true) + late)
                                  : 0;
         }
         if (emit(ctx, &p) != BASE_OK) {

@@ -5277,6 +5277,124 @@ static clock_logfit_t *fit_probes(const clock_probe_t *p, size_t n)
     return fit_probes_opt(p, n, false);
 }
 
+/* rx − tx of a received packet of a simulated probe, less the clocks' true difference. */
+static double sim_delay(clock_sim_t *const *sims, const clock_probe_t *p, int i)
+{
+    int64_t send = clock_sim_invert(sims[p->src], p->tx[i]);
+    return (double)(p->rx[i] - clock_sim_apply(sims[p->dst], send));
+}
+
+/*
+ * The noiseless twin of a run (what the bench measures the paths' floor
+ * and the estimators' own errors with) is the same run: the same probes,
+ * losses and slow spells, every delay its path's minimum, nothing else.
+ */
+static void test_simnet_noiseless_twin(void **state)
+{
+    (void)state;
+    const char *scen[] = {"busy", "slowhost"};
+    for (size_t k = 0; k < 2; k++) {
+        clock_simnet_opts_t so;
+        clock_simnet_opts_default(&so);
+        so.nodes = 4;
+        so.seconds = 6;
+        so.seed = 5;
+        pvec_t noisy = {0}, clean = {0};
+        clock_truth_t truth, truth2;
+        char err[BASE_ERRLEN];
+        const clock_scenario_t *sc = clock_scenario_find(scen[k]);
+        assert_int_equal(clock_simnet_run(sc, &so, collect, &noisy, &truth, err), BASE_OK);
+        so.noiseless = true;
+        assert_int_equal(clock_simnet_run(sc, &so, collect, &clean, &truth2, err), BASE_OK);
+        assert_int_equal(noisy.n, clean.n);
+        assert_int_equal(truth.n_links, truth2.n_links);
+        clock_sim_t *sims[4];
+        for (int i = 0; i < 4; i++)
+            sims[i] = clock_sim_new(&truth.nodes[i].p);
+        size_t received = 0, far = 0, spread = 0;
+        for (size_t j = 0; j < noisy.n; j++) {
+            const clock_probe_t *a = &noisy.p[j], *b = &clean.p[j];
+            assert_true(a->src == b->src && a->dst == b->dst && a->seq == b->seq);
+            double dmin = NAN;
+            for (size_t l = 0; l < truth.n_links; l++) {
+                const clock_simnet_link_t *L = &truth.links[l];
+                if (L->a == a->src && L->b == a->dst)
+                    dmin = L->dmin_ab_ns;
+                else if (L->b == a->src && L->a == a->dst)
+                    dmin = L->dmin_ba_ns;
+            }
+            assert_true(isfinite(dmin));
+            for (int i = 0; i < 2; i++) {
+                assert_int_equal(a->rx_ok[i], b->rx_ok[i]);
+                if (!a->rx_ok[i])
+                    continue;
+                received++;
+                double dc = sim_delay(sims, b, i), dn = sim_delay(sims, a, i);
+                if (k == 0) {
+                    /* busy: no slow host, so the twin's delay is the path's minimum. */
+                    if (fabs(dc - dmin) > 3)
+                        fail_msg("busy twin: delay %.1f ns on a %.1f ns path", dc, dmin);
+                    spread += dn - dmin > 1000;
+                } else {
+                    /* slowhost: the same spells, so only noise and queuing between them. */
+                    far += dn - dc < -300;
+                    assert_true(dc >= dmin - 3);
+                }
+            }
+        }
+        assert_true(received > 30000);
+        if (k == 0 && spread < received / 20)
+            fail_msg("busy: only %zu of %zu packets queued over 1 us", spread, received);
+        if (k == 1 && far > received / 1000)
+            fail_msg("slowhost twin: %zu of %zu packets off the noisy run's spells", far, received);
+        for (int i = 0; i < 4; i++)
+            clock_sim_destroy(&sims[i]);
+        clock_truth_free(&truth);
+        clock_truth_free(&truth2);
+        free(noisy.p);
+        free(clean.p);
+    }
+}
+
+/* Node fits against other fits: their map difference over the fit's range. */
+static void test_eval_nodes_vs(void **state)
+{
+    (void)state;
+    clock_node_fit_t a[3], b[3];
+    for (int i = 0; i < 3; i++) {
+        clock_node_fit_init(&a[i], 7, (uint32_t)i, 0);
+        a[i].aligned = true;
+        a[i].anchor_ns = 1800000000000000000LL;
+        a[i].from_ns = a[i].anchor_ns - 1000000000;
+        a[i].to_ns = a[i].anchor_ns + 1000000000;
+        a[i].offset_ns = 1000.0 * i;
+        a[i].drift_ppb = 5;
+        a[i].uncertainty_ns = 10;
+        b[i] = a[i];
+    }
+    b[1].offset_ns += 4;  /* 4 ns off throughout */
+    b[2].drift_ppb += 3;  /* 3 ns off at either end of the ±1 s range */
+    b[2].anchor_ns += 50; /* another anchor: the same line read elsewhere */
+    b[2].offset_ns += 5 * 1e-9 * 50 + 3 * 1e-9 * 50;
+    clock_eval_acc_t *acc = clock_eval_acc_new();
+    clock_eval_acc_nodes_vs(acc, a, 3, b, 3);
+    clock_eval_t ev;
+    char err[BASE_ERRLEN];
+    assert_int_equal(clock_eval_acc_result(acc, &ev, err), BASE_OK);
+    assert_int_equal(ev.n, 2); /* the reference's own fit is not counted */
+    assert_true(fabs(ev.off_max - 4) < 1e-6);
+    assert_true(fabs(ev.drift_p99 - 3) < 0.1);
+    clock_eval_acc_destroy(&acc);
+    /* No fit of the window in the base: skipped, not compared with nothing. */
+    acc = clock_eval_acc_new();
+    b[1].window = 8;
+    b[2].aligned = false;
+    clock_eval_acc_nodes_vs(acc, a, 3, b, 3);
+    assert_int_equal(clock_eval_acc_result(acc, &ev, err), BASE_ERR);
+    assert_int_equal(ev.skipped, 2);
+    clock_eval_acc_destroy(&acc);
+}
+
 /* A lan log of 4 nodes, 10 s, and node's clock reading at `after_s` into it. */
 static void lan4_log(pvec_t *v, clock_truth_t *truth, uint32_t node, double after_s, int64_t *c0,
                      clock_sim_params_t **sp)
@@ -6025,6 +6143,8 @@ int main(void)
         cmocka_unit_test(test_json_malformed),
         cmocka_unit_test(test_line_reader),
         cmocka_unit_test(test_simulate_fit_eval),
+        cmocka_unit_test(test_simnet_noiseless_twin),
+        cmocka_unit_test(test_eval_nodes_vs),
         cmocka_unit_test(test_logfit_large_step),
         cmocka_unit_test(test_logfit_ref_step),
         cmocka_unit_test(test_logfit_step_between),

@@ -657,6 +657,37 @@ EOF
 done
 done
 
+# ---- the noiseless twin: the same run, only the paths' bias left ----
+# asym's error is its paths' asymmetry: the twin (same networks, clocks and
+# probes) must be off by about as much as the noisy run, and no more.
+for v in noisy noiseless; do
+    flag=""
+    [ "$v" = noiseless ] && flag=--noiseless
+    "$DP" sim --scenario asym --seed 4 --nodes 5 --seconds 8 $flag --out "$IT_TMP/asym-$v" \
+        2>/dev/null || it_fail "sim asym $flag failed"
+    "$DP" fit "$IT_TMP/asym-$v/probes.jsonl" >"$IT_TMP/asym-$v/fits.jsonl" 2>/dev/null ||
+        it_fail "fit of asym $v failed"
+    "$DP" eval "$IT_TMP/asym-$v" "$IT_TMP/asym-$v/fits.jsonl" >"$IT_TMP/asym-$v/eval.txt" 2>&1 ||
+        it_fail "eval of asym $v failed"
+done
+cmp -s "$IT_TMP/asym-noisy/truth.jsonl" "$IT_TMP/asym-noiseless/truth.jsonl" ||
+    it_fail "the noiseless twin simulated another network"
+[ "$(wc -l <"$IT_TMP/asym-noisy/probes.jsonl")" -eq "$(wc -l <"$IT_TMP/asym-noiseless/probes.jsonl")" ] ||
+    it_fail "the noiseless twin sent other probes"
+read -r p99n _ < <(p99_cov "$IT_TMP/asym-noisy/eval.txt")
+read -r p99c _ < <(p99_cov "$IT_TMP/asym-noiseless/eval.txt")
+awk -v n="$p99n" -v c="$p99c" 'BEGIN { exit !(n > 100 && c > 0.9 * n && c < 1.1 * n) }' ||
+    it_fail "asym p99: $p99n ns noisy, $p99c ns noiseless (want the same path bias)"
+echo "asym, seed 4: p99 $p99n ns noisy, $p99c ns noiseless"
+# A short bench prints the twin's row and judges the 10x criterion.
+"$DP" bench --scenarios lan --estimators svm,minrtt --seeds 1 --seconds 6 >"$IT_TMP/bench.txt" \
+    2>&1 || it_fail "a short bench failed: $(tail -5 "$IT_TMP/bench.txt")"
+grep -q "^lan    paths " "$IT_TMP/bench.txt" || it_fail "bench printed no paths row"
+grep -q "^BENCH clock_paths_lan_p99_ns " "$IT_TMP/bench.txt" || it_fail "no paths BENCH line"
+grep -q "^BENCH clock_svm_lan_own_p99_ns " "$IT_TMP/bench.txt" || it_fail "no own-error BENCH line"
+grep -q "10x criterion, svm (pooled) against NTP-style minrtt (per window): " "$IT_TMP/bench.txt" ||
+    it_fail "bench did not judge the 10x criterion"
+
 # eval: inputs that cannot be read (a directory) are bad usage, not a failed evaluation.
 expect_rc 2 "$DP" eval "$IT_TMP/lan" "$IT_TMP"
 mkdir -p "$IT_TMP/dirtruth/truth.jsonl"
