@@ -187,7 +187,7 @@ static double node_map_at(const clock_node_fit_t *f, int64_t x)
 void clock_eval_acc_nodes_vs(clock_eval_acc_t *self, const clock_node_fit_t *fits, size_t n,
                              const clock_node_fit_t *base, size_t nb)
 {
-    assert(self);
+    assert(self && (base != NULL || nb == 0));
     size_t hint = 0;
     for (size_t i = 0; i < n; i++) {
         const clock_node_fit_t *f = &fits[i];

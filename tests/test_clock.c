@@ -5298,7 +5298,7 @@ static void test_simnet_noiseless_twin(void **state)
         clock_simnet_opts_default(&so);
         so.nodes = 4;
         so.seconds = 6;
-        so.seed = 5;
+        so.seed = 1;
         pvec_t noisy = {0}, clean = {0};
         clock_truth_t truth, truth2;
         char err[BASE_ERRLEN];
@@ -5311,7 +5311,7 @@ static void test_simnet_noiseless_twin(void **state)
         clock_sim_t *sims[4];
         for (int i = 0; i < 4; i++)
             sims[i] = clock_sim_new(&truth.nodes[i].p);
-        size_t received = 0, far = 0, spread = 0;
+        size_t received = 0, far = 0, spread = 0, both = 0, apart = 0, in_spell = 0;
         for (size_t j = 0; j < noisy.n; j++) {
             const clock_probe_t *a = &noisy.p[j], *b = &clean.p[j];
             assert_true(a->src == b->src && a->dst == b->dst && a->seq == b->seq);
@@ -5324,6 +5324,11 @@ static void test_simnet_noiseless_twin(void **state)
                     dmin = L->dmin_ba_ns;
             }
             assert_true(isfinite(dmin));
+            if (b->rx_ok[0] && b->rx_ok[1]) {
+                /* A pair's two packets, 100 us apart, meet the same spell: no jitter between. */
+                both++;
+                apart += fabs(sim_delay(sims, b, 0) - sim_delay(sims, b, 1)) > 3;
+            }
             for (int i = 0; i < 2; i++) {
                 assert_int_equal(a->rx_ok[i], b->rx_ok[i]);
                 if (!a->rx_ok[i])
@@ -5338,13 +5343,18 @@ static void test_simnet_noiseless_twin(void **state)
                 } else {
                     /* slowhost: the same spells, so only noise and queuing between them. */
                     far += dn - dc < -300;
+                    in_spell += dc - dmin > 3;
                     assert_true(dc >= dmin - 3);
                 }
             }
         }
         assert_true(received > 30000);
+        if (apart > both / 1000)
+            fail_msg("%s twin: %zu of %zu pairs' packets delayed apart", scen[k], apart, both);
         if (k == 0 && spread < received / 20)
             fail_msg("busy: only %zu of %zu packets queued over 1 us", spread, received);
+        if (k == 1 && in_spell < received / 10)
+            fail_msg("slowhost: only %zu of %zu packets in a slow spell", in_spell, received);
         if (k == 1 && far > received / 1000)
             fail_msg("slowhost twin: %zu of %zu packets off the noisy run's spells", far, received);
         for (int i = 0; i < 4; i++)
@@ -5357,39 +5367,74 @@ static void test_simnet_noiseless_twin(void **state)
 }
 
 /* Node fits against other fits: their map difference over the fit's range. */
+static double vs_one(const clock_node_fit_t *a, const clock_node_fit_t *b, double *anc,
+                     double *drift)
+{
+    clock_eval_acc_t *acc = clock_eval_acc_new();
+    clock_eval_acc_nodes_vs(acc, a, 1, b, 1);
+    clock_eval_t ev;
+    char err[BASE_ERRLEN];
+    assert_int_equal(clock_eval_acc_result(acc, &ev, err), BASE_OK);
+    assert_int_equal(ev.n, 1);
+    clock_eval_acc_destroy(&acc);
+    *anc = ev.anc_p99;
+    *drift = ev.drift_p99;
+    return ev.off_max;
+}
+
 static void test_eval_nodes_vs(void **state)
 {
     (void)state;
-    clock_node_fit_t a[3], b[3];
-    for (int i = 0; i < 3; i++) {
+    clock_node_fit_t a[4], b[4];
+    for (int i = 0; i < 4; i++) {
         clock_node_fit_init(&a[i], 7, (uint32_t)i, 0);
         a[i].aligned = true;
         a[i].anchor_ns = 1800000000000000000LL;
         a[i].from_ns = a[i].anchor_ns - 1000000000;
         a[i].to_ns = a[i].anchor_ns + 1000000000;
         a[i].offset_ns = 1000.0 * i;
-        a[i].drift_ppb = 5;
+        a[i].drift_ppb = 500;
         a[i].uncertainty_ns = 10;
         b[i] = a[i];
     }
-    b[1].offset_ns += 4;  /* 4 ns off throughout */
-    b[2].drift_ppb += 3;  /* 3 ns off at either end of the ±1 s range */
-    b[2].anchor_ns += 50; /* another anchor: the same line read elsewhere */
-    b[2].offset_ns += 5 * 1e-9 * 50 + 3 * 1e-9 * 50;
+    double anc, drift;
+    /* 4 ns off throughout. */
+    b[1].offset_ns += 4;
+    assert_true(fabs(vs_one(&a[1], &b[1], &anc, &drift) - 4) < 1e-6);
+    assert_true(fabs(anc - 4) < 1e-6 && drift < 1e-9);
+    /* 3 ppb apart: 3 ns at either end of the ±1 s range, nothing at the anchor. */
+    b[2].drift_ppb += 3;
+    assert_true(fabs(vs_one(&a[2], &b[2], &anc, &drift) - 3) < 1e-6);
+    assert_true(anc < 1e-6 && fabs(drift - 3) < 1e-9);
+    /* The same line anchored 0.5 s later (250 ns on at 500 ppb): no difference. */
+    b[3].anchor_ns += 500000000;
+    b[3].offset_ns += 250;
+    assert_true(vs_one(&a[3], &b[3], &anc, &drift) < 1e-6);
+    assert_true(anc < 1e-6);
+
+    /* Several at once, the base in another order: each finds its own. */
+    clock_node_fit_t rb[4] = {b[3], b[1], b[0], b[2]};
     clock_eval_acc_t *acc = clock_eval_acc_new();
-    clock_eval_acc_nodes_vs(acc, a, 3, b, 3);
+    clock_eval_acc_nodes_vs(acc, a, 4, rb, 4);
     clock_eval_t ev;
     char err[BASE_ERRLEN];
     assert_int_equal(clock_eval_acc_result(acc, &ev, err), BASE_OK);
-    assert_int_equal(ev.n, 2); /* the reference's own fit is not counted */
+    assert_int_equal(ev.n, 3); /* the reference's own fit is not counted */
     assert_true(fabs(ev.off_max - 4) < 1e-6);
-    assert_true(fabs(ev.drift_p99 - 3) < 0.1);
     clock_eval_acc_destroy(&acc);
-    /* No fit of the window in the base: skipped, not compared with nothing. */
+
+    /* Nothing to compare with: skipped or unaligned, never compared with nothing. */
     acc = clock_eval_acc_new();
     b[1].window = 8;
     b[2].aligned = false;
-    clock_eval_acc_nodes_vs(acc, a, 3, b, 3);
+    a[3].aligned = false;
+    clock_eval_acc_nodes_vs(acc, a, 4, b, 4);
+    assert_int_equal(clock_eval_acc_result(acc, &ev, err), BASE_ERR);
+    assert_int_equal(ev.skipped, 2);
+    assert_int_equal(ev.unaligned, 1);
+    clock_eval_acc_destroy(&acc);
+    acc = clock_eval_acc_new();
+    clock_eval_acc_nodes_vs(acc, a, 4, NULL, 0);
     assert_int_equal(clock_eval_acc_result(acc, &ev, err), BASE_ERR);
     assert_int_equal(ev.skipped, 2);
     clock_eval_acc_destroy(&acc);
