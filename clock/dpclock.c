@@ -825,7 +825,7 @@ static bool bench_mode_wanted(const clock_estimator_t *e, int mode)
  * fits (free() it).
  */
 static int bench_twin(const clock_scenario_t *sc, const clock_simnet_opts_t *so,
-                      clock_eval_acc_t *floor, clock_node_fit_t **base, size_t *nb)
+                      clock_eval_acc_t *paths, clock_node_fit_t **base, size_t *nb)
 {
     clock_simnet_opts_t to = *so;
     to.noiseless = true;
@@ -854,7 +854,7 @@ static int bench_twin(const clock_scenario_t *sc, const clock_simnet_opts_t *so,
     } else {
         size_t nn;
         const clock_node_fit_t *nf = clock_logfit_nodes(lf, &nn);
-        clock_eval_acc_nodes(floor, &truth, nf, nn);
+        clock_eval_acc_nodes(paths, &truth, nf, nn);
         *base = xmalloc((nn ? nn : 1) * sizeof **base);
         memcpy(*base, nf, nn * sizeof **base);
         *nb = nn;
@@ -875,7 +875,7 @@ static int bench_run(const clock_scenario_t *sc, const clock_estimator_t *const 
 {
     clock_eval_acc_t *acc[BENCH_MAX_EST][BENCH_MODES] = {{0}};
     clock_eval_acc_t *own[BENCH_MAX_EST][BENCH_MODES] = {{0}};
-    clock_eval_acc_t *floor = clock_eval_acc_new();
+    clock_eval_acc_t *twin = clock_eval_acc_new();
     double fit_ns[BENCH_MAX_EST][BENCH_MODES] = {{0}}, windows[BENCH_MAX_EST][BENCH_MODES] = {{0}};
     double solve_ns[BENCH_MAX_EST][BENCH_MODES] = {{0}}, nwin[BENCH_MAX_EST][BENCH_MODES] = {{0}};
     int ret = 0;
@@ -893,7 +893,7 @@ static int bench_run(const clock_scenario_t *sc, const clock_estimator_t *const 
         }
         clock_node_fit_t *base;
         size_t nb;
-        ret |= bench_twin(sc, &so, floor, &base, &nb);
+        ret |= bench_twin(sc, &so, twin, &base, &nb);
         for (size_t e = 0; e < nest && e < BENCH_MAX_EST; e++) {
             if (!in_list(ests, es[e]->name))
                 continue;
@@ -948,10 +948,10 @@ static int bench_run(const clock_scenario_t *sc, const clock_estimator_t *const 
         free(pv.p);
     }
     char ferr[BASE_ERRLEN];
-    paths->done = clock_eval_acc_result(floor, &paths->ev, ferr) == BASE_OK;
+    paths->done = clock_eval_acc_result(twin, &paths->ev, ferr) == BASE_OK;
     if (!paths->done)
         fprintf(stderr, "dpclock: bench %s (noiseless): %s\n", sc->name, ferr);
-    clock_eval_acc_destroy(&floor);
+    clock_eval_acc_destroy(&twin);
     for (size_t e = 0; e < nest && e < BENCH_MAX_EST; e++) {
         for (int m = 0; m < BENCH_MODES; m++) {
             if (acc[e][m] == NULL)
