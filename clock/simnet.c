@@ -165,17 +165,18 @@ static void host_state(snode_t *n, const clock_scenario_t *sc, double t)
     }
 }
 
-/* How late (> 0) a host stamps a packet it receives, or how early one it sends (as < 0). */
+/*
+ * How late (> 0) a host stamps a packet it receives, or how early one it sends (as < 0);
+ * its jitter times keep (0 in a noiseless run: drawn all the same).
+ */
 static double host_stamp(snode_t *n, const clock_scenario_t *sc, double t, bool receive,
-                         bool noiseless)
+                         double keep)
 {
     host_state(n, sc, t);
     if (!n->slow)
         return 0;
     double d = receive ? n->late_rx : -n->early_tx;
-    double j = sc->slow_jitter_ns > 0 ? clk_rng_exp(&n->srng, sc->slow_jitter_ns) : 0;
-    if (noiseless)
-        j = 0;
+    double j = keep * (sc->slow_jitter_ns > 0 ? clk_rng_exp(&n->srng, sc->slow_jitter_ns) : 0);
     return d + (receive ? j : -j);
 }
 
@@ -424,10 +425,9 @@ int clock_simnet_run(const clock_scenario_t *sc, const clock_simnet_opts_t *opts
             int64_t arrive = clk_add(start, ts + l->dmin + q[i]);
             double tx_noise = keep * stamp_noise(sc, &noise, false);
             p.tx[i] = clk_add(clock_sim_apply(sn->clk, send),
-                              tx_noise + host_stamp(sn, sc, ts, false, opts->noiseless));
+                              tx_noise + host_stamp(sn, sc, ts, false, keep));
             p.rx_ok[i] = clk_rng_unit(&noise) >= sc->loss;
-            double late =
-                host_stamp(&nodes[d], sc, ts + l->dmin + q_spell[i], true, opts->noiseless);
+            double late = host_stamp(&nodes[d], sc, ts + l->dmin + q_spell[i], true, keep);
             p.rx[i] = p.rx_ok[i] ? clk_add(clock_sim_apply(nodes[d].clk, arrive),
                                            keep * stamp_noise(sc, &noise, true) + late)
                                  : 0;
