@@ -30,9 +30,9 @@ LDFLAGS  += $(SANFLAGS)
 endif
 # libFuzzer build (clang): module code instrumented, targets linked with the fuzzer main.
 ifeq ($(SANITIZE),fuzz)
-SANFLAGS := -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
+SANFLAGS := -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 CFLAGS   := -std=c11 -O1 -g $(WARN) -fPIC -pthread -MMD -MP $(SANFLAGS) -DDP_SANITIZE=1
-LDFLAGS  += -fsanitize=address,undefined
+LDFLAGS  += -fsanitize=address,undefined -fno-sanitize-recover=all
 endif
 LDLIBS   := -lzmq -ljson-c -lncursesw -ltinfo -lm -ldl -lrt
 
@@ -131,9 +131,11 @@ asan:
 deps:
 	@bash scripts/deps.sh
 
+# Builds use every core (the tests themselves run one at a time).
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 test: deps
-	$(MAKE) tests-build
-	$(MAKE) SANITIZE=1 BUILD=build/asan tests-build
+	$(MAKE) -j$(JOBS) tests-build
+	$(MAKE) -j$(JOBS) SANITIZE=1 BUILD=build/asan tests-build
 	bash tests/run.sh build build/asan
 
 bench: deps

@@ -17,7 +17,8 @@ usage: dpnode_check.py COMMAND FILE ARGS...
                               the latest node table says NODE is STATE
   up FILE N [SINCE]           the latest node table has N nodes up or unaligned
   when-up FILE N SINCE        print the arrival time of the first node table
-                              after SINCE with N nodes up or unaligned
+                              (live or the late-joiner state's) after SINCE
+                              with N nodes up or unaligned
   status FILE NODE FIELD MIN [MAX]
                               the latest status of NODE has FIELD >= MIN (and <= MAX)
                               (dec_errors_total: the sum of its dec_errors)
@@ -348,7 +349,10 @@ def main():
     if cmd == "when-up":
         n, since = int(a[0]), float(a[1])
         for r in recs:
-            if kind(r) == "nodes" and not r["state"] and r["t"] >= since and \
+            # The late-joiner state's table counts too (as for "up"): where
+            # every node registered before the watcher asked, no live table
+            # follows until something changes.
+            if kind(r) == "nodes" and r["t"] >= since and \
                     sum(1 for row in r["h"]["nodes"] if row["state"] != "down") == n:
                 print(f"{r['t']:.6f}")
                 return 0

@@ -34,13 +34,15 @@ it_wait 10 $CHECK state "$REC" 2 down "$t_kill" || it_fail "node 2 was not marke
 t_down=$(date +%s.%N)
 took=$(awk -v a="$t_down" -v b="$t_kill" 'BEGIN { printf "%.3f", a - b }')
 echo "node 2 marked down after ${took}s as seen from here (heartbeat ${HB_MS} ms)"
-# Seen from here: 3 heartbeats plus this test's polling and a loaded machine's delays.
-awk -v t="$took" -v hb="$HB_MS" 'BEGIN { exit !(t <= 3 * hb / 1000 + 1.5) }' ||
+# Seen from here: 3 heartbeats plus this test's polling (a python check that
+# reads the whole recording each time) and a loaded machine's delays.
+awk -v t="$took" -v hb="$HB_MS" 'BEGIN { exit !(t <= 3 * hb / 1000 + 3) }' ||
     it_fail "detection took ${took}s"
 # As the master measured it: down once 3 heartbeats are missed, before a 4th is.
 silent=$(sed -n 's/.*"msg": "node 2 (.*) is down: silent for \([0-9.]*\) s".*/\1/p' "$REC" | head -1)
 [ -n "$silent" ] || it_fail "no down alert on the bus"
-awk -v s="$silent" -v hb="$HB_MS" 'BEGIN { exit !(s >= 3 * hb / 1000 && s < 4 * hb / 1000) }' ||
+# (3.25 heartbeats and the master's tick; 0.6 s of room for a late tick on a loaded host)
+awk -v s="$silent" -v hb="$HB_MS" 'BEGIN { exit !(s >= 3 * hb / 1000 && s < 3 * hb / 1000 + 0.6) }' ||
     it_fail "the master marked node 2 down after ${silent}s of silence (heartbeat ${HB_MS} ms)"
 epoch1=$($CHECK epoch "$REC")
 [ "$epoch1" -gt "$epoch0" ] || it_fail "no re-plan after the kill (epoch $epoch1)"

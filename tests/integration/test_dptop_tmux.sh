@@ -131,10 +131,14 @@ it_wait 5 sh -c "tmux -L $SOCK capture-pane -p -t t | grep -q 'span 400ms'" || i
 "${TM[@]}" send-keys -t t Left
 it_wait 5 sh -c "tmux -L $SOCK capture-pane -p -t t | grep -q 'paused'" || it_fail "Left did not pan back"
 # While paused the live edge moves on: Right pans a quarter span (here
-# 100 ms) at a time and follows again once it reaches the edge.
+# 100 ms) at a time and follows again once it reaches the edge.  Each try
+# pans 4 s, well past what the edge moves while a loaded machine polls the
+# screen (ten presses, 1 s, fell behind it: the edge moved faster).
 live=0
+rights=$(printf 'Right %.0s' $(seq 1 40))
 for _ in $(seq 1 10); do
-    "${TM[@]}" send-keys -t t Right Right Right Right Right Right Right Right Right Right
+    # shellcheck disable=SC2086
+    "${TM[@]}" send-keys -t t $rights
     if it_wait 1 sh -c "tmux -L $SOCK capture-pane -p -t t | grep -q '▶ live'"; then
         live=1
         break

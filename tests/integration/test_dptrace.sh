@@ -146,6 +146,8 @@ base=$(snaps a DPTEST_NONE=1)
 fast=$(snaps b DPTOP_SNAPSHOT_PERIOD_MS=20)
 own=$(snaps c DPTOP_SNAPSHOT_PERIOD_MS=20 DPTOP_TRACE_SNAPSHOT_MS=300)
 echo "snapshot pairs: default $base, DPTOP_SNAPSHOT_PERIOD_MS=20 $fast, and TRACE_SNAPSHOT_MS=300 $own"
-[ "$fast" -ge $((3 * base)) ] && [ "$own" -lt "$base" ] ||
+# 5x and 1/3 at nominal; three runs of one app last as long as the machine
+# lets them, so the bounds keep a factor of 2.5 of room.
+[ "$fast" -ge $((2 * base)) ] && [ "$own" -lt "$base" ] ||
     it_fail "snapshot periods not followed: $base / $fast / $own"
 it_pass "libdptrace captured every kind with correlation and scopes; snapshot period followed"

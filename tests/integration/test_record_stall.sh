@@ -13,9 +13,11 @@ done
 
 port=$(it_ports 3) || it_fail "no free ports"
 H=tcp://127.0.0.1:$port
-# Small queues at the hub and at the recorder's socket: what the recorder
-# does not read goes to TCP buffers, then is dropped at the hub.
-it_spawn hub "$B/tests/tools/bus_hub" --hub "$H" --sndhwm 100
+# Small queues at the hub and at the recorder's socket (1000 batches, 16 MB,
+# a third of what arrives during the stall; 100 left a loaded machine 25 ms
+# to schedule the recorder's reader): what the recorder does not read goes
+# to TCP buffers, then is dropped at the hub.
+it_spawn hub "$B/tests/tools/bus_hub" --hub "$H" --sndhwm 1000
 it_wait 20 grep -q '^READY' "$IT_TMP/hub.log" || it_fail "hub did not start"
 
 FIFO=$IT_TMP/stalled.fifo
@@ -23,7 +25,7 @@ OUT=$IT_TMP/out.dprec
 mkfifo "$FIFO" || it_skip "mkfifo not permitted here"
 it_spawn reader bash -c 'exec cat "$0" >"$1"' "$FIFO" "$OUT"
 READER=$IT_PID
-it_spawn rec env DPTOP_SUB_HWM=100 "$B/dptop" --record "$FIFO" --hub "$H" --state-timeout-ms 0
+it_spawn rec env DPTOP_SUB_HWM=1000 "$B/dptop" --record "$FIFO" --hub "$H" --state-timeout-ms 0
 RECPID=$IT_PID
 it_wait 20 grep -q 'recording' "$IT_TMP/rec.log" || it_fail "recorder did not start"
 
