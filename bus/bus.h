@@ -289,6 +289,8 @@ struct bus_sub_stats {
     uint64_t state_msgs;  /* of which from state replies */
     uint64_t gaps;        /* messages missing according to seq (dropped upstream) */
     uint64_t resets;      /* seq went backwards: a sender restarted */
+    uint64_t jumps;       /* seq leapt past any plausible loss (2^20): not counted lost */
+    uint64_t strays;      /* jumps the next message showed for one stray (forged) message */
     uint64_t untracked;   /* messages on topics beyond the tracking table */
     uint64_t queue_drops; /* state/buffer queue full */
     base_decstats_t dec;  /* decoder outcomes of every received message */

@@ -22,9 +22,17 @@
 #define SUB_MAX_TOPICS 65536
 #define SUB_MAX_PREFIX 64
 
+/*
+ * A sequence number this far past the last one is not loss: no sender
+ * drops a million messages on one topic between two that arrive.  It is a
+ * forged or damaged message, or a sender whose counter was reset forward.
+ */
+#define SEQ_JUMP (1ULL << 20)
+
 struct topic_state {
     enum bus_kind kind;
     uint64_t last_seq, msgs, gaps, resets;
+    uint64_t jump_from; /* last_seq before a jump not yet followed (0: none) */
 };
 
 /* With CURVE, a hub that refuses the client's key looks just like one that
@@ -195,7 +203,25 @@ static void track_seq(bus_sub_t *self, const bus_msg_t *m)
         return;
     }
     t->msgs++;
-    if (seq > t->last_seq + 1) {
+    /*
+     * After a jump, a message that takes up the sequence where it was
+     * before the jump shows the jumping one for a stray (one forged
+     * message must not count as a sender's restart either: the console
+     * reads a `nodes` reset as the master's); one that goes on from the
+     * jump confirms it.
+     */
+    if (t->jump_from != 0) {
+        uint64_t from = t->jump_from;
+        t->jump_from = 0;
+        if (seq > from && seq < t->last_seq) {
+            self->st.strays++;
+            t->last_seq = from;
+        }
+    }
+    if (seq > t->last_seq + SEQ_JUMP) {
+        self->st.jumps++;
+        t->jump_from = t->last_seq;
+    } else if (seq > t->last_seq + 1) {
         uint64_t gap = seq - t->last_seq - 1;
         t->gaps += gap;
         self->st.gaps += gap;

@@ -1126,8 +1126,9 @@ static void solve_window(const win_ctx_t *c, size_t w, bool use_hist, bool feed,
     if (feed && w > 0 && self->wins[w - 1] == win - 1) {
         size_t pi = c->first[w - 1];
         clock_step_between_t *sb = xmalloc((self->nn + 1) * sizeof *sb);
-        size_t nsb = clock_steps_between(&self->ef[pi], ei - pi, ej > ei ? &self->ef[ei] : NULL,
-                                         ej - ei, sb, self->nn + 1);
+        /* No fit at all (ef NULL) is no step either: no pointer made from it. */
+        size_t nsb = clock_steps_between(ei > pi ? &self->ef[pi] : NULL, ei - pi,
+                                         ej > ei ? &self->ef[ei] : NULL, ej - ei, sb, self->nn + 1);
         for (size_t i = 0; i < nsb; i++)
             clock_history_cut(c->hist, sb[i].node, self->ref, win);
         self->st.steps_between += nsb;

@@ -290,16 +290,22 @@ static void alerts_flush(node_agent_t *self)
     self->nalerts = 0;
 }
 
+/*
+ * The instance names this agent process to the master, which keeps a node's
+ * row for whoever says it: it is sent over the registration connection only
+ * (never published), and 128 random bits so that it cannot be guessed.
+ */
 static void random_instance(char *buf, size_t len)
 {
-    uint64_t x = (uint64_t)base_realtime_ns() ^ ((uint64_t)getpid() << 32);
+    uint64_t x[2] = {(uint64_t)base_realtime_ns() ^ ((uint64_t)getpid() << 32),
+                     (uint64_t)base_monotonic_ns()};
     FILE *f = fopen("/dev/urandom", "rb");
     if (f) {
-        if (fread(&x, sizeof x, 1, f) != 1)
-            x ^= (uint64_t)base_monotonic_ns();
+        if (fread(x, sizeof x, 1, f) != 1)
+            x[1] ^= (uint64_t)base_monotonic_ns();
         fclose(f);
     }
-    snprintf(buf, len, "%016" PRIx64, x);
+    snprintf(buf, len, "%016" PRIx64 "%016" PRIx64, x[0], x[1]);
 }
 
 int node_curve_load(const char *dir, bool server, struct bus_curve **client_out,
@@ -838,7 +844,9 @@ static bus_msg_t *hello_msg(node_agent_t *self, bool bus_copy)
     bus_msg_set_str(m, "host", self->host);
     bus_msg_set_i64(m, "pid", self->pid);
     bus_msg_set_str(m, "version", DP_VERSION);
-    bus_msg_set_str(m, "instance", self->instance);
+    /* The instance is the row's secret: only the master hears it. */
+    if (!bus_copy)
+        bus_msg_set_str(m, "instance", self->instance);
     bus_msg_set_str(m, "probe_addr", self->probe_addr);
     bus_msg_set_bool(m, "sim", self->has_sim);
     bus_msg_set_bool(m, "kernel_timestamps", node_prober_kernel_timestamps(self->prober));
@@ -1324,7 +1332,7 @@ static void publish_status(node_agent_t *self, int64_t period_ns)
     bus_msg_set_u64(m, "probes_sent", ps.pairs_sent);
     bus_msg_set_u64(m, "probes_recv", ps.samples_in);
     bus_msg_set_u64(m, "probes_garbage", ps.garbage);
-    bus_msg_set_u64(m, "probes_forged", ps.forged + ps.replayed);
+    bus_msg_set_u64(m, "probes_forged", ps.forged + ps.replayed + ps.misaddressed + ps.held);
     double secs = (double)period_ns / 1e9;
     bus_msg_set_double(m, "events_per_s",
                        secs > 0 ? round((double)self->events_period / secs * 10) / 10 : 0);
@@ -1338,6 +1346,8 @@ static void publish_status(node_agent_t *self, int64_t period_ns)
     /* Beyond the schema: the details behind the counters above. */
     bus_msg_set_u64(m, "probes_forged_mac", ps.forged);
     bus_msg_set_u64(m, "probes_replayed", ps.replayed);
+    bus_msg_set_u64(m, "probes_misaddressed", ps.misaddressed);
+    bus_msg_set_u64(m, "probes_held", ps.held);
     bus_msg_set_u64(m, "probes_unknown", ps.unknown);
     bus_msg_set_u64(m, "probe_packets_sent", ps.packets_sent);
     bus_msg_set_u64(m, "probe_packets_received", ps.packets_received);

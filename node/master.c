@@ -33,6 +33,13 @@
 #define AHEAD_WINDOWS    (PENDING_WINDOWS - 1)
 #define MAX_EDGE_FITS    (NODE_MAX_NODES * 64)
 #define MAX_REG_PER_TICK 256
+/*
+ * Re-plans at most this often: each goes to every live node, so a table
+ * that changes on every tick (a flood of hellos, a thousand agents
+ * registering again after a master restart) would otherwise cost a plan
+ * to every node every tick.  A join waits this long for its plan at most.
+ */
+#define REPLAN_GAP_NS    100000000LL
 #define MAX_FIT_PER_TICK 4096
 
 struct mnode {
@@ -106,6 +113,7 @@ struct node_master {
     clock_history_t *history;
     struct solved solved[SOLVED_KEEP];
     int64_t last_nodes_pub;
+    int64_t last_plan_mono; /* the last re-plan (they are spaced REPLAN_GAP_NS apart) */
     int64_t full_said_mono; /* the last "node table is full" line */
     bool announced;
     struct node_master_stats st;
@@ -309,6 +317,7 @@ static void replan(node_master_t *self)
     make_plan(self);
     self->st.plans++;
     self->plan_dirty = false;
+    self->last_plan_mono = base_monotonic_ns();
     self->table_dirty = true;
     mlog(self, BASE_LOG_INFO, "plan epoch %" PRId64 ": %zu nodes, %zu edges, reference %u",
          self->plan.epoch, self->plan.nnodes, self->plan.nedges, self->ref);
@@ -353,7 +362,6 @@ static void publish_nodes(node_master_t *self)
         json_object_object_add(o, "pid", json_object_new_int64(n->pid));
         json_object_object_add(o, "probe_addr", json_object_new_string(n->addr));
         json_object_object_add(o, "version", json_object_new_string(n->version));
-        json_object_object_add(o, "instance", json_object_new_string(n->instance));
         json_object_object_add(o, "master", json_object_new_boolean(n->self));
         json_object_array_add(arr, o);
     }
@@ -388,6 +396,12 @@ static void send_welcome(node_master_t *self, const struct mnode *n)
     bus_msg_destroy(&m);
 }
 
+/* Whether `peer` is the connection that registered n (its hello's). */
+static bool node_peer_is(const struct mnode *n, const bus_peer_t *peer)
+{
+    return n->peer.len == peer->len && memcmp(n->peer.id, peer->id, peer->len) == 0;
+}
+
 /* The id a hello gets, or -1 when the table is full. */
 static int64_t choose_id(node_master_t *self, const char *instance, const char *host, int64_t req)
 {
@@ -397,9 +411,11 @@ static int64_t choose_id(node_master_t *self, const char *instance, const char *
     if (req >= 0) {
         struct mnode *n = find_node(self, (uint32_t)req);
         /* A down node's id is free again; a live one on the same host that
-         * missed its last heartbeat is the same agent restarted (its old
-         * process was killed).  One that still beats is another agent. */
-        bool stale = n != NULL && base_monotonic_ns() - n->last_mono > self->cfg.hb_ns;
+         * missed its last two heartbeats is the same agent restarted (its
+         * old process was killed).  One that still beats is another agent:
+         * one late heartbeat is not enough, or anyone who knows a node's
+         * host could take its row by timing a hello. */
+        bool stale = n != NULL && base_monotonic_ns() - n->last_mono > 2 * self->cfg.hb_ns;
         if (n == NULL && self->nnodes >= NODE_MAX_NODES)
             return -1;
         if (n == NULL || (!n->self && (!n->up || (stale && strcmp(n->host, host) == 0))))
@@ -498,10 +514,16 @@ static void on_hello(node_master_t *self, const bus_peer_t *peer, bus_msg_t *msg
         mlog(self, BASE_LOG_INFO, "node %u joined: %s pid %" PRId64 " probe %s", n->id, host, pid,
              addr);
     self->table_dirty = true;
-    /* Welcome first: the plan that follows on the same connection names the node. */
+    /*
+     * Welcome first: the plan that follows on the same connection names the
+     * node.  A changed table is re-planned once, at the end of the tick
+     * (plan_dirty), however many hellos the tick read: a re-plan goes to
+     * every live node, so one per hello made a flood of hellos (or a whole
+     * cluster registering again after a master restart) quadratic.
+     */
     send_welcome(self, n);
     if (changed) {
-        replan(self);
+        self->plan_dirty = true;
     } else {
         bus_msg_t *pm = plan_msg(self);
         if (bus_hub_send(self->hub, &n->peer, pm, err) != BASE_OK)
@@ -517,8 +539,7 @@ static void on_hb(node_master_t *self, const bus_peer_t *peer, bus_msg_t *msg)
     struct mnode *n = id >= 0 ? find_node(self, (uint32_t)id) : NULL;
     /* The id must also be this connection's: after a takeover (or a
      * reconnection) the other holder is told to register again. */
-    bool known = n != NULL && !n->self && n->peer.len == peer->len &&
-                 memcmp(n->peer.id, peer->id, peer->len) == 0;
+    bool known = n != NULL && !n->self && node_peer_is(n, peer);
     if (known) {
         n->last_mono = base_monotonic_ns();
         n->last_probe = probe_now(self);
@@ -555,13 +576,21 @@ static void mark_down(node_master_t *self, struct mnode *n, const char *why)
     mlog(self, BASE_LOG_WARN, "node %u (%s) is down: %s", n->id, n->host, why);
 }
 
-static void on_bye(node_master_t *self, bus_msg_t *msg)
+/*
+ * A bye counts only from the node's own connection, as a heartbeat does:
+ * the id in a registration message is anyone's to write, and a forged bye
+ * would mark a live node down and re-plan the cluster around it.
+ */
+static void on_bye(node_master_t *self, const bus_peer_t *peer, bus_msg_t *msg)
 {
     int64_t id = bus_msg_node(msg);
     self->st.byes++;
     struct mnode *n = id >= 0 ? find_node(self, (uint32_t)id) : NULL;
-    if (n)
-        mark_down(self, n, "it said bye");
+    if (n == NULL || n->self || !node_peer_is(n, peer)) {
+        self->st.byes_refused++;
+        return;
+    }
+    mark_down(self, n, "it said bye");
 }
 
 /* ---- edge fits and the solve -------------------------------------------- */
@@ -1211,7 +1240,7 @@ void node_master_registration(node_master_t *self, const bus_peer_t *peer, bus_m
         on_hb(self, peer, msg);
         break;
     case BUS_K_BYE:
-        on_bye(self, msg);
+        on_bye(self, peer, msg);
         break;
     case BUS_K_RELAY:
         on_relay(self, msg);
@@ -1251,7 +1280,7 @@ int node_master_tick(node_master_t *self, int wait_ms, char *err)
     }
     check_liveness(self);
     check_relays(self, base_monotonic_ns());
-    if (self->plan_dirty)
+    if (self->plan_dirty && base_monotonic_ns() - self->last_plan_mono >= REPLAN_GAP_NS)
         replan(self);
     solve_due(self);
     /* The table is republished on change and every heartbeat period

@@ -124,8 +124,10 @@ struct node_prober_stats {
     uint64_t lost_pairs;   /* incoming pairs whose follow-ups never came */
     uint64_t garbage;      /* datagrams that are not probes */
     uint64_t unknown;      /* probes from ids / addresses that are not peers */
-    uint64_t forged;       /* bad MAC, wrong destination, address mismatch, impossible echo */
+    uint64_t forged;       /* bad MAC, impossible echo */
+    uint64_t misaddressed; /* for another node, or from another address than the peer's */
     uint64_t replayed;     /* duplicates and sequence numbers from the past */
+    uint64_t held;         /* sequence numbers far ahead, not (yet) taken (SEQ_AHEAD) */
     uint64_t queue_drops;  /* samples dropped because the agent did not drain */
     base_decstats_t dec;   /* decoder outcomes, by kind */
 };
@@ -327,6 +329,7 @@ struct node_master_cfg {
 
 struct node_master_stats {
     uint64_t hellos, welcomes, hbs, byes, unknown_hb, table_full;
+    uint64_t byes_refused; /* for a node not in the table, or not from its connection */
     uint64_t plans, solves, solve_errors, node_fits;
     /* windows solved again with later ones (refine_lag); errors also count windows whose
      * slow-host bounds could not be noted again */

@@ -39,6 +39,21 @@
 #define SENT_RING  1024 /* OPT_ID counter -> packet, for transmit timestamps */
 #define MAX_PEERS  256
 #define RESYNC_GAP 100000 /* a sequence jump this large is a restarted peer, not loss */
+/*
+ * Without a MAC anyone who can send from a peer's address can write any
+ * sequence number, and the replay window follows the highest one seen: one
+ * forged far-ahead number used to turn every later real probe of that peer
+ * into a "replay", for good.  So a packet may move the window ahead by at
+ * most SEQ_AHEAD pairs (half the window: the real stream stays inside it);
+ * one further ahead is held, and taken as the peer's new sequence (a
+ * restart) only once SEQ_CONFIRM such packets came close together while
+ * the old sequence was silent for SEQ_QUIET_NS: a restarted peer's old
+ * sequence stops, a forger cannot silence the real one.
+ */
+#define SEQ_AHEAD    (IN_RING / 2)
+#define SEQ_CONFIRM  4
+#define SEQ_QUIET_NS 500000000LL
+#define REFUSED_SAY  16 /* refusals in a row from one peer before they are logged */
 
 struct out_pair {
     uint64_t seq;
@@ -62,6 +77,10 @@ struct peer_state {
     struct in_pair in[IN_RING];
     uint64_t in_max_seq;  /* highest incoming sequence number seen */
     uint64_t in_done_max; /* highest incoming sequence number completed */
+    int64_t in_last_mono; /* when a packet last moved or fell within the window */
+    uint64_t ahead_seq;   /* the held far-ahead sequence (SEQ_AHEAD) */
+    int ahead_n;          /* packets held close to ahead_seq */
+    uint64_t refused_run; /* packets refused in a row as replays */
     struct node_probe_sample echo[ECHO_RING];
     int n_echo, echo_pos;
     uint64_t echoed_max;  /* highest outgoing sample learned from an echo */
@@ -810,6 +829,48 @@ static void accept_echo(node_prober_t *self, struct peer_state *ps,
     queue_sample(self, e);
 }
 
+static void refuse_replay(node_prober_t *self, struct peer_state *ps)
+{
+    self->stats.replayed++;
+    if (++ps->refused_run == REFUSED_SAY)
+        base_log(BASE_LOG_WARN, "probe",
+                 "node %u: its last %d probes were refused as replays (sequence numbers at or "
+                 "below %" PRIu64 " already seen): forged probes, or a peer that went back",
+                 ps->peer.id, REFUSED_SAY, ps->in_max_seq);
+}
+
+/* Whether a packet's sequence number may be taken (see SEQ_AHEAD). */
+static bool accept_seq(node_prober_t *self, struct peer_state *ps, uint64_t seq)
+{
+    int64_t now = base_monotonic_ns();
+    if (ps->in_max_seq != 0 && seq > ps->in_max_seq + SEQ_AHEAD) {
+        if (ps->ahead_n > 0 && seq + IN_RING > ps->ahead_seq && seq < ps->ahead_seq + IN_RING) {
+            ps->ahead_n++;
+            if (seq > ps->ahead_seq)
+                ps->ahead_seq = seq;
+        } else {
+            ps->ahead_seq = seq;
+            ps->ahead_n = 1;
+        }
+        if (ps->ahead_n < SEQ_CONFIRM || now - ps->in_last_mono < SEQ_QUIET_NS) {
+            self->stats.held++;
+            return false;
+        }
+        base_log(BASE_LOG_INFO, "probe",
+                 "node %u: its probe sequence moved from %" PRIu64 " to %" PRIu64
+                 " after %.1f s of silence: taken as its restart",
+                 ps->peer.id, ps->in_max_seq, seq, (double)(now - ps->in_last_mono) / 1e9);
+        ps->ahead_n = 0;
+    } else if (seq + IN_RING <= ps->in_max_seq) {
+        refuse_replay(self, ps);
+        return false;
+    } else {
+        ps->ahead_n = 0; /* the sequence the window follows is alive */
+    }
+    ps->in_last_mono = now;
+    return true;
+}
+
 static void handle_packet(node_prober_t *self, const uint8_t *buf, size_t len,
                           const struct sockaddr_storage *from, int64_t rx, bool kernel_rx)
 {
@@ -830,22 +891,21 @@ static void handle_packet(node_prober_t *self, const uint8_t *buf, size_t len,
         return;
     }
     if (pkt.dst != self->cfg.self_id || !addr_equal(from, &ps->peer.addr)) {
-        self->stats.forged++;
+        self->stats.misaddressed++;
         return;
     }
-    if (pkt.seq + IN_RING <= ps->in_max_seq) {
-        self->stats.replayed++;
+    if (!accept_seq(self, ps, pkt.seq))
         return;
-    }
     struct in_pair *in = &ps->in[pkt.seq % IN_RING];
     if (in->seq != pkt.seq) {
         memset(in, 0, sizeof *in);
         in->seq = pkt.seq;
     }
     if (in->have[pkt.index] || in->done) {
-        self->stats.replayed++;
+        refuse_replay(self, ps);
         return;
     }
+    ps->refused_run = 0;
     in->have[pkt.index] = true;
     for (size_t i = 0; i < self->cfg.n_sim_delay; i++)
         if (self->cfg.sim_delay[i].from == pkt.src)

@@ -1298,6 +1298,79 @@ static void test_registration(void **state)
     bus_hub_destroy(&hub);
 }
 
+/* Send a hb of node 3 with sequence number `seq` on a raw PUB socket. */
+static void raw_hb(void *pub, uint64_t seq)
+{
+    char err[BASE_ERRLEN];
+    bus_msg_t *m = bus_msg_new(BUS_K_HB);
+    bus_msg_set_i64(m, "node", 3);
+    bus_msg_set_i64(m, "t_ns", (int64_t)seq);
+    assert_int_equal(bus_msg_encode(m, 3, seq, NULL, err), BASE_OK);
+    struct bus_frame f[BUS_MAX_FRAMES];
+    size_t n = bus_msg_frames(m, f);
+    for (size_t i = 0; i < n; i++)
+        assert_true(zmq_send(pub, f[i].data, f[i].len, i + 1 < n ? ZMQ_SNDMORE : 0) >= 0);
+    bus_msg_destroy(&m);
+}
+
+/*
+ * A sequence number far past the last one is a jump, not loss: one forged
+ * message with a huge seq made a recorder report 171 M drops, and the
+ * messages after it (taking up the real sequence) counted as a sender's
+ * restart.  A small gap is still loss; a real forward jump that the next
+ * message goes on from is one jump.
+ */
+static void test_sub_seq_jumps(void **state)
+{
+    char err[BASE_ERRLEN];
+    void *ctx = zmq_ctx_new();
+    void *pub = zmq_socket(ctx, ZMQ_PUB);
+    assert_int_equal(zmq_bind(pub, "inproc://seqjump"), 0);
+    struct bus_sub_opts o = {.endpoint = "inproc://seqjump", .zctx = ctx};
+    bus_sub_t *sub = bus_sub_new(&o, err);
+    assert_non_null(sub);
+    /* The subscription reaches the PUB in its own time: seq 1 until one arrives. */
+    bus_msg_t *in = NULL;
+    bool got = false;
+    for (int i = 0; i < 500 && !got; i++) {
+        raw_hb(pub, 1);
+        while (bus_sub_recv(sub, &in, 10, err) == 1) {
+            got = true;
+            bus_msg_destroy(&in);
+        }
+    }
+    assert_true(got);
+    struct bus_sub_stats st0, st;
+    bus_sub_stats(sub, &st0);
+    const uint64_t seqs[] = {2,
+                             3,
+                             1ULL << 40,
+                             4,
+                             5, /* a stray: the sequence goes on */
+                             9, /* 3 lost */
+                             (1ULL << 30),
+                             (1ULL << 30) + 1,  /* a jump the sender keeps */
+                             (1ULL << 30) + 3}; /* 1 lost */
+    size_t n = BASE_ARRAY_LEN(seqs);
+    for (size_t i = 0; i < n; i++)
+        raw_hb(pub, seqs[i]);
+    size_t recv = 0;
+    for (int i = 0; i < 500 && recv < n; i++)
+        while (bus_sub_recv(sub, &in, 10, err) == 1) {
+            recv++;
+            bus_msg_destroy(&in);
+        }
+    assert_int_equal(recv, n);
+    bus_sub_stats(sub, &st);
+    assert_int_equal(st.gaps - st0.gaps, 4);
+    assert_int_equal(st.resets - st0.resets, 0);
+    assert_int_equal(st.jumps, 2);
+    assert_int_equal(st.strays, 1);
+    bus_sub_destroy(&sub);
+    zmq_close(pub);
+    zmq_ctx_term(ctx);
+}
+
 static void test_publisher_never_blocks(void **state)
 {
     /* A hub-like XSUB that subscribes and never reads: the queue fills,
@@ -1766,6 +1839,7 @@ int main(void)
         cmocka_unit_test(test_registration),
         cmocka_unit_test(test_publisher_never_blocks),
         cmocka_unit_test(test_slow_subscriber_gaps),
+        cmocka_unit_test(test_sub_seq_jumps),
         cmocka_unit_test(test_curve_admits_only_known_keys),
         cmocka_unit_test(test_relay_tree),
         cmocka_unit_test(test_relay_curve),

@@ -306,12 +306,13 @@ static void test_garbage_and_forgeries(void **state)
     for (int i = 0; i < 50; i++) {
         base_sleep_ns(20000000);
         node_prober_stats(b, &after);
-        if (after.garbage >= before.garbage + 2 && after.forged >= before.forged + 2 &&
-            after.unknown >= before.unknown + 1)
+        if (after.garbage >= before.garbage + 2 && after.forged >= before.forged + 1 &&
+            after.misaddressed >= before.misaddressed + 1 && after.unknown >= before.unknown + 1)
             break;
     }
     assert_int_equal(after.garbage, before.garbage + 2);
-    assert_int_equal(after.forged, before.forged + 2);
+    assert_int_equal(after.forged, before.forged + 1); /* the MAC, not the address */
+    assert_int_equal(after.misaddressed, before.misaddressed + 1);
     assert_int_equal(after.unknown, before.unknown + 1);
     assert_true(base_decstats_errors(&after.dec) >= 3);
     /* Probing goes on. */
@@ -321,6 +322,108 @@ static void test_garbage_and_forgeries(void **state)
     }
     assert_true(after.samples_in > before.samples_in);
     node_prober_destroy(&a);
+    node_prober_destroy(&b);
+}
+
+/* A probe of node 1 to node 2 with sequence `seq` from socket fd to `to`. */
+static void send_probe_seq(int fd, const struct node_peer *to, uint64_t seq, int index)
+{
+    struct node_probe_pkt pkt = {0};
+    pkt.src = 1;
+    pkt.dst = 2;
+    pkt.seq = seq;
+    pkt.index = (uint8_t)index;
+    pkt.tx_user = base_realtime_ns();
+    uint8_t buf[NODE_PROBE_MAX_SIZE];
+    size_t len = node_probe_encode(&pkt, NULL, buf);
+    assert_int_equal(sendto(fd, buf, len, 0, (const struct sockaddr *)&to->addr, to->addrlen),
+                     (ssize_t)len);
+}
+
+static void await_received(node_prober_t *b, uint64_t want)
+{
+    struct node_prober_stats st;
+    for (int i = 0; i < 500; i++) {
+        node_prober_stats(b, &st);
+        if (st.packets_received >= want)
+            return;
+        base_sleep_ns(2000000);
+    }
+    fail_msg("prober got %" PRIu64 " packets of %" PRIu64, st.packets_received, want);
+}
+
+/*
+ * Without a MAC, three datagrams with a far-ahead sequence number, sent from
+ * a peer's address, cut that peer off for good: the replay window followed
+ * them, and every later real probe counted as a replay.  Now a far-ahead
+ * number is held while the real sequence is alive, a few forged ones move
+ * nothing, and a peer whose sequence really moved (a restart: its old one
+ * fell silent) is taken up after a few packets.
+ */
+static void test_probe_seq_far_ahead(void **state)
+{
+    node_prober_t *b = make_prober(2, true, NULL, NULL);
+    /* Node 1 is this test's own socket: what it sends, the peer sent. */
+    int fd = socket(AF_INET, SOCK_DGRAM, 0);
+    struct sockaddr_in me = {.sin_family = AF_INET};
+    inet_pton(AF_INET, "127.0.0.1", &me.sin_addr);
+    assert_int_equal(bind(fd, (struct sockaddr *)&me, sizeof me), 0);
+    socklen_t mlen = sizeof me;
+    assert_int_equal(getsockname(fd, (struct sockaddr *)&me, &mlen), 0);
+    struct node_peer pa = {.id = 1, .addrlen = sizeof me}, pb;
+    memcpy(&pa.addr, &me, sizeof me);
+    peer_of(b, 2, &pb);
+    node_prober_set_peers(b, &pa, 1);
+    assert_int_equal(node_prober_start(b, NULL), BASE_OK);
+    uint64_t sent = 0, seq = 1000;
+    for (; seq < 1010; seq++, sent += 2) {
+        send_probe_seq(fd, &pb, seq, 0);
+        send_probe_seq(fd, &pb, seq, 1);
+    }
+    await_received(b, sent);
+    struct node_prober_stats st;
+    node_prober_stats(b, &st);
+    assert_int_equal(st.replayed, 0);
+    /* Three forged far-ahead probes between real ones. */
+    for (int i = 0; i < 3; i++, sent++)
+        send_probe_seq(fd, &pb, (1ULL << 60) + (uint64_t)i, 0);
+    for (int i = 0; i < 20; i++, seq++, sent += 2) {
+        send_probe_seq(fd, &pb, seq, 0);
+        send_probe_seq(fd, &pb, seq, 1);
+    }
+    /* Forged ones a little ahead, each within the window, to walk it off. */
+    for (int i = 1; i <= 3; i++, sent++)
+        send_probe_seq(fd, &pb, seq + (uint64_t)i * (16 - 1), 0);
+    for (int i = 0; i < 64; i++, seq++, sent += 2) {
+        send_probe_seq(fd, &pb, seq, 0);
+        send_probe_seq(fd, &pb, seq, 1);
+    }
+    await_received(b, sent);
+    node_prober_stats(b, &st);
+    assert_int_equal(st.held, 3);
+    /* The walk refuses some real probes for a moment, not for good. */
+    assert_true(st.replayed <= 2 * 3 * 16);
+    uint64_t replayed = st.replayed;
+    for (int i = 0; i < 10; i++, seq++, sent += 2) {
+        send_probe_seq(fd, &pb, seq, 0);
+        send_probe_seq(fd, &pb, seq, 1);
+    }
+    await_received(b, sent);
+    node_prober_stats(b, &st);
+    assert_int_equal(st.replayed, replayed);
+    /* The peer restarts: its old sequence falls silent, its new one is taken. */
+    base_sleep_ns(700000000);
+    uint64_t held = st.held;
+    seq = 1ULL << 50;
+    for (int i = 0; i < 10; i++, seq++, sent += 2) {
+        send_probe_seq(fd, &pb, seq, 0);
+        send_probe_seq(fd, &pb, seq, 1);
+    }
+    await_received(b, sent);
+    node_prober_stats(b, &st);
+    assert_int_equal(st.held - held, 3);
+    assert_int_equal(st.replayed, replayed);
+    close(fd);
     node_prober_destroy(&b);
 }
 
@@ -1108,12 +1211,14 @@ static void send_edge_fit(bus_pub_t *pub, uint32_t src, uint32_t dst, int64_t k,
     bus_msg_destroy(&m);
 }
 
-/* Tick until the counter at `field` of the master's stats reaches `want`. */
+/* Tick until the counter at `field` of the master's stats reaches `want`
+ * (10 s at most: a tick returns early on any message, so not a count). */
 #define AWAIT_STAT(m, field, want)                                                                 \
     do {                                                                                           \
         struct node_master_stats st_;                                                              \
         char e_[BASE_ERRLEN];                                                                      \
-        for (int i_ = 0; i_ < 400; i_++) {                                                         \
+        int64_t t0_ = base_monotonic_ns();                                                         \
+        while (base_monotonic_ns() - t0_ < 10000000000LL) {                                        \
             assert_int_equal(node_master_tick(m, 5, e_), BASE_OK);                                 \
             node_master_stats(m, &st_);                                                            \
             if (st_.field >= (want))                                                               \
@@ -1258,6 +1363,126 @@ static void test_master_relays(void **state)
 }
 
 /*
+ * A bye counts only from the connection that registered the node: forged
+ * ones (any connection can write any node id) marked a live node down and
+ * re-planned the cluster around it, 40 byes 20 downs and 42 plans.
+ */
+static void test_master_forged_bye(void **state)
+{
+    char dir[] = "/tmp/dpnode-test-XXXXXX", ep[128];
+    hub_dir(dir, ep, sizeof ep);
+    struct mctx c = {0};
+    struct node_master_cfg mc = test_master_cfg(ep, 60000000000LL);
+    mc.on_plan = m_plan;
+    mc.ctx = &c;
+    char err[BASE_ERRLEN];
+    node_master_t *m = node_master_new(&mc, err);
+    assert_non_null(m);
+    struct bus_reg_opts ro = {.endpoint = ep, .node = BUS_NODE_NONE};
+    bus_reg_t *r = bus_reg_new(&ro, err), *forger = bus_reg_new(&ro, err);
+    assert_non_null(r);
+    assert_non_null(forger);
+    assert_int_equal(join(m, r, "victim", -1), 1);
+    /* The forger is a registered node itself, so its connection is known. */
+    assert_int_equal(join(m, forger, "forger", -1), 2);
+    AWAIT_STAT(m, plans, 1);
+    struct node_master_stats ms;
+    node_master_stats(m, &ms);
+    uint64_t plans = ms.plans;
+    for (int i = 0; i < 40; i++) {
+        bus_reg_set_node(forger, i % 2 ? 1 : 0); /* the victim's, and the master's */
+        bus_msg_t *msg = bus_msg_new(BUS_K_BYE);
+        bus_msg_set_i64(msg, "node", i % 2 ? 1 : 0);
+        assert_int_equal(bus_reg_send(forger, msg, err), BASE_OK);
+        bus_msg_destroy(&msg);
+    }
+    AWAIT_STAT(m, byes, 40);
+    node_master_stats(m, &ms);
+    assert_int_equal(ms.byes_refused, 40);
+    assert_int_equal(ms.marked_down, 0);
+    assert_int_equal(ms.plans, plans);
+    size_t up, known;
+    node_master_counts(m, &up, &known);
+    assert_int_equal(up, 3);
+    /* The victim's own bye still counts. */
+    bus_reg_set_node(r, 1);
+    bus_msg_t *msg = bus_msg_new(BUS_K_BYE);
+    bus_msg_set_i64(msg, "node", 1);
+    assert_int_equal(bus_reg_send(r, msg, err), BASE_OK);
+    bus_msg_destroy(&msg);
+    AWAIT_STAT(m, marked_down, 1);
+    node_master_counts(m, &up, &known);
+    assert_int_equal(up, 2);
+    bus_reg_destroy(&forger);
+    bus_reg_destroy(&r);
+    node_master_destroy(&m);
+    hub_dir_remove(dir);
+}
+
+/*
+ * A flood of hellos (each a new instance, so each changes the table) is
+ * re-planned once a tick, not once a hello: 2,000 of them re-planned for
+ * every node a thousand times and kept the master busy for minutes.  The
+ * same holds for a cluster registering again after a master restart.
+ */
+static void test_master_hello_flood(void **state)
+{
+    char dir[] = "/tmp/dpnode-test-XXXXXX", ep[128];
+    hub_dir(dir, ep, sizeof ep);
+    struct mctx c = {0};
+    struct node_master_cfg mc = test_master_cfg(ep, 60000000000LL);
+    mc.on_plan = m_plan;
+    mc.ctx = &c;
+    char err[BASE_ERRLEN];
+    node_master_t *m = node_master_new(&mc, err);
+    assert_non_null(m);
+    struct bus_reg_opts ro = {.endpoint = ep, .node = BUS_NODE_NONE};
+    bus_reg_t *r = bus_reg_new(&ro, err);
+    assert_non_null(r);
+    assert_int_equal(join(m, r, "first", -1), 1);
+    enum { FLOOD = 2000 };
+    struct node_master_stats ms;
+    int64_t t0 = base_monotonic_ns();
+    for (int i = 0; i < FLOOD; i++) {
+        char inst[32];
+        snprintf(inst, sizeof inst, "flood-%d", i);
+        bus_msg_t *msg = hello(inst, -1);
+        /* The DEALER's queue is bounded: the master drains it meanwhile. */
+        while (bus_reg_send(r, msg, err) != BASE_OK) {
+            assert_true(base_monotonic_ns() - t0 < 60000000000LL);
+            assert_int_equal(node_master_tick(m, 1, err), BASE_OK);
+        }
+        bus_msg_destroy(&msg);
+        bus_msg_t *reply = NULL;
+        while (bus_reg_recv(r, &reply, 0, err) == 1)
+            bus_msg_destroy(&reply);
+    }
+    do {
+        assert_int_equal(node_master_tick(m, 5, err), BASE_OK);
+        bus_msg_t *reply = NULL;
+        while (bus_reg_recv(r, &reply, 0, err) == 1)
+            bus_msg_destroy(&reply);
+        node_master_stats(m, &ms);
+    } while (ms.hellos < FLOOD + 1 && base_monotonic_ns() - t0 < 60000000000LL);
+    assert_int_equal(ms.hellos, FLOOD + 1);
+    /* The table holds NODE_MAX_NODES; the rest are refused as a full table. */
+    size_t up, known;
+    node_master_counts(m, &up, &known);
+    assert_int_equal(known, NODE_MAX_NODES);
+    assert_int_equal(ms.table_full, FLOOD + 2 - NODE_MAX_NODES);
+    /* One plan a tick at most, a tick reading up to 256 hellos: 8 ticks
+     * with hellos at the very least, more as the flood trickles in (and no
+     * more than one a REPLAN_GAP_NS, 100 ms).
+     * Before, one plan a hello that joined: about a thousand. */
+    assert_true(ms.plans >= 2);
+    assert_true(ms.plans <= 400);
+    assert_int_equal((uint64_t)c.plans, ms.plans);
+    bus_reg_destroy(&r);
+    node_master_destroy(&m);
+    hub_dir_remove(dir);
+}
+
+/*
  * What the master does with edge fits that it cannot take as they come: a
  * window far ahead of its solve (a node whose clock is seconds off) is
  * refused and counted, and does not take the room of the windows about to
@@ -1325,7 +1550,14 @@ static void test_master_edge_fits(void **state)
      * the first fit it then reads, of the window that just closed, is not
      * taken for one far ahead of where it stopped solving.
      */
-    shift += 20 * w;
+    /*
+     * Landed a twentieth into a window, so that the window that just closed
+     * stays open for fits for most of a second (its deadline is 0.75 w after
+     * its end): where the stall ended instead decides whether it is solved
+     * before the fit arrives, and on a loaded host it was.
+     */
+    int64_t at = base_realtime_ns() + shift + 20 * w;
+    shift += 20 * w + (w - at % w) + w / 20;
     k = node_window_of(base_realtime_ns() + shift, w);
     send_edge_fit(pub[1], 1, 2, k - 1, w);
     AWAIT_STAT(m, edge_fits, 2);
@@ -1354,7 +1586,9 @@ static void test_master_table_full(void **state)
 {
     char dir[] = "/tmp/dpnode-test-XXXXXX", ep[128];
     hub_dir(dir, ep, sizeof ep);
-    struct node_master_cfg mc = test_master_cfg(ep, 20000000);
+    /* Heartbeats of 200 ms: the two joins at the end must both count as up,
+     * however long a loaded machine takes between them (20 ms gave 65). */
+    struct node_master_cfg mc = test_master_cfg(ep, 200000000);
     mc.k = 2;
     char err[BASE_ERRLEN];
     node_master_t *m = node_master_new(&mc, err);
@@ -1471,6 +1705,7 @@ int main(void)
         cmocka_unit_test(test_probers_loopback),
         cmocka_unit_test(test_user_timestamps_flagged),
         cmocka_unit_test(test_garbage_and_forgeries),
+        cmocka_unit_test(test_probe_seq_far_ahead),
         cmocka_unit_test(test_graph_plan),
         cmocka_unit_test(test_prober_loss_and_duplicates),
         cmocka_unit_test(test_window_fit),
@@ -1480,6 +1715,8 @@ int main(void)
         cmocka_unit_test(test_prober_round_order),
         cmocka_unit_test(test_prober_counts_and_timing),
         cmocka_unit_test(test_master_registration),
+        cmocka_unit_test(test_master_forged_bye),
+        cmocka_unit_test(test_master_hello_flood),
         cmocka_unit_test(test_master_table_full),
         cmocka_unit_test(test_master_edge_fits),
         cmocka_unit_test(test_master_relays),

@@ -14,6 +14,7 @@
  * Exit codes: 0 success, 1 runtime failure, 2 bad usage or configuration
  * (one line on stderr naming the offending option or key).
  */
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +39,14 @@ static int run_record(const base_config_t *cfg, const char *arg, volatile sig_at
 
 static int run_replay(const base_config_t *cfg, const char *arg, volatile sig_atomic_t *stop)
 {
+    /* A recording that cannot be opened is a bad argument (2), as dpclock's
+     * inputs are; what goes wrong once it is read is a failure (1). */
+    FILE *f = fopen(arg, "rb");
+    if (f == NULL) {
+        fprintf(stderr, "dptop: cannot open recording %s: %s\n", arg, strerror(errno));
+        return 2;
+    }
+    fclose(f);
     struct tui_export_req req = {.out = base_config_str(cfg, "export"),
                                  .windows = base_config_str(cfg, "export_windows")};
     /* Checked in main(): the value is one of the names. */

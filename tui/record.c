@@ -37,8 +37,10 @@ static void print_summary(FILE *out, const char *path, const struct bus_sub_stat
             fprintf(out, "%s%s %" PRIu64, sep, bus_kind_name((enum bus_kind)k), st->kind[k].gaps);
             sep = ", ";
         }
-    fprintf(out, "%s; sender restarts: %" PRIu64 "; local queue drops: %" PRIu64 "\n",
-            sep[0] == ',' ? ")" : "", st->resets, st->queue_drops);
+    fprintf(out,
+            "%s; sender restarts: %" PRIu64 "; seq jumps past any plausible loss: %" PRIu64
+            " (%" PRIu64 " of them one stray message); local queue drops: %" PRIu64 "\n",
+            sep[0] == ',' ? ")" : "", st->resets, st->jumps, st->strays, st->queue_drops);
     fprintf(out, "dptop: decode errors: %" PRIu64, base_decstats_errors(&st->dec));
     sep = " (";
     for (int i = 1; i < BASE_DEC_NKINDS; i++)

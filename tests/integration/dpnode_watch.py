@@ -88,8 +88,11 @@ def fetch_state():
         if not dealer.poll(200):
             continue
         frames = dealer.recv_multipart()
-        topic = frames[0].decode()
-        hdr = json.loads(frames[1])
+        try:
+            topic = frames[0].decode()
+            hdr = json.loads(frames[1])
+        except (ValueError, IndexError):
+            continue  # a malformed reply: not this recorder's to crash on
         if hdr.get("type") == "state_end":
             dealer.close()
             return got
@@ -115,12 +118,12 @@ while not stop:
             break
         raise
     last_msg = time.time()
-    topic = frames[0].decode()
-    if topic.startswith("dp1.sync."):
-        continue
     try:
+        topic = frames[0].decode()
         hdr = json.loads(frames[1])
-    except ValueError:
+    except (ValueError, IndexError):
+        continue  # a one-frame or malformed message (anyone can publish)
+    if topic.startswith("dp1.sync."):
         continue
     write(topic, hdr, False, frames[2] if len(frames) > 2 else None)
 out.close()

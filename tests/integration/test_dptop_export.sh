@@ -19,6 +19,16 @@ trap '"${TM[@]}" kill-server 2>/dev/null; it_cleanup' EXIT
 OUT="$IT_TMP/out"
 mkdir -p "$OUT"
 
+# A recording that is not there is a bad argument (2), as dpclock's missing
+# inputs are, for the console and the export alike; nothing is written.
+for extra in "" "--export=$IT_TMP/none.json"; do
+    "$B/dptop" --replay "$IT_TMP/none.dprec" $extra 2>"$IT_TMP/none.err" </dev/null
+    rc=$?
+    [ $rc -eq 2 ] || it_fail "dptop --replay of a missing file $extra: exit $rc, not 2"
+    grep -q "cannot open recording" "$IT_TMP/none.err" || it_fail "no message: $(cat "$IT_TMP/none.err")"
+done
+[ -e "$IT_TMP/none.json" ] && it_fail "an export was written from a missing recording"
+
 P=$(it_ports 3) || it_skip "no free ports"
 HUB="tcp://127.0.0.1:$P"
 common=(--hub="$HUB" --bind-ip=127.0.0.1 --sim-workload --trace-endpoint=none)
