@@ -383,6 +383,9 @@ struct bus_hub_stats {
     uint64_t replies, replies_dropped; /* bus_hub_send: unknown peer / full */
     uint64_t state_reqs, state_msgs_sent, state_truncated, sync_timeouts;
     uint64_t cache_msgs, cache_bytes, cache_evicted, cache_in;
+    /* held for topic nodes not in the master's node table (at most a quarter
+     * of the budget), and evicted of those (included in cache_evicted) */
+    uint64_t cache_foreign, cache_foreign_evicted;
     uint64_t auth_allowed, auth_denied; /* CURVE handshakes */
     base_decstats_t dec;                /* ROUTER and cache input */
 };

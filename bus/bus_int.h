@@ -45,6 +45,8 @@ void *bus_zmq_context(void *given, bool *own, const char *who, char *err);
 /* A socket with linger 0 and the given high-water marks (0 = leave), or NULL
  * with err filled. */
 void *bus_zmq_socket(void *ctx, int type, int sndhwm, int rcvhwm, const char *who, char *err);
+/* No frame larger than the bus limits' largest on a socket facing the network. */
+int bus_zmq_maxmsg(void *sock, const struct bus_limits *lim, const char *who, char *err);
 /* Bind sock to endpoint and write the endpoint actually bound (a wildcard
  * port resolved) to out; "who: cannot bind the WHAT endpoint ..." on failure. */
 int bus_zmq_bind(void *sock, const char *who, const char *what, const char *endpoint, char *out,
@@ -93,6 +95,7 @@ void bus_map_foreach(const bus_map_t *self, bool (*fn)(const char *key, void *va
 typedef struct bus_cache bus_cache_t;
 struct bus_cache_opts {
     size_t max_msgs, max_bytes, key_bytes;
+    int self_node; /* the hub's (the master's) topic node; BUS_NODE_NONE: no table is kept */
 };
 bus_cache_t *bus_cache_new(const struct bus_cache_opts *opts);
 void bus_cache_destroy(bus_cache_t **self);
@@ -101,6 +104,8 @@ void bus_cache_put(bus_cache_t *self, bus_msg_t *msg);
 /* Visit the cached messages oldest update first; stop when fn returns false. */
 void bus_cache_foreach(bus_cache_t *self, bool (*fn)(const bus_msg_t *msg, void *arg), void *arg);
 void bus_cache_counts(const bus_cache_t *self, uint64_t *msgs, uint64_t *bytes, uint64_t *evicted);
+/* Messages held for nodes not in the master's table, and those evicted. */
+void bus_cache_foreign(const bus_cache_t *self, uint64_t *msgs, uint64_t *evicted);
 /* The cache key of a message (malloc'd): kind, topic node and the values of
  * the schema's key fields. */
 char *bus_cache_key(const bus_msg_t *msg);

@@ -10,6 +10,14 @@
  * the tables that stopped changing long ago (its name tables), and late
  * joiners would see every event unnamed.  Every eviction is counted and
  * reported in state_end.
+ *
+ * Anyone can publish, under any topic node: a flood of per-node keys
+ * (200,000 statuses under 60,000 ids) pushed the master's plan out, and a
+ * late joiner had no plan.  So once the master's node table has been seen
+ * (a `nodes` message of the hub's own node), entries of topic nodes not in
+ * it are foreign: they sit on a list of their own, are evicted first, and
+ * hold at most a quarter of the budget.  The master's single keys (plan,
+ * nodes, solve, relays) are never evicted, only replaced.
  */
 #include "bus/bus_int.h"
 
@@ -20,10 +28,14 @@
 
 struct entry {
     char *key;
+    int node;  /* the topic node of its messages */
+    bool kept; /* one of the master's single keys: never evicted */
     bus_msg_t **msgs;
     size_t n, cap, bytes;
     size_t app_ix; /* its place in the cache's APPEND entries; SIZE_MAX: a LATEST one */
     struct entry *prev, *next;
+    bool foreign;                /* its node is not in the master's table */
+    struct entry *fprev, *fnext; /* on the foreign list, in update order */
 };
 
 struct bus_cache {
@@ -34,6 +46,11 @@ struct bus_cache {
     size_t napp, capapp;
     size_t msgs, bytes;
     uint64_t evicted;
+    bool have_table;                           /* the master's node table was seen */
+    uint8_t table[(BUS_NODE_MAX + 1 + 7) / 8]; /* its node ids */
+    struct entry *fhead, *ftail;
+    size_t fmsgs, fbytes; /* held by foreign entries */
+    uint64_t foreign_evicted;
 };
 
 bus_cache_t *bus_cache_new(const struct bus_cache_opts *opts)
@@ -91,6 +108,75 @@ static void list_unlink(bus_cache_t *self, struct entry *e)
     e->prev = e->next = NULL;
 }
 
+static void flist_unlink(bus_cache_t *self, struct entry *e)
+{
+    if (e->fprev)
+        e->fprev->fnext = e->fnext;
+    else
+        self->fhead = e->fnext;
+    if (e->fnext)
+        e->fnext->fprev = e->fprev;
+    else
+        self->ftail = e->fprev;
+    e->fprev = e->fnext = NULL;
+}
+
+static void flist_append(bus_cache_t *self, struct entry *e)
+{
+    e->fprev = self->ftail;
+    e->fnext = NULL;
+    if (self->ftail)
+        self->ftail->fnext = e;
+    else
+        self->fhead = e;
+    self->ftail = e;
+}
+
+static bool in_table(const bus_cache_t *self, int node)
+{
+    return node < 0 || node == self->o.self_node ||
+           (node <= BUS_NODE_MAX && (self->table[node / 8] >> (node % 8) & 1));
+}
+
+/* Move e on or off the foreign list as the table says now. */
+static void classify(bus_cache_t *self, struct entry *e)
+{
+    bool foreign = self->have_table && !in_table(self, e->node);
+    if (foreign == e->foreign)
+        return;
+    if (foreign) {
+        flist_append(self, e);
+        self->fmsgs += e->n;
+        self->fbytes += e->bytes;
+    } else {
+        flist_unlink(self, e);
+        self->fmsgs -= e->n;
+        self->fbytes -= e->bytes;
+    }
+    e->foreign = foreign;
+}
+
+/* A `nodes` message of the master: its rows are the nodes whose entries count. */
+static void take_table(bus_cache_t *self, const bus_msg_t *msg)
+{
+    json_object *rows = NULL;
+    if (!json_object_object_get_ex(msg->hdr, "nodes", &rows) ||
+        !json_object_is_type(rows, json_type_array))
+        return;
+    memset(self->table, 0, sizeof self->table);
+    for (size_t i = 0; i < json_object_array_length(rows); i++) {
+        json_object *id = NULL;
+        if (json_object_object_get_ex(json_object_array_get_idx(rows, i), "node", &id)) {
+            int64_t n = json_object_get_int64(id);
+            if (n >= 0 && n <= BUS_NODE_MAX)
+                self->table[n / 8] |= (uint8_t)(1u << (n % 8));
+        }
+    }
+    self->have_table = true;
+    for (struct entry *e = self->head; e; e = e->next)
+        classify(self, e);
+}
+
 static void list_append(bus_cache_t *self, struct entry *e)
 {
     e->prev = self->tail;
@@ -113,7 +199,14 @@ static void evict_one(bus_cache_t *self, struct entry *e)
     self->bytes -= b;
     self->msgs--;
     self->evicted++;
+    if (e->foreign) {
+        self->fmsgs--;
+        self->fbytes -= b;
+        self->foreign_evicted++;
+    }
     if (e->n == 0) {
+        if (e->foreign)
+            flist_unlink(self, e);
         if (e->app_ix != SIZE_MAX) {
             self->app[e->app_ix] = self->app[--self->napp];
             self->app[e->app_ix]->app_ix = e->app_ix;
@@ -124,16 +217,35 @@ static void evict_one(bus_cache_t *self, struct entry *e)
     }
 }
 
-/* What the total budget trims: the entry of the most messages (bytes), else the oldest. */
+/*
+ * What the total budget trims: a foreign entry, the oldest; else the entry
+ * of the most messages (bytes); else the oldest that is not one of the
+ * master's single keys (NULL when only those are left).
+ */
 static struct entry *victim(const bus_cache_t *self, bool by_bytes)
 {
+    if (self->fhead)
+        return self->fhead;
     struct entry *big = NULL;
     for (size_t i = 0; i < self->napp; i++) {
         struct entry *e = self->app[i];
         if (e->n > 1 && (big == NULL || (by_bytes ? e->bytes > big->bytes : e->n > big->n)))
             big = e;
     }
-    return big ? big : self->head;
+    if (big)
+        return big;
+    struct entry *e = self->head;
+    while (e && e->kept)
+        e = e->next;
+    return e;
+}
+
+/* The master's single keys: what every late joiner needs first. */
+static bool single_key(const bus_cache_t *self, const bus_msg_t *msg)
+{
+    return msg->node == self->o.self_node && self->o.self_node >= 0 &&
+           (msg->kind == BUS_K_PLAN || msg->kind == BUS_K_NODES || msg->kind == BUS_K_SOLVE ||
+            msg->kind == BUS_K_RELAYS);
 }
 
 char *bus_cache_key(const bus_msg_t *msg)
@@ -164,6 +276,9 @@ void bus_cache_put(bus_cache_t *self, bus_msg_t *msg)
         return;
     }
     char *key = bus_cache_key(msg);
+    bool kept = single_key(self, msg);
+    if (kept && msg->kind == BUS_K_NODES)
+        take_table(self, msg);
     /* The header is only needed for the key: keep the wire frames alone. */
     json_object_put(msg->hdr);
     msg->hdr = NULL;
@@ -171,6 +286,8 @@ void bus_cache_put(bus_cache_t *self, bus_msg_t *msg)
     if (e == NULL) {
         e = xcalloc(1, sizeof *e);
         e->key = key;
+        e->node = msg->node;
+        e->kept = kept;
         e->app_ix = SIZE_MAX;
         if (d->cache == BUS_CACHE_APPEND) {
             if (self->napp == self->capapp) {
@@ -184,15 +301,23 @@ void bus_cache_put(bus_cache_t *self, bus_msg_t *msg)
     } else {
         free(key);
         list_unlink(self, e);
+        if (e->foreign)
+            flist_unlink(self, e);
         if (d->cache == BUS_CACHE_LATEST) {
             /* Replaced, not evicted: the newer message carries the state. */
             for (size_t i = 0; i < e->n; i++)
                 bus_msg_destroy(&e->msgs[i]);
             self->msgs -= e->n;
             self->bytes -= e->bytes;
+            if (e->foreign) {
+                self->fmsgs -= e->n;
+                self->fbytes -= e->bytes;
+            }
             e->n = 0;
             e->bytes = 0;
         }
+        if (e->foreign)
+            flist_append(self, e);
     }
     list_append(self, e);
     if (e->n == e->cap) {
@@ -204,10 +329,21 @@ void bus_cache_put(bus_cache_t *self, bus_msg_t *msg)
     e->bytes += b;
     self->bytes += b;
     self->msgs++;
+    if (e->foreign) {
+        self->fmsgs++;
+        self->fbytes += b;
+    } else {
+        classify(self, e);
+    }
     while (e->n > 1 && e->bytes > self->o.key_bytes)
         evict_one(self, e);
-    while (self->head && (self->msgs > self->o.max_msgs || self->bytes > self->o.max_bytes))
-        evict_one(self, victim(self, self->bytes > self->o.max_bytes));
+    while (self->fhead &&
+           (self->fmsgs > self->o.max_msgs / 4 || self->fbytes > self->o.max_bytes / 4))
+        evict_one(self, self->fhead);
+    struct entry *v;
+    while ((self->msgs > self->o.max_msgs || self->bytes > self->o.max_bytes) &&
+           (v = victim(self, self->bytes > self->o.max_bytes)) != NULL)
+        evict_one(self, v);
 }
 
 void bus_cache_foreach(bus_cache_t *self, bool (*fn)(const bus_msg_t *msg, void *arg), void *arg)
@@ -225,4 +361,11 @@ void bus_cache_counts(const bus_cache_t *self, uint64_t *msgs, uint64_t *bytes, 
     *msgs = self->msgs;
     *bytes = self->bytes;
     *evicted = self->evicted;
+}
+
+void bus_cache_foreign(const bus_cache_t *self, uint64_t *msgs, uint64_t *evicted)
+{
+    assert(self);
+    *msgs = self->fmsgs;
+    *evicted = self->foreign_evicted;
 }

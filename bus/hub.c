@@ -96,12 +96,15 @@ static void *proxy_main(void *arg)
 
 static void refresh_cache_stats(bus_hub_t *self)
 {
-    uint64_t m, b, e;
+    uint64_t m, b, e, fm, fe;
     bus_cache_counts(self->cache, &m, &b, &e);
+    bus_cache_foreign(self->cache, &fm, &fe);
     pthread_mutex_lock(&self->lock);
     self->st.cache_msgs = m;
     self->st.cache_bytes = b;
     self->st.cache_evicted = e;
+    self->st.cache_foreign = fm;
+    self->st.cache_foreign_evicted = fe;
     pthread_mutex_unlock(&self->lock);
 }
 
@@ -373,6 +376,7 @@ bus_hub_t *bus_hub_new(const struct bus_hub_opts *opts, char *err)
         .max_msgs = opts->cache_max_msgs ? opts->cache_max_msgs : 16384,
         .max_bytes = opts->cache_max_bytes ? opts->cache_max_bytes : 64u << 20,
         .key_bytes = opts->cache_key_bytes ? opts->cache_key_bytes : 8u << 20,
+        .self_node = opts->node,
     };
     self->cache = bus_cache_new(&co);
     snprintf(self->inproc_pub, sizeof self->inproc_pub, "inproc://dp-hub-%p-pub", (void *)self);
@@ -395,7 +399,7 @@ bus_hub_t *bus_hub_new(const struct bus_hub_opts *opts, char *err)
     /* The ROUTER queue holds a whole state reply (the cache is bounded). */
     int router_hwm = (int)(co.max_msgs + 1024);
     self->router = make_socket(self, ZMQ_ROUTER, router_hwm, 10000, err);
-    if (self->router == NULL)
+    if (self->router == NULL || bus_zmq_maxmsg(self->router, &self->lim, "hub", err) != BASE_OK)
         goto err;
     if (zmq_setsockopt(self->router, ZMQ_ROUTER_MANDATORY, &one, sizeof one) != 0) {
         base_err(err, "hub: socket options: %s", zmq_strerror(errno));
@@ -408,7 +412,8 @@ bus_hub_t *bus_hub_new(const struct bus_hub_opts *opts, char *err)
                      sizeof self->ep[0], err) != BASE_OK)
         goto err;
     self->xsub = make_socket(self, ZMQ_XSUB, 0, opts->rcvhwm > 0 ? opts->rcvhwm : 10000, err);
-    if (self->xsub == NULL || bus_curve_server(self->xsub, opts->curve, "hub", err) != BASE_OK ||
+    if (self->xsub == NULL || bus_zmq_maxmsg(self->xsub, &self->lim, "hub", err) != BASE_OK ||
+        bus_curve_server(self->xsub, opts->curve, "hub", err) != BASE_OK ||
         bus_zmq_bind(self->xsub, "hub", "publisher",
                      opts->pub_endpoint ? opts->pub_endpoint : pub_default, self->ep[BUS_HUB_PUB],
                      sizeof self->ep[0], err) != BASE_OK)
@@ -418,7 +423,8 @@ bus_hub_t *bus_hub_new(const struct bus_hub_opts *opts, char *err)
         goto err;
     }
     self->xpub = make_socket(self, ZMQ_XPUB, opts->sndhwm > 0 ? opts->sndhwm : 10000, 0, err);
-    if (self->xpub == NULL || bus_curve_server(self->xpub, opts->curve, "hub", err) != BASE_OK ||
+    if (self->xpub == NULL || bus_zmq_maxmsg(self->xpub, &self->lim, "hub", err) != BASE_OK ||
+        bus_curve_server(self->xpub, opts->curve, "hub", err) != BASE_OK ||
         bus_zmq_bind(self->xpub, "hub", "subscriber",
                      opts->sub_endpoint ? opts->sub_endpoint : sub_default, self->ep[BUS_HUB_SUB],
                      sizeof self->ep[0], err) != BASE_OK)

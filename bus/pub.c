@@ -39,7 +39,7 @@ bus_pub_t *bus_pub_new(const struct bus_pub_opts *opts, char *err)
         goto err;
     self->sock = bus_zmq_socket(self->ctx, ZMQ_XPUB, opts->sndhwm > 0 ? opts->sndhwm : 10000, 0,
                                 "publisher", err);
-    if (self->sock == NULL)
+    if (self->sock == NULL || bus_zmq_maxmsg(self->sock, &self->lim, "publisher", err) != BASE_OK)
         goto err;
     int one = 1, linger = opts->linger_ms == 0 ? 1000 : opts->linger_ms < 0 ? 0 : opts->linger_ms;
     if (zmq_setsockopt(self->sock, ZMQ_XPUB_NODROP, &one, sizeof one) != 0 ||

@@ -28,7 +28,8 @@ bus_reg_t *bus_reg_new(const struct bus_reg_opts *opts, char *err)
     if (self->ctx == NULL)
         goto err;
     self->sock = bus_zmq_socket(self->ctx, ZMQ_DEALER, 1000, 10000, "registration", err);
-    if (self->sock == NULL)
+    if (self->sock == NULL ||
+        bus_zmq_maxmsg(self->sock, &self->lim, "registration", err) != BASE_OK)
         goto err;
     int one = 1;
     if (zmq_setsockopt(self->sock, ZMQ_IMMEDIATE, &one, sizeof one) != 0) {

@@ -183,6 +183,10 @@ bus_relay_t *bus_relay_new(const struct bus_relay_opts *opts, char *err)
     self->sub_out = self->sub_up ? bus_zmq_socket(self->ctx, ZMQ_XPUB, hwm, 0, "relay", err) : NULL;
     if (self->sub_out == NULL)
         goto err;
+    void *faces[] = {self->pub_in, self->pub_up, self->sub_up, self->sub_out};
+    for (size_t i = 0; i < BASE_ARRAY_LEN(faces); i++)
+        if (bus_zmq_maxmsg(faces[i], NULL, "relay", err) != BASE_OK)
+            goto err;
     if (zmq_setsockopt(self->pub_up, ZMQ_XPUB_NODROP, &one, sizeof one) != 0) {
         base_err(err, "relay: socket options: %s", zmq_strerror(errno));
         goto err;

@@ -75,7 +75,7 @@ bus_sub_t *bus_sub_new(const struct bus_sub_opts *opts, char *err)
         goto err;
     self->sock = bus_zmq_socket(self->ctx, ZMQ_SUB, 0, opts->rcvhwm > 0 ? opts->rcvhwm : 10000,
                                 "subscriber", err);
-    if (self->sock == NULL)
+    if (self->sock == NULL || bus_zmq_maxmsg(self->sock, &self->lim, "subscriber", err) != BASE_OK)
         goto err;
     static const char *const everything[] = {BUS_TOPIC_PREFIX, NULL};
     const char *const *pre = opts->prefixes ? opts->prefixes : everything;
@@ -408,7 +408,7 @@ int bus_sub_fetch_state(bus_sub_t *self, const char *reg_endpoint, int timeout_m
     int64_t deadline = base_monotonic_ns() + (int64_t)timeout_ms * 1000000;
     int one = 1, hwm = (int)(self->queue_max < 1000000 ? self->queue_max + 16 : 1000000);
     void *dealer = bus_zmq_socket(self->ctx, ZMQ_DEALER, 0, hwm, "state", err);
-    if (dealer == NULL)
+    if (dealer == NULL || bus_zmq_maxmsg(dealer, &self->lim, "state", err) != BASE_OK)
         goto out;
     if (zmq_setsockopt(dealer, ZMQ_IMMEDIATE, &one, sizeof one) != 0) {
         base_err(err, "state: socket options: %s", zmq_strerror(errno));

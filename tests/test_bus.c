@@ -1228,6 +1228,77 @@ static void test_cache_keeps_quiet_tables(void **state)
     bus_hub_destroy(&hub);
 }
 
+/*
+ * A flood of cached messages under many node ids does not push the
+ * master's plan, node table or a live node's name table out of the late
+ * joiners' state: 200,000 statuses under 60,000 ids left a late joiner
+ * without a plan.  Entries of nodes not in the master's table are evicted
+ * first and hold a quarter of the budget at most.
+ */
+static void test_cache_flood_keeps_master_keys(void **state)
+{
+    char err[BASE_ERRLEN];
+    bus_hub_t *hub = start_hub(256, 0); /* the hub is node 0's, the master's */
+    bus_sub_t *early = start_sub(hub, 0, NULL);
+    bus_pub_t *master = start_pub(hub, 0), *node1 = start_pub(hub, 1);
+    assert_int_equal(bus_pub_wait_subscribed(master, BUS_K_PLAN, 10000), 1);
+    assert_int_equal(bus_pub_wait_subscribed(node1, BUS_K_NAMES, 10000), 1);
+    publish(master, BUS_K_PLAN, NULL);
+    publish(master, BUS_K_NODES, NULL); /* nodes 0 and 1 */
+    publish(node1, BUS_K_NAMES, "{\"node\":1,\"pid\":5,\"names\":[[1,\"gemm\"]]}");
+    /* A stranger's statuses under 6000 ids, none of them in the table. */
+    void *raw = zmq_socket(bus_hub_zctx(hub), ZMQ_PUB);
+    int zero = 0;
+    zmq_setsockopt(raw, ZMQ_LINGER, &zero, sizeof zero);
+    assert_int_equal(zmq_connect(raw, bus_hub_endpoint(hub, BUS_HUB_PUB)), 0);
+    base_sleep_ns(200000000); /* the hub's subscription reaches it */
+    json_object *h = parse(samples[BUS_K_STATUS]);
+    for (int i = 0; i < 6000; i++) {
+        json_object_object_add(h, "node", json_object_new_int(1000 + i));
+        bus_msg_t *m = sample_msg(BUS_K_STATUS, h);
+        assert_int_equal(bus_msg_encode(m, 1000 + i, 1, NULL, err), BASE_OK);
+        struct bus_frame f[BUS_MAX_FRAMES];
+        size_t n = bus_msg_frames(m, f);
+        for (size_t j = 0; j < n; j++)
+            zmq_send(raw, f[j].data, f[j].len, j + 1 < n ? ZMQ_SNDMORE : 0);
+        bus_msg_destroy(&m);
+        if (i % 500 == 499)
+            base_sleep_ns(20000000);
+    }
+    json_object_put(h);
+    struct bus_hub_stats hs;
+    bus_hub_stats(hub, &hs);
+    int64_t deadline = base_monotonic_ns() + 20000000000LL;
+    uint64_t last = 0;
+    do { /* until the cache has read what came (it stops growing) */
+        base_sleep_ns(300000000);
+        last = hs.cache_in;
+        bus_hub_stats(hub, &hs);
+    } while ((hs.cache_in != last || hs.cache_in < 3000) && base_monotonic_ns() < deadline);
+    assert_true(hs.cache_in >= 3000);
+    struct bus_state_info info;
+    bus_sub_t *late = start_sub(hub, 0, &info);
+    int kinds[BUS_K_NKINDS] = {0};
+    bus_msg_t *got;
+    while (bus_sub_recv(late, &got, 0, err) == 1) {
+        if (bus_msg_from_state(got))
+            kinds[bus_msg_kind(got)]++;
+        bus_msg_destroy(&got);
+    }
+    assert_int_equal(kinds[BUS_K_PLAN], 1);
+    assert_int_equal(kinds[BUS_K_NODES], 1);
+    assert_int_equal(kinds[BUS_K_NAMES], 1);
+    assert_true(kinds[BUS_K_STATUS] >= 1 && kinds[BUS_K_STATUS] <= 256 / 4);
+    assert_true(hs.cache_foreign <= 256 / 4);
+    assert_true(hs.cache_foreign_evicted >= 1000);
+    zmq_close(raw);
+    bus_sub_destroy(&late);
+    bus_sub_destroy(&early);
+    bus_pub_destroy(&node1);
+    bus_pub_destroy(&master);
+    bus_hub_destroy(&hub);
+}
+
 static void test_registration(void **state)
 {
     char err[BASE_ERRLEN];
@@ -1369,6 +1440,70 @@ static void test_sub_seq_jumps(void **state)
     bus_sub_destroy(&sub);
     zmq_close(pub);
     zmq_ctx_term(ctx);
+}
+
+/*
+ * The hub takes no frame larger than its limits: one peer publishing
+ * 100 MB frames had them queued for every subscriber (a hub of 53 MB grew
+ * to 1.15 GB).  Its connection is dropped instead, nothing of it reaches a
+ * subscriber, and the bus goes on.
+ */
+static void test_hub_max_frame(void **state)
+{
+    char err[BASE_ERRLEN];
+    struct bus_hub_opts o = {.reg_endpoint = "tcp://127.0.0.1:*",
+                             .pub_endpoint = "tcp://127.0.0.1:*",
+                             .sub_endpoint = "tcp://127.0.0.1:*",
+                             .limits = {.max_header = 64 << 10, .max_payload = 1 << 20}};
+    bus_hub_t *hub = bus_hub_new(&o, err);
+    assert_non_null(hub);
+    bus_sub_t *sub = start_sub(hub, 0, NULL);
+    bus_pub_t *pub = start_pub(hub, NODE);
+    assert_int_equal(bus_pub_wait_subscribed(pub, BUS_K_HB, 10000), 1);
+    /* A raw publisher of 8 MiB payloads (their header is right). */
+    void *raw = zmq_socket(bus_hub_zctx(hub), ZMQ_PUB);
+    int zero = 0; /* what it could not send must not hold up the hub's context */
+    zmq_setsockopt(raw, ZMQ_LINGER, &zero, sizeof zero);
+    assert_int_equal(zmq_connect(raw, bus_hub_endpoint(hub, BUS_HUB_PUB)), 0);
+    size_t big = 8u << 20;
+    char *payload = calloc(1, big);
+    assert_non_null(payload);
+    const char *hdr = "{\"type\":\"ev\",\"seq\":1,\"node\":3,\"pid\":1,\"count\":0,\"dropped\":0}";
+    for (int i = 0; i < 30; i++) {
+        zmq_send(raw, "dp1.ev.3", 8, ZMQ_SNDMORE | ZMQ_DONTWAIT);
+        zmq_send(raw, hdr, strlen(hdr), ZMQ_SNDMORE | ZMQ_DONTWAIT);
+        zmq_send(raw, payload, big, ZMQ_DONTWAIT);
+        base_sleep_ns(20000000);
+    }
+    free(payload);
+    /* The bus goes on: a heartbeat after them arrives, and nothing big did. */
+    bus_msg_t *m = bus_msg_new(BUS_K_HB);
+    bus_msg_set_i64(m, "node", NODE);
+    bus_msg_set_i64(m, "t_ns", 77);
+    assert_int_equal(bus_pub_send(pub, m, err), BASE_OK);
+    bus_msg_destroy(&m);
+    bool hb = false;
+    size_t largest = 0;
+    int64_t deadline = base_monotonic_ns() + 10000000000LL;
+    while (!hb && base_monotonic_ns() < deadline) {
+        bus_msg_t *in = NULL;
+        if (bus_sub_recv(sub, &in, 100, err) != 1)
+            continue;
+        size_t len = 0;
+        bus_msg_payload(in, &len);
+        largest = len > largest ? len : largest;
+        hb = bus_msg_kind(in) == BUS_K_HB;
+        bus_msg_destroy(&in);
+    }
+    assert_true(hb);
+    assert_int_equal(largest, 0);
+    struct bus_sub_stats st;
+    bus_sub_stats(sub, &st);
+    assert_int_equal(base_decstats_errors(&st.dec), 0);
+    zmq_close(raw);
+    bus_pub_destroy(&pub);
+    bus_sub_destroy(&sub);
+    bus_hub_destroy(&hub);
 }
 
 static void test_publisher_never_blocks(void **state)
@@ -1836,10 +1971,12 @@ int main(void)
         cmocka_unit_test(test_late_joiner_state),
         cmocka_unit_test(test_cache_budget_evicts),
         cmocka_unit_test(test_cache_keeps_quiet_tables),
+        cmocka_unit_test(test_cache_flood_keeps_master_keys),
         cmocka_unit_test(test_registration),
         cmocka_unit_test(test_publisher_never_blocks),
         cmocka_unit_test(test_slow_subscriber_gaps),
         cmocka_unit_test(test_sub_seq_jumps),
+        cmocka_unit_test(test_hub_max_frame),
         cmocka_unit_test(test_curve_admits_only_known_keys),
         cmocka_unit_test(test_relay_tree),
         cmocka_unit_test(test_relay_curve),
