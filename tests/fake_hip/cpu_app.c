@@ -29,7 +29,7 @@
 
 static int steps = 3;
 
-static void fail(const char *what)
+static _Noreturn void fail(const char *what)
 {
     fprintf(stderr, "cpu_app: %s\n", what);
     exit(1);

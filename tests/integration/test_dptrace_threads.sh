@@ -10,9 +10,12 @@ A=${DPTEST_ASAN_BUILD:-}
 PRELOAD=
 if [ -n "$A" ] && [ -e "$A/libdptrace.so" ] && [ -e "$A/tests/fake_hip/hip_app" ]; then
     BD=$A
-    # The sanitizer runtime must come first in the process: the app is built
-    # with it, and it is preloaded ahead of libdptrace.
-    PRELOAD="$(cc -print-file-name=libasan.so) "
+    # The sanitizer runtime must come first in the process.  gcc's is a
+    # shared library the app links: it is preloaded ahead of libdptrace.
+    # clang's is inside the app itself, and libdptrace takes it from there.
+    if ldd "$A/tests/fake_hip/hip_app" | grep -q libasan; then
+        PRELOAD="$(cc -print-file-name=libasan.so) "
+    fi
     export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
     export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
     echo "using the sanitizer build $A"
