@@ -1415,7 +1415,10 @@ static void publish_status(node_agent_t *self, int64_t period_ns)
         bus_msg_set_u64(m, "steps_between", ms.steps_between);
         bus_msg_set_u64(m, "history_ignored", ms.history_ignored);
         bus_msg_set_u64(m, "hub_cache_msgs", hs.cache_msgs);
+        bus_msg_set_u64(m, "hub_cache_bytes", hs.cache_bytes);
         bus_msg_set_u64(m, "hub_cache_evicted", hs.cache_evicted);
+        bus_msg_set_u64(m, "hub_cache_foreign", hs.cache_foreign);
+        bus_msg_set_u64(m, "hub_cache_foreign_evicted", hs.cache_foreign_evicted);
         bus_msg_set_u64(m, "hub_state_reqs", hs.state_reqs);
         bus_msg_set_u64(m, "hub_auth_denied", hs.auth_denied);
     }
