@@ -1141,6 +1141,51 @@ static void test_late_joiner_state(void **state)
     bus_hub_destroy(&hub);
 }
 
+/* Encode m as node `node`'s with sequence number `seq`, send it on a raw
+ * socket, and destroy it. */
+static void raw_send(void *sock, bus_msg_t *m, int node, uint64_t seq)
+{
+    char err[BASE_ERRLEN];
+    assert_int_equal(bus_msg_encode(m, node, seq, NULL, err), BASE_OK);
+    struct bus_frame f[BUS_MAX_FRAMES];
+    size_t n = bus_msg_frames(m, f);
+    for (size_t i = 0; i < n; i++)
+        assert_true(zmq_send(sock, f[i].data, f[i].len, i + 1 < n ? ZMQ_SNDMORE : 0) >= 0);
+    bus_msg_destroy(&m);
+}
+
+/* Send a hb of node 3 with sequence number `seq` on a raw PUB socket. */
+static void raw_hb(void *pub, uint64_t seq)
+{
+    bus_msg_t *m = bus_msg_new(BUS_K_HB);
+    bus_msg_set_i64(m, "node", 3);
+    bus_msg_set_i64(m, "t_ns", (int64_t)seq);
+    raw_send(pub, m, 3, seq);
+}
+
+/* A stranger's publisher on the hub, as anyone can open one: linger 0, so
+ * that what it could not send never holds up the hub's context; connected
+ * once the hub's subscription has reached it. */
+static void *raw_publisher(bus_hub_t *hub)
+{
+    void *raw = zmq_socket(bus_hub_zctx(hub), ZMQ_PUB);
+    int zero = 0;
+    zmq_setsockopt(raw, ZMQ_LINGER, &zero, sizeof zero);
+    assert_int_equal(zmq_connect(raw, bus_hub_endpoint(hub, BUS_HUB_PUB)), 0);
+    base_sleep_ns(300000000);
+    return raw;
+}
+
+/* The sample status as node `node`'s, raw. */
+static void raw_status(void *raw, int node)
+{
+    json_object *h = parse(samples[BUS_K_STATUS]);
+    json_object_object_add(h, "node", json_object_new_int(node));
+    bus_msg_t *m = sample_msg(BUS_K_STATUS, h);
+    json_object_put(h);
+    raw_send(raw, m, node, 1);
+}
+
 static void test_cache_budget_evicts(void **state)
 {
     bus_hub_t *hub = start_hub(4, 0);
@@ -1248,25 +1293,12 @@ static void test_cache_flood_keeps_master_keys(void **state)
     publish(master, BUS_K_NODES, NULL); /* nodes 0 and 1 */
     publish(node1, BUS_K_NAMES, "{\"node\":1,\"pid\":5,\"names\":[[1,\"gemm\"]]}");
     /* A stranger's statuses under 6000 ids, none of them in the table. */
-    void *raw = zmq_socket(bus_hub_zctx(hub), ZMQ_PUB);
-    int zero = 0;
-    zmq_setsockopt(raw, ZMQ_LINGER, &zero, sizeof zero);
-    assert_int_equal(zmq_connect(raw, bus_hub_endpoint(hub, BUS_HUB_PUB)), 0);
-    base_sleep_ns(200000000); /* the hub's subscription reaches it */
-    json_object *h = parse(samples[BUS_K_STATUS]);
+    void *raw = raw_publisher(hub);
     for (int i = 0; i < 6000; i++) {
-        json_object_object_add(h, "node", json_object_new_int(1000 + i));
-        bus_msg_t *m = sample_msg(BUS_K_STATUS, h);
-        assert_int_equal(bus_msg_encode(m, 1000 + i, 1, NULL, err), BASE_OK);
-        struct bus_frame f[BUS_MAX_FRAMES];
-        size_t n = bus_msg_frames(m, f);
-        for (size_t j = 0; j < n; j++)
-            zmq_send(raw, f[j].data, f[j].len, j + 1 < n ? ZMQ_SNDMORE : 0);
-        bus_msg_destroy(&m);
+        raw_status(raw, 1000 + i);
         if (i % 500 == 499)
             base_sleep_ns(20000000);
     }
-    json_object_put(h);
     struct bus_hub_stats hs;
     bus_hub_stats(hub, &hs);
     int64_t deadline = base_monotonic_ns() + 20000000000LL;
@@ -1321,28 +1353,14 @@ static long rss_kib(void)
  */
 static void test_cache_memory(void **state)
 {
-    char err[BASE_ERRLEN];
     bus_hub_t *hub = start_hub(0, 0);
-    void *raw = zmq_socket(bus_hub_zctx(hub), ZMQ_PUB);
-    int zero = 0;
-    zmq_setsockopt(raw, ZMQ_LINGER, &zero, sizeof zero);
-    assert_int_equal(zmq_connect(raw, bus_hub_endpoint(hub, BUS_HUB_PUB)), 0);
-    base_sleep_ns(300000000); /* the hub's subscription reaches it */
+    void *raw = raw_publisher(hub);
     enum { N = 2000 };
     long before = rss_kib();
-    json_object *h = parse(samples[BUS_K_STATUS]);
     for (int i = 0; i < N; i++) {
-        json_object_object_add(h, "node", json_object_new_int(1 + i));
-        bus_msg_t *m = sample_msg(BUS_K_STATUS, h);
-        assert_int_equal(bus_msg_encode(m, 1 + i, 1, NULL, err), BASE_OK);
-        struct bus_frame f[BUS_MAX_FRAMES];
-        size_t n = bus_msg_frames(m, f);
-        for (size_t j = 0; j < n; j++)
-            zmq_send(raw, f[j].data, f[j].len, j + 1 < n ? ZMQ_SNDMORE : 0);
-        bus_msg_destroy(&m);
+        raw_status(raw, 1 + i);
         base_sleep_ns(300000); /* a message a read, as agents send them */
     }
-    json_object_put(h);
     struct bus_hub_stats hs;
     int64_t deadline = base_monotonic_ns() + 20000000000LL;
     do {
@@ -1434,21 +1452,6 @@ static void test_registration(void **state)
     bus_hub_destroy(&hub);
 }
 
-/* Send a hb of node 3 with sequence number `seq` on a raw PUB socket. */
-static void raw_hb(void *pub, uint64_t seq)
-{
-    char err[BASE_ERRLEN];
-    bus_msg_t *m = bus_msg_new(BUS_K_HB);
-    bus_msg_set_i64(m, "node", 3);
-    bus_msg_set_i64(m, "t_ns", (int64_t)seq);
-    assert_int_equal(bus_msg_encode(m, 3, seq, NULL, err), BASE_OK);
-    struct bus_frame f[BUS_MAX_FRAMES];
-    size_t n = bus_msg_frames(m, f);
-    for (size_t i = 0; i < n; i++)
-        assert_true(zmq_send(pub, f[i].data, f[i].len, i + 1 < n ? ZMQ_SNDMORE : 0) >= 0);
-    bus_msg_destroy(&m);
-}
-
 /*
  * A sequence number far past the last one is a jump, not loss: one forged
  * message with a huge seq made a recorder report 171 M drops, and the
@@ -1526,10 +1529,7 @@ static void test_hub_max_frame(void **state)
     bus_pub_t *pub = start_pub(hub, NODE);
     assert_int_equal(bus_pub_wait_subscribed(pub, BUS_K_HB, 10000), 1);
     /* A raw publisher of 8 MiB payloads (their header is right). */
-    void *raw = zmq_socket(bus_hub_zctx(hub), ZMQ_PUB);
-    int zero = 0; /* what it could not send must not hold up the hub's context */
-    zmq_setsockopt(raw, ZMQ_LINGER, &zero, sizeof zero);
-    assert_int_equal(zmq_connect(raw, bus_hub_endpoint(hub, BUS_HUB_PUB)), 0);
+    void *raw = raw_publisher(hub);
     size_t big = 8u << 20;
     char *payload = calloc(1, big);
     assert_non_null(payload);

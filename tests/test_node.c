@@ -1362,6 +1362,19 @@ static void test_master_relays(void **state)
     hub_dir_remove(dir);
 }
 
+/* A master on ep whose plans c counts; heartbeats a minute apart, so that
+ * nobody goes down in a test that does not wait for it. */
+static node_master_t *start_counted_master(const char *ep, struct mctx *c)
+{
+    struct node_master_cfg mc = test_master_cfg(ep, 60000000000LL);
+    mc.on_plan = m_plan;
+    mc.ctx = c;
+    char err[BASE_ERRLEN];
+    node_master_t *m = node_master_new(&mc, err);
+    assert_non_null(m);
+    return m;
+}
+
 /*
  * A bye counts only from the connection that registered the node: forged
  * ones (any connection can write any node id) marked a live node down and
@@ -1372,12 +1385,8 @@ static void test_master_forged_bye(void **state)
     char dir[] = "/tmp/dpnode-test-XXXXXX", ep[128];
     hub_dir(dir, ep, sizeof ep);
     struct mctx c = {0};
-    struct node_master_cfg mc = test_master_cfg(ep, 60000000000LL);
-    mc.on_plan = m_plan;
-    mc.ctx = &c;
+    node_master_t *m = start_counted_master(ep, &c);
     char err[BASE_ERRLEN];
-    node_master_t *m = node_master_new(&mc, err);
-    assert_non_null(m);
     struct bus_reg_opts ro = {.endpoint = ep, .node = BUS_NODE_NONE};
     bus_reg_t *r = bus_reg_new(&ro, err), *forger = bus_reg_new(&ro, err);
     assert_non_null(r);
@@ -1430,12 +1439,8 @@ static void test_master_hello_flood(void **state)
     char dir[] = "/tmp/dpnode-test-XXXXXX", ep[128];
     hub_dir(dir, ep, sizeof ep);
     struct mctx c = {0};
-    struct node_master_cfg mc = test_master_cfg(ep, 60000000000LL);
-    mc.on_plan = m_plan;
-    mc.ctx = &c;
+    node_master_t *m = start_counted_master(ep, &c);
     char err[BASE_ERRLEN];
-    node_master_t *m = node_master_new(&mc, err);
-    assert_non_null(m);
     struct bus_reg_opts ro = {.endpoint = ep, .node = BUS_NODE_NONE};
     bus_reg_t *r = bus_reg_new(&ro, err);
     assert_non_null(r);
