@@ -110,6 +110,9 @@ static const struct bus_field welcome_fields[] = {
      .unit = "ms",
      .doc = "heartbeat period"},
     {.name = "k", .type = BUS_T_INT, NODE_R, .doc = "neighbours each node probes"},
+    {.name = "probe_key",
+     .type = BUS_T_STR,
+     .doc = "the cluster's probe MAC key, 32 hex digits (to this node's connection only)"},
 };
 
 static const struct bus_field plan_node_fields[] = {

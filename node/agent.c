@@ -104,6 +104,8 @@ struct node_agent {
     /* probing */
     node_prober_t *prober;
     char probe_addr[NODE_ADDR_LEN];
+    bool key_configured;    /* --probe-key: the welcome's key is not taken */
+    char probe_key_hex[40]; /* the master's: the cluster's key, configured or drawn */
     node_windows_t *win;
     bool win_started;
     int64_t next_close_k;
@@ -290,6 +292,22 @@ static void alerts_flush(node_agent_t *self)
     self->nalerts = 0;
 }
 
+/* Secrets: the kernel's random bytes (the clocks only where it has none to give). */
+static void random_bytes(void *buf, size_t len)
+{
+    uint64_t seed = (uint64_t)base_realtime_ns() ^ ((uint64_t)getpid() << 32);
+    for (size_t i = 0; i < len; i++) {
+        seed = seed * 6364136223846793005ULL + (uint64_t)base_monotonic_ns();
+        ((uint8_t *)buf)[i] = (uint8_t)(seed >> 56);
+    }
+    FILE *f = fopen("/dev/urandom", "rb");
+    if (f) {
+        if (fread(buf, len, 1, f) != 1)
+            base_log(BASE_LOG_WARN, "node", "no random bytes from /dev/urandom: clock-made ones");
+        fclose(f);
+    }
+}
+
 /*
  * The instance names this agent process to the master, which keeps a node's
  * row for whoever says it: it is sent over the registration connection only
@@ -297,14 +315,8 @@ static void alerts_flush(node_agent_t *self)
  */
 static void random_instance(char *buf, size_t len)
 {
-    uint64_t x[2] = {(uint64_t)base_realtime_ns() ^ ((uint64_t)getpid() << 32),
-                     (uint64_t)base_monotonic_ns()};
-    FILE *f = fopen("/dev/urandom", "rb");
-    if (f) {
-        if (fread(x, sizeof x, 1, f) != 1)
-            x[1] ^= (uint64_t)base_monotonic_ns();
-        fclose(f);
-    }
+    uint64_t x[2];
+    random_bytes(x, sizeof x);
     snprintf(buf, len, "%016" PRIx64 "%016" PRIx64, x[0], x[1]);
 }
 
@@ -1357,6 +1369,7 @@ static void publish_status(node_agent_t *self, int64_t period_ns)
     bus_msg_set_u64(m, "probe_lost_pairs", ps.lost_pairs);
     bus_msg_set_u64(m, "probe_queue_drops", ps.queue_drops);
     bus_msg_set_bool(m, "kernel_timestamps", node_prober_kernel_timestamps(self->prober));
+    bus_msg_set_bool(m, "probe_mac", node_prober_has_key(self->prober));
     bus_msg_set_u64(m, "tx_user_ts", ps.tx_user_ts);
     bus_msg_set_u64(m, "rx_user_ts", ps.rx_user_ts);
     bus_msg_set_u64(m, "win_samples", ws.added);
@@ -1549,6 +1562,19 @@ static void on_welcome(node_agent_t *self, bus_msg_t *msg)
     if (retime &&
         node_prober_set_timing(self->prober, self->cadence_ns, self->spacing_ns, err) != BASE_OK)
         base_log(BASE_LOG_ERROR, "node", "master's probe schedule refused: %s", err);
+    /* The cluster's probe key, unless this agent was given its own. */
+    const char *ktext = NULL;
+    uint8_t key[NODE_PROBE_KEY_SIZE];
+    base_json_opt_str(h, "probe_key", &ktext, NULL);
+    if (ktext && !self->key_configured) {
+        if (node_parse_key(ktext, key, err) == BASE_OK) {
+            if (!node_prober_has_key(self->prober))
+                base_log(BASE_LOG_INFO, "node", "probes carry a MAC with the cluster's key");
+            node_prober_set_key(self->prober, key);
+        } else {
+            alog(self, BASE_LOG_WARN, "the welcome's probe key is refused: %s", err);
+        }
+    }
     bool new_id = id != self->id;
     self->ref = (int)ref;
     self->epoch = epoch;
@@ -1743,11 +1769,25 @@ node_agent_t *node_agent_new(const base_config_t *cfg, char *err)
                                  err) != BASE_OK)
         goto err;
 
-    /* The probe socket. */
+    /*
+     * The probe socket.  Without --probe-key the master draws a key for the
+     * cluster and hands it out in the welcome, so that a cluster where
+     * nobody set one is still safe from spoofed probes (a probe without the
+     * MAC is counted as forged, never fitted).
+     */
     uint8_t key[NODE_PROBE_KEY_SIZE];
     const char *keytext = base_config_str(cfg, "probe_key");
     if (*keytext && node_parse_key(keytext, key, err) != BASE_OK)
         goto err;
+    self->key_configured = *keytext != '\0';
+    bool have_key = self->key_configured;
+    if (!have_key && self->is_master) {
+        random_bytes(key, sizeof key);
+        have_key = true;
+    }
+    if (self->is_master && have_key)
+        for (size_t i = 0; i < NODE_PROBE_KEY_SIZE; i++)
+            snprintf(self->probe_key_hex + 2 * i, 3, "%02x", key[i]);
     int master_id = self->req_id >= 0 ? self->req_id : 0;
     struct node_prober_cfg pc = {
         .bind_ip = base_config_str(cfg, "bind_ip"),
@@ -1759,7 +1799,7 @@ node_agent_t *node_agent_new(const base_config_t *cfg, char *err)
         .clock = self->has_sim ? prober_clock : NULL,
         .clock_ctx = self->sim_prober,
         .user_timestamps = base_config_bool(cfg, "user_timestamps"),
-        .key = *keytext ? key : NULL,
+        .key = have_key ? key : NULL,
     };
     if (node_parse_sim_delay(base_config_str(cfg, "sim_path_delay"), pc.sim_delay, &pc.n_sim_delay,
                              err) != BASE_OK)
@@ -1823,6 +1863,7 @@ node_agent_t *node_agent_new(const base_config_t *cfg, char *err)
             .margin_z = self->margin_z,
             .server_curve = self->server_curve,
             .client_curve = self->client_curve,
+            .probe_key = self->probe_key_hex[0] ? self->probe_key_hex : NULL,
             .host = self->host,
             .version = DP_VERSION,
             .instance = self->instance,

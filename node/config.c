@@ -97,7 +97,8 @@ static const struct base_cfg_key keys[] = {
     {"nvml_library", BASE_CFG_STRING, GPU_NVML_LIBRARY, 0, 0,
      "NVML library for NVIDIA device metrics (empty: none)"},
     {"probe_key", BASE_CFG_STRING, "", 1, 0,
-     "32 hex digits: MAC key of the probe packets, the same on every node (empty: no MAC)"},
+     "32 hex digits: MAC key of the probe packets, the same on every node (empty: the "
+     "master draws one and hands it out in the welcome)"},
     {"curve_dir", BASE_CFG_STRING, "", 1, 0,
      "directory of CURVE keys (dpnode --gen-keys) to secure the bus (empty: none)"},
     {"user_timestamps", BASE_CFG_BOOL, "false", 1, 0,

@@ -388,6 +388,9 @@ static void send_welcome(node_master_t *self, const struct mnode *n)
     bus_msg_set_i64(m, "hb_period_ms", self->cfg.hb_ns / 1000000);
     bus_msg_set_i64(m, "status_period_ms", self->cfg.status_ns / 1000000);
     bus_msg_set_i64(m, "k", self->cfg.k);
+    /* The cluster's probe key: to this node's connection only, never published. */
+    if (self->cfg.probe_key)
+        bus_msg_set_str(m, "probe_key", self->cfg.probe_key);
     char err[BASE_ERRLEN];
     if (bus_hub_send(self->hub, &n->peer, m, err) != BASE_OK)
         base_log(BASE_LOG_WARN, "master", "welcome to node %u: %s", n->id, err);

@@ -182,6 +182,9 @@ struct node_peer_count {
 void node_prober_set_self(node_prober_t *self, uint32_t id);
 /* Change the probe schedule (the master's settings). */
 int node_prober_set_timing(node_prober_t *self, int64_t cadence_ns, int64_t spacing_ns, char *err);
+/* MAC every probe with key from now on (the cluster's, handed out in the welcome). */
+void node_prober_set_key(node_prober_t *self, const uint8_t key[NODE_PROBE_KEY_SIZE]);
+bool node_prober_has_key(node_prober_t *self);
 /* Per-peer counters of the current peers; returns how many (at most max). */
 size_t node_prober_peer_counts(node_prober_t *self, struct node_peer_count *out, size_t max);
 /* Parse 32 hex digits into a probe MAC key. */
@@ -317,6 +320,7 @@ struct node_master_cfg {
     double margin_z;                      /* raised margins bound slow hosts (clock_solve_opts_t) */
     const struct bus_curve *server_curve; /* NULL: no security */
     const struct bus_curve *client_curve; /* the master's own subscriber */
+    const char *probe_key;                /* hex, handed out in every welcome; NULL: none */
     /* The master as a node. */
     const char *host, *version, *instance, *probe_addr;
     int pid;

@@ -565,6 +565,24 @@ int node_prober_set_timing(node_prober_t *self, int64_t cadence_ns, int64_t spac
     return BASE_OK;
 }
 
+void node_prober_set_key(node_prober_t *self, const uint8_t key[NODE_PROBE_KEY_SIZE])
+{
+    assert(self && key);
+    pthread_mutex_lock(&self->lock);
+    memcpy(self->key, key, NODE_PROBE_KEY_SIZE);
+    self->has_key = true;
+    pthread_mutex_unlock(&self->lock);
+}
+
+bool node_prober_has_key(node_prober_t *self)
+{
+    assert(self);
+    pthread_mutex_lock(&self->lock);
+    bool has = self->has_key;
+    pthread_mutex_unlock(&self->lock);
+    return has;
+}
+
 size_t node_prober_peer_counts(node_prober_t *self, struct node_peer_count *out, size_t max)
 {
     assert(self);
