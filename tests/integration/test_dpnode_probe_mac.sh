@@ -4,7 +4,8 @@
 # draws a key and hands it out in the welcome (never on the bus).  Every
 # node says so in its status (probe_mac), the cluster aligns, and probes
 # without the MAC, sent to an agent as its peer would send them, are
-# counted as MAC failures and never fitted.
+# counted as MAC failures and never fitted.  No agent's instance (the
+# secret that holds its row in the master's table) is on the bus either.
 . "$(dirname "$0")/lib.sh"
 it_dpnode_bus
 
@@ -20,6 +21,10 @@ for n in 0 1 2; do
         it_fail "node $n does not MAC its probes: $($CHECK status "$REC" $n probe_mac)"
 done
 grep -q '"probe_key"' "$REC" && it_fail "the probe key went out on the bus"
+# Nor does any agent's instance, the secret that holds its row (hellos and
+# node tables are in the recording): whoever read one could take the row.
+grep -c '"type": "hello"' "$REC" >/dev/null || it_fail "no hello recorded"
+grep -q '"instance"' "$REC" && it_fail "an instance went out on the bus: $(grep -m1 '"instance"' "$REC")"
 target=$("$IT_PY" - "$REC" <<'PY'
 import json, sys
 for line in open(sys.argv[1]):
@@ -45,4 +50,4 @@ it_wait 10 $CHECK status "$REC" 1 probes_forged_mac $((before + 30)) >/dev/null 
 $CHECK status "$REC" 1 probes_held 0 0 >/dev/null || it_fail "a MAC-less probe reached the window"
 sleep 2.2
 out=$($CHECK errors "$REC" 3 "$t_attack" 10000) || it_fail "fits disturbed: $out"
-it_pass "a drawn cluster key MACs every probe; 30 MAC-less probes counted as forged; after: $out"
+it_pass "a drawn cluster key MACs every probe, no key or instance on the bus; 30 MAC-less probes counted as forged; after: $out"
