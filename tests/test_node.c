@@ -1303,7 +1303,10 @@ static void test_master_relays(void **state)
 {
     char dir[] = "/tmp/dpnode-test-XXXXXX", ep[128];
     hub_dir(dir, ep, sizeof ep);
-    struct node_master_cfg mc = test_master_cfg(ep, 100000000); /* heartbeats of 100 ms */
+    /* Heartbeats of 300 ms: a relay is down after 975 ms of silence, far
+     * from the 70 ms between b's reports even on a loaded machine (with
+     * 100 ms, b went down there in the 250 ms wait at the end). */
+    struct node_master_cfg mc = test_master_cfg(ep, 300000000);
     char err[BASE_ERRLEN];
     node_master_t *m = node_master_new(&mc, err);
     assert_non_null(m);
@@ -1333,12 +1336,12 @@ static void test_master_relays(void **state)
     latest_relays(m, sub, 150, table, sizeof table);
     assert_string_equal(table, "tcp://a:7420=up/102/2 tcp://b:7420=up/101/1");
     /* b goes on reporting, a falls silent: down after three heartbeats. */
-    for (int i = 0; i < 6; i++) {
+    for (int i = 0; i < 16; i++) {
         reg_send(m, r, relay_report("tcp://b:7420", 200 + i, 1));
         latest_relays(m, sub, 70, table, sizeof table);
     }
-    latest_relays(m, sub, 250, table, sizeof table); /* a heartbeat's publication */
-    assert_string_equal(table, "tcp://a:7420=down/102/2 tcp://b:7420=up/205/1");
+    latest_relays(m, sub, 350, table, sizeof table); /* a heartbeat's publication */
+    assert_string_equal(table, "tcp://a:7420=down/102/2 tcp://b:7420=up/215/1");
     /* A report without its name never reaches the master's table. */
     bus_msg_t *bad = bus_msg_new(BUS_K_RELAY);
     bus_msg_set_str(bad, "upstream", "x");
@@ -1353,7 +1356,7 @@ static void test_master_relays(void **state)
     AWAIT_STAT(m, relays_refused, 2); /* a and b hold two places */
     struct node_master_stats ms;
     node_master_stats(m, &ms);
-    assert_int_equal(ms.relay_reports, 3 + 6 + 254);
+    assert_int_equal(ms.relay_reports, 3 + 16 + 254);
     bus_reg_destroy(&r);
     bus_sub_destroy(&sub);
     node_master_set_pub(m, NULL);
