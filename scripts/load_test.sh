@@ -14,8 +14,6 @@ cores=$(nproc 2>/dev/null || echo 2)
 for run in $(seq 1 "$runs"); do
     dir=$(mktemp -d /tmp/dptop-load.XXXXXX)
     git clone -q "$repo" "$dir/dptop" || exit 1
-    # The suite reads ../shared beside the clone when the checkout has one.
-    [ -d "$repo/../shared" ] && ln -s "$repo/../shared" "$dir/shared"
     hogs=()
     for _ in $(seq 1 "$cores"); do
         (while :; do :; done) &

@@ -41,6 +41,7 @@ usage: dpnode_check.py COMMAND FILE ARGS...
                               it names ("a clock step since": node N +S ns) is NODE
                               and stepped by SIZE_NS within TOL_NS (sign included)
   epoch FILE                  print the latest plan epoch
+  probe-addr FILE NODE        print the probe address of NODE's first hello
   node-of-pid FILE PID        print the node id whose hello carries PID
   collectives FILE SINCE STRAGGLER LATE_NS MAX_NS
                               the simulated workload's allreduce kernels put on
@@ -346,6 +347,12 @@ def main():
             return 1
         up = sum(1 for row in h["nodes"] if row["state"] != "down")
         return 0 if up == n else 1
+    if cmd == "probe-addr":
+        for r in recs:
+            if kind(r) == "hello" and r["h"].get("node") == int(a[0]):
+                print(r["h"]["probe_addr"])
+                return 0
+        return 1
     if cmd == "when-up":
         n, since = int(a[0]), float(a[1])
         for r in recs:

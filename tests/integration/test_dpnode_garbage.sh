@@ -21,15 +21,7 @@ it_wait 30 $CHECK up "$REC" 3 || it_fail "3 nodes never came up"
 it_wait 30 $CHECK aligned "$REC" 3 "$(date +%s.%N)" || it_fail "not aligned before the attack"
 t_aligned=$(date +%s.%N)
 sleep 3 # a few windows to compare with
-target=$("$IT_PY" - "$REC" <<'PY'
-import json, sys
-for line in open(sys.argv[1]):
-    r = json.loads(line)
-    if r["h"].get("type") == "hello" and r["h"].get("node") == 1:
-        print(r["h"]["probe_addr"]); break
-PY
-)
-[ -n "$target" ] || it_fail "no hello of node 1"
+target=$($CHECK probe-addr "$REC" 1) || it_fail "no hello of node 1"
 echo "attacking node 1 at $target"
 t_attack=$(date +%s.%N)
 

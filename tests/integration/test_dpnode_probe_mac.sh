@@ -25,15 +25,7 @@ grep -q '"probe_key"' "$REC" && it_fail "the probe key went out on the bus"
 # node tables are in the recording): whoever read one could take the row.
 grep -c '"type": "hello"' "$REC" >/dev/null || it_fail "no hello recorded"
 grep -q '"instance"' "$REC" && it_fail "an instance went out on the bus: $(grep -m1 '"instance"' "$REC")"
-target=$("$IT_PY" - "$REC" <<'PY'
-import json, sys
-for line in open(sys.argv[1]):
-    r = json.loads(line)
-    if r["h"].get("type") == "hello" and r["h"].get("node") == 1:
-        print(r["h"]["probe_addr"]); break
-PY
-)
-[ -n "$target" ] || it_fail "no hello of node 1"
+target=$($CHECK probe-addr "$REC" 1) || it_fail "no hello of node 1"
 before=$($CHECK status "$REC" 1 probes_forged_mac 0 | sed 's/.*=//')
 t_attack=$(date +%s.%N)
 "$IT_PY" - "$target" <<'PY' || it_fail "attack script failed"
