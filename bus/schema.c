@@ -247,7 +247,7 @@ static const struct bus_field win_fields[] = {
     {.name = "to_ns", .type = BUS_T_NS, .unit = "ns", .doc = "window end"},
 };
 
-/* SPEC §4.5, field for field. */
+/* The fit-log objects of docs/CLOCK.md section 6, field for field. */
 static const struct bus_field edge_fit_fields[] = {
     {.name = "window", .type = BUS_T_INT, .required = true, NONNEG, .doc = "window K"},
     {.name = "src", .type = BUS_T_INT, .required = true, .key = true, NODE_R, .doc = "node A"},
@@ -361,7 +361,7 @@ static const struct bus_field log_fields[] = {
     {.name = "t_ns", .type = BUS_T_NS, .unit = "ns", .doc = "probe clock"},
 };
 
-/* SPEC §4.6. */
+/* docs/CLOCK.md section 5. */
 static const struct bus_field sim_truth_fields[] = {
     {.name = "node", .type = BUS_T_INT, .required = true, .key = true, NODE_R, .doc = "sender"},
     {.name = "t0_ns", .type = BUS_T_NS, .required = true, .unit = "ns", .doc = "real start"},
@@ -483,11 +483,12 @@ static const struct bus_kind_def kinds[BUS_K_NKINDS] = {
     [BUS_K_WIN] = {BUS_K_WIN, "win", "node -> bus", "probe-window statistics of one edge",
                    ROWS(win_fields), BUS_CACHE_LATEST, 0},
     [BUS_K_EDGE_FIT] = {BUS_K_EDGE_FIT, "edge_fit", "node -> bus",
-                        "per-edge clock fit (SPEC 4.5, same object)", ROWS(edge_fit_fields),
-                        BUS_CACHE_LATEST, 0},
-    [BUS_K_NODE_FIT] = {BUS_K_NODE_FIT, "node_fit", "master -> bus",
-                        "per-node map onto the reference clock (SPEC 4.5, same object)",
-                        ROWS(node_fit_fields), BUS_CACHE_LATEST, 0},
+                        "per-edge clock fit (the fit-log object of docs/CLOCK.md section 6)",
+                        ROWS(edge_fit_fields), BUS_CACHE_LATEST, 0},
+    [BUS_K_NODE_FIT] =
+        {BUS_K_NODE_FIT, "node_fit", "master -> bus",
+         "per-node map onto the reference clock (the fit-log object of docs/CLOCK.md section 6)",
+         ROWS(node_fit_fields), BUS_CACHE_LATEST, 0},
     [BUS_K_SOLVE] = {BUS_K_SOLVE, "solve", "master -> bus", "network-effect solve of a window",
                      ROWS(solve_fields), BUS_CACHE_LATEST, 0},
     [BUS_K_SNAP] = {BUS_K_SNAP, "snap", "node -> bus", "snapshot pairs of two clock domains",
@@ -503,7 +504,7 @@ static const struct bus_kind_def kinds[BUS_K_NKINDS] = {
     [BUS_K_LOG] = {BUS_K_LOG, "log", "any -> bus", "log line or alert", ROWS(log_fields),
                    BUS_CACHE_NONE, BUS_KF_SENDER_NODE},
     [BUS_K_SIM_TRUTH] = {BUS_K_SIM_TRUTH, "sim_truth", "node -> bus",
-                         "simulated clock parameters (SPEC 4.6); simulation only",
+                         "simulated clock parameters (docs/CLOCK.md section 5); simulation only",
                          ROWS(sim_truth_fields), BUS_CACHE_LATEST, BUS_KF_SIM | BUS_KF_SENDER_NODE},
     [BUS_K_PROC] = {BUS_K_PROC, "proc", "node -> bus",
                     "a traced process on a node (its libdptrace hello)", ROWS(proc_fields),
