@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # timeout: 120
-# CURVE on the bus (SPEC §10): with keys configured, a recorder holding an
+# CURVE on the bus: with keys configured, a recorder holding an
 # admitted key records the stream, one holding another key gets nothing
 # (the hub refuses its handshake and counts it, the recorder says what to
 # check), and so does a publisher.  A recorder given a key directory
@@ -42,6 +42,13 @@ BAD=$IT_PID
 it_spawn intruder "$B/tests/tools/bus_emit" --hub "$H" --node 9 --count 1000000 --rate 50 \
     --curve-server "$SP" --curve-public "$C2P" --curve-secret "$C2S"
 INTRUDER=$IT_PID
+# The emitter waits for its first subscriber only: both admitted recorders
+# must be subscribed first (each records the hub's sync marker, which comes
+# through its subscription, once its state fetch is done).
+for f in good dir; do
+    it_wait 30 bash -c "'$B/tests/tools/rec_check' '$IT_TMP/$f.dprec' 2>/dev/null | grep -q 'frames=[1-9]'" ||
+        it_fail "the $f recorder never recorded the hub's sync marker"
+done
 "$B/tests/tools/bus_emit" --hub "$H" --node 1 --count 50 --rate 100 --wait-sub 20000 \
     --curve-server "$SP" --curve-public "$C1P" --curve-secret "$C1S" >"$IT_TMP/emit.log" 2>&1 ||
     it_fail "the admitted publisher failed: $(cat "$IT_TMP/emit.log")"
