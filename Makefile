@@ -36,7 +36,7 @@ SANFLAGS := -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer 
 CFLAGS   := -std=c11 -O1 -g $(WARN) -fPIC -pthread -MMD -MP $(SANFLAGS) -DDP_SANITIZE=1
 LDFLAGS  += -fsanitize=address,undefined -fno-sanitize-recover=all
 endif
-LDLIBS   := -lzmq -ljson-c -lncursesw -ltinfo -lm -ldl -lrt
+LDLIBS   := -lzmq -ljson-c -lz -lncursesw -ltinfo -lm -ldl -lrt
 
 # Link order does not matter: module libraries are linked as one group.
 ALL_MODULES := base bus clock gpu node tui

@@ -156,6 +156,56 @@ enum base_dec base_json_opt_str(json_object *obj, const char *key, const char **
 enum base_dec base_json_value_ns(json_object *val, int64_t *out);
 
 /*
+ * Streaming JSON (base/jstream.c): a file of any size, plain or gzip (told
+ * apart by content), read through a window that holds one value at a time.
+ * The caller walks the outer containers with expect/next/key and takes each
+ * inner value whole with base_jstream_value: a span, validated (RFC 8259,
+ * plus Python's NaN / Infinity), valid until the next call.  A value larger
+ * than max_value bytes is an error, so memory stays bounded.  Messages name
+ * the file and the byte offset.
+ */
+typedef struct base_jstream base_jstream_t;
+struct base_jspan {
+    const char *p;
+    size_t n;
+    bool clean; /* false: holds bytes that are not UTF-8 in a string, or NaN / Infinity */
+};
+base_jstream_t *base_jstream_open(const char *path, size_t max_value, char *err);
+void base_jstream_destroy(base_jstream_t **self);
+bool base_jstream_gzip(const base_jstream_t *self);
+uint64_t base_jstream_offset(const base_jstream_t *self);
+/* The bytes ahead (at least 4 KiB unless the input is shorter), not consumed. */
+int base_jstream_peek(base_jstream_t *self, const char **p, size_t *n, char *err);
+/* The next character that is not whitespace, not consumed ('\0' at the end). */
+int base_jstream_first(base_jstream_t *self, char *c, char *err);
+/* Consume the character `what` (after whitespace), or fail naming the offset. */
+int base_jstream_expect(base_jstream_t *self, char what, char *err);
+/* In a container: 1 another member or element follows (its separator
+ * consumed), 0 `close` was consumed, BASE_ERR bad input.  *first starts true. */
+int base_jstream_next(base_jstream_t *self, char close, bool *first, char *err);
+/* An object member's key (unescaped, cut to keylen) and its ':'. */
+int base_jstream_key(base_jstream_t *self, char *key, size_t keylen, char *err);
+int base_jstream_value(base_jstream_t *self, struct base_jspan *out, char *err);
+/* Nothing but whitespace is left. */
+int base_jstream_end(base_jstream_t *self, char *err);
+/* Members of an object span, elements of an array span: *cursor starts NULL. */
+bool base_jspan_member(const struct base_jspan *obj, const char **cursor, struct base_jspan *key,
+                       struct base_jspan *val);
+bool base_jspan_element(const struct base_jspan *arr, const char **cursor, struct base_jspan *val);
+/* A key span equals lit (keys compared as written, without unescaping). */
+bool base_jspan_is(const struct base_jspan *key, const char *lit);
+/* A string span unescaped into buf (cut to len - 1 bytes); its length. */
+size_t base_jspan_str(const struct base_jspan *s, char *buf, size_t len);
+/* A number span (or a string holding one) times 10^scale_exp, rounded to an
+ * int64, exactly (no double): "1700000000123.4567" µs, scale 3 -> ns. */
+int base_jspan_ns(const struct base_jspan *s, int scale_exp, int64_t *out);
+/* Length of the whole UTF-8 sequence at p (shortest form, no surrogates;
+ * 1 for ASCII), 0 when the bytes before end are not one. */
+size_t base_utf8_len(const unsigned char *p, const unsigned char *end);
+/* Write a span as JSON: as it is when clean, else with U+FFFD and nulls. */
+void base_jspan_write(const struct base_jspan *s, FILE *out);
+
+/*
  * Layered configuration (SPEC §3): built-in defaults < JSON file (--config
  * FILE or DPTOP_CONFIG) < environment (DPTOP_<KEY upper-cased>) < flags.
  * A program describes its keys in a const table; base_config_t holds the

@@ -971,6 +971,19 @@ static void announce(node_agent_t *self)
         publish(self, m);
         bus_msg_destroy(&m);
     }
+    /* The simulated workload is a process of this node as a traced one is:
+     * said in a proc message, so that traces of it (imported ones too) find
+     * their node by its pid. */
+    if (self->wl) {
+        m = bus_msg_new(BUS_K_PROC);
+        bus_msg_set_i64(m, "node", self->id);
+        bus_msg_set_i64(m, "pid", self->wl_cfg.pid);
+        bus_msg_set_str(m, "exe", "sim-workload");
+        bus_msg_set_str(m, "backend", "sim");
+        bus_msg_set_i64(m, "devices", 1);
+        publish(self, m);
+        bus_msg_destroy(&m);
+    }
     /* After a (re-)registration the master's cache may be new. */
     if (self->announce_due)
         republish_tables(self);

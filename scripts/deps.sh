@@ -4,7 +4,7 @@
 set -euo pipefail
 
 pkgs=(
-    build-essential pkg-config
+    build-essential pkg-config zlib1g-dev
     libncursesw5-dev libamdhip64-dev libjson-c-dev libzmq3-dev libcmocka-dev
     tmux python3 python3-zmq iproute2 procps
 )

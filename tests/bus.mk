@@ -7,7 +7,8 @@ tests/tools/bus_tail_SRCS := tests/tools/bus_tail.c
 tests/tools/bus_schema_SRCS := tests/tools/bus_schema.c
 tests/tools/rec_check_SRCS := tests/tools/rec_check.c
 ifneq ($(filter gpu,$(MODULES)),)
-TOOLS += tests/tools/bus_emit
+TOOLS += tests/tools/bus_emit tests/tools/json_parse
+tests/tools/json_parse_SRCS := tests/tools/json_parse.c
 tests/tools/bus_emit_SRCS := tests/tools/bus_emit.c
 endif
 endif

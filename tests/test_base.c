@@ -451,14 +451,242 @@ static void test_afile(void **state)
     assert_int_equal(rmdir(dir), 0);
 }
 
+/* ---- streaming JSON ------------------------------------------------------- */
+
+/* Every element of the array in TEXT (a file), each validated; BASE_ERR and the message on bad
+ * input. */
+static int walk_array(const char *text, size_t max_value, size_t *count, char *err)
+{
+    char *path = write_tmp(text);
+    base_jstream_t *js = base_jstream_open(path, max_value, err);
+    int rc = BASE_ERR;
+    *count = 0;
+    if (js == NULL)
+        goto out;
+    if (base_jstream_expect(js, '[', err) != BASE_OK)
+        goto out;
+    bool first = true;
+    for (;;) {
+        int r = base_jstream_next(js, ']', &first, err);
+        if (r < 0)
+            goto out;
+        if (r == 0)
+            break;
+        struct base_jspan v;
+        if (base_jstream_value(js, &v, err) != BASE_OK)
+            goto out;
+        (*count)++;
+    }
+    rc = base_jstream_end(js, err);
+out:
+    base_jstream_destroy(&js);
+    unlink(path);
+    free(path);
+    return rc;
+}
+
+static void test_jstream_validates(void **state)
+{
+    (void)state;
+    char err[BASE_ERRLEN];
+    size_t n;
+    static const char *const good[] = {
+        "[]",
+        " [ ] ",
+        "[1,-2.5e3,0,true,false,null,\"a\\u00e9\\n\"]",
+        "[{\"a\":[{},[]],\"b\":{\"c\":\"}\"}}]",
+        "[NaN,-Infinity,Infinity]",
+        "[\"\xc3\xa9\xe2\x82\xac\"]",
+    };
+    static const size_t counts[] = {0, 0, 7, 1, 3, 1};
+    for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
+        assert_int_equal(walk_array(good[i], 1 << 20, &n, err), BASE_OK);
+        assert_int_equal(n, counts[i]);
+    }
+    static const char *const bad[] = {
+        "[1,]",        "[01]",      "[1.]",
+        "[.5]",        "[+1]",      "[1e]",
+        "[\"a\x01\"]", "[\"\\x\"]", "[\"\\u12g4\"]",
+        "[{\"a\" 1}]", "[{1:2}]",   "[{\"a\":1,}]",
+        "[tru]",       "[nul]",     "[1 2]",
+        "[{\"a\":1}}", "[1] x",     "[\"abc",
+        "[{\"a\":",    "[[[",       "",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        assert_int_equal(walk_array(bad[i], 1 << 20, &n, err), BASE_ERR);
+        assert_non_null(strstr(err, "/tmp/dptest-cfg-")); /* the message names the file */
+    }
+    /* Cut short: said as such, with the offset. */
+    assert_int_equal(walk_array("[{\"a\":[1,2", 1 << 20, &n, err), BASE_ERR);
+    assert_non_null(strstr(err, "ends early"));
+    /* Deeper than the scanner's stack: refused, not a crash. */
+    char deep[2100];
+    memset(deep, '[', 1050);
+    memset(deep + 1050, ']', 1050);
+    deep[2099] = '\0';
+    assert_int_equal(walk_array(deep, 1 << 20, &n, err), BASE_ERR);
+}
+
+static void test_jstream_large_values(void **state)
+{
+    (void)state;
+    char err[BASE_ERRLEN];
+    size_t n;
+    /* Values that cross the reader's 4 MiB chunks, and one string of 9 MiB. */
+    size_t big = 9u << 20;
+    char *text = xmalloc(big + 4096 * 100 + 64);
+    size_t k = 0;
+    text[k++] = '[';
+    for (int i = 0; i < 3000; i++)
+        k += (size_t)sprintf(text + k, "%s{\"ts\":%d.125,\"name\":\"op%d\"}", i ? "," : "", i, i);
+    text[k++] = ',';
+    text[k++] = '"';
+    memset(text + k, 'x', big);
+    k += big;
+    text[k++] = '"';
+    text[k++] = ']';
+    text[k] = '\0';
+    assert_int_equal(walk_array(text, 16u << 20, &n, err), BASE_OK);
+    assert_int_equal(n, 3001);
+    /* The same with a limit below the big value: refused with its size. */
+    assert_int_equal(walk_array(text, 1u << 20, &n, err), BASE_ERR);
+    assert_non_null(strstr(err, "larger than"));
+    free(text);
+}
+
+static void test_jspan_access(void **state)
+{
+    (void)state;
+    char err[BASE_ERRLEN];
+    char *path =
+        write_tmp("{\"ts\": 1700000000123.4567, \"pid\":\"Spans\", \"args\":{\"n\":[1,{\"x\":2}]},"
+                  "\"dur\":12,\"name\":\"a\\\"b\\u00e9\"}");
+    base_jstream_t *js = base_jstream_open(path, 1 << 20, err);
+    assert_non_null(js);
+    assert_false(base_jstream_gzip(js));
+    struct base_jspan obj, k, v;
+    assert_int_equal(base_jstream_value(js, &obj, err), BASE_OK);
+    const char *cur = NULL;
+    int seen = 0;
+    while (base_jspan_member(&obj, &cur, &k, &v)) {
+        int64_t ns;
+        char buf[32];
+        if (base_jspan_is(&k, "ts")) {
+            assert_int_equal(base_jspan_ns(&v, 3, &ns), BASE_OK);
+            assert_true(ns == 1700000000123457LL); /* µs → ns, rounded, exactly */
+        } else if (base_jspan_is(&k, "pid")) {
+            base_jspan_str(&v, buf, sizeof buf);
+            assert_string_equal(buf, "Spans");
+        } else if (base_jspan_is(&k, "args")) {
+            assert_int_equal((int)v.n, (int)strlen("{\"n\":[1,{\"x\":2}]}"));
+        } else if (base_jspan_is(&k, "dur")) {
+            assert_int_equal(base_jspan_ns(&v, 3, &ns), BASE_OK);
+            assert_true(ns == 12000);
+        } else if (base_jspan_is(&k, "name")) {
+            base_jspan_str(&v, buf, sizeof buf);
+            assert_string_equal(buf, "a\"b\xc3\xa9");
+        }
+        seen++;
+    }
+    assert_int_equal(seen, 5);
+    assert_int_equal(base_jstream_end(js, err), BASE_OK);
+    base_jstream_destroy(&js);
+    assert_null(js);
+    unlink(path);
+    free(path);
+
+    /* Numbers: exponents, strings holding numbers, what does not fit. */
+    struct {
+        const char *text;
+        int scale, rc;
+        int64_t want;
+    } nums[] = {
+        {"1.5e3", 3, BASE_OK, 1500000}, {"\"42.001\"", 3, BASE_OK, 42001},
+        {"-0.0004", 3, BASE_OK, 0},     {"-2.0005", 3, BASE_OK, -2001},
+        {"9e30", 0, BASE_ERR, 0},       {"abc", 0, BASE_ERR, 0},
+        {"1e-50", 3, BASE_OK, 0},       {"1712345678901234", 3, BASE_OK, 1712345678901234000LL},
+    };
+    for (size_t i = 0; i < sizeof nums / sizeof *nums; i++) {
+        struct base_jspan s = {nums[i].text, strlen(nums[i].text), true};
+        int64_t out = -1;
+        assert_int_equal(base_jspan_ns(&s, nums[i].scale, &out), nums[i].rc);
+        if (nums[i].rc == BASE_OK)
+            assert_true(out == nums[i].want);
+    }
+
+    /* A copy of a value that is not clean JSON: U+FFFD for bad bytes, null for NaN. */
+    const char raw[] = "{\"a\":\"x\xff\",\"b\":NaN,\"c\":[-Infinity],\"d\":\"NaN\"}";
+    struct base_jspan s = {raw, strlen(raw), false};
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    base_jspan_write(&s, m);
+    fclose(m);
+    assert_string_equal(buf, "{\"a\":\"x\\ufffd\",\"b\":null,\"c\":[null],\"d\":\"NaN\"}");
+    free(buf);
+}
+
+static void test_jstream_gzip(void **state)
+{
+    (void)state;
+    char err[BASE_ERRLEN];
+    char *path = write_tmp("[1, 2, 3]");
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "gzip -c %s > %s.gz", path, path);
+    if (system(cmd) != 0)
+        skip();
+    char gz[100];
+    snprintf(gz, sizeof gz, "%s.gz", path);
+    size_t n = 0;
+    base_jstream_t *js = base_jstream_open(gz, 1 << 20, err);
+    assert_non_null(js);
+    assert_true(base_jstream_gzip(js));
+    assert_int_equal(base_jstream_expect(js, '[', err), BASE_OK);
+    bool first = true;
+    struct base_jspan v;
+    while (base_jstream_next(js, ']', &first, err) == 1 &&
+           base_jstream_value(js, &v, err) == BASE_OK)
+        n++;
+    assert_int_equal(n, 3);
+    base_jstream_destroy(&js);
+    /* Cut short inside the deflate stream: an error, not a short file. */
+    snprintf(cmd, sizeof cmd, "head -c 20 %s > %s.cut", gz, gz);
+    assert_int_equal(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "%s.cut", gz);
+    js = base_jstream_open(cmd, 1 << 20, err);
+    if (js) {
+        assert_int_equal(base_jstream_expect(js, '[', err), BASE_OK);
+        first = true;
+        int r = 0;
+        while ((r = base_jstream_next(js, ']', &first, err)) == 1 &&
+               base_jstream_value(js, &v, err) == BASE_OK)
+            ;
+        assert_int_equal(r, BASE_ERR);
+        base_jstream_destroy(&js);
+    }
+    assert_non_null(strstr(err, ".cut"));
+    unlink(cmd);
+    unlink(gz);
+    unlink(path);
+    free(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_config_defaults), cmocka_unit_test(test_config_layers),
-        cmocka_unit_test(test_config_refusals), cmocka_unit_test(test_config_shared),
-        cmocka_unit_test(test_json_strict),     cmocka_unit_test(test_json_ns_precision),
-        cmocka_unit_test(test_decstats),        cmocka_unit_test(test_errors_and_time),
+        cmocka_unit_test(test_config_defaults),
+        cmocka_unit_test(test_config_layers),
+        cmocka_unit_test(test_config_refusals),
+        cmocka_unit_test(test_config_shared),
+        cmocka_unit_test(test_json_strict),
+        cmocka_unit_test(test_json_ns_precision),
+        cmocka_unit_test(test_decstats),
+        cmocka_unit_test(test_errors_and_time),
         cmocka_unit_test(test_afile),
+        cmocka_unit_test(test_jstream_validates),
+        cmocka_unit_test(test_jstream_large_values),
+        cmocka_unit_test(test_jspan_access),
+        cmocka_unit_test(test_jstream_gzip),
     };
     return cmocka_run_group_tests_name("base", tests, NULL, NULL);
 }

@@ -39,16 +39,9 @@ void tui_json_str(FILE *out, const char *s)
             p++;
         } else {
             /* A whole, shortest-form UTF-8 sequence passes; anything else is U+FFFD. */
-            int len = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
-            bool ok = len > 0;
-            for (int i = 1; ok && i < len; i++)
-                ok = (p[i] & 0xc0) == 0x80;
-            if (ok && len == 3 && ((c == 0xe0 && p[1] < 0xa0) || (c == 0xed && p[1] >= 0xa0)))
-                ok = false; /* overlong or surrogate */
-            if (ok && len == 4 && ((c == 0xf0 && p[1] < 0x90) || (c == 0xf4 && p[1] >= 0x90)))
-                ok = false;
-            if (ok) {
-                fwrite(p, 1, (size_t)len, out);
+            size_t len = base_utf8_len(p, p + strnlen((const char *)p, 4));
+            if (len > 0) {
+                fwrite(p, 1, len, out);
                 p += len;
             } else {
                 fputs("\\ufffd", out);
@@ -212,6 +205,8 @@ int tui_chrome_write(tui_model_t *model, FILE *out, const struct tui_chrome_opts
             g < origin)
             origin = g;
     }
+    if (o.imports && tui_import_first(o.imports) < origin)
+        origin = tui_import_first(o.imports);
     if (origin == INT64_MAX)
         origin = 0;
     origin -= origin % 1000000; /* a whole millisecond: readable timestamps */
@@ -341,6 +336,8 @@ int tui_chrome_write(tui_model_t *model, FILE *out, const struct tui_chrome_opts
     }
     free(fe);
     free(order);
+    if (o.imports && tui_import_write_events(o.imports, model, out, origin, &first, err) != BASE_OK)
+        return BASE_ERR;
 
     struct tui_summary sum;
     tui_model_summary(model, &sum);
@@ -358,6 +355,10 @@ int tui_chrome_write(tui_model_t *model, FILE *out, const struct tui_chrome_opts
             ",\"ev_drops\":%" PRIu64 ",",
             sum.ref, origin, s.events, s.raw_events, s.flows, sum.evicted, sum.ev_drops);
     write_alignment(out, model);
+    if (o.imports) {
+        fputs(",", out);
+        tui_import_write_meta(o.imports, out);
+    }
     fputs("}}\n", out);
     if (st)
         *st = s;

@@ -24,6 +24,10 @@
 #include "tui/tui.h"
 
 static volatile sig_atomic_t stop_flag;
+/* --import arguments (repeatable, each may name several files) and --strict. */
+static const char **import_args;
+static size_t nimport_args;
+static bool import_strict;
 
 static void on_stop(int sig)
 {
@@ -48,7 +52,15 @@ static int run_replay(const base_config_t *cfg, const char *arg, volatile sig_at
     }
     fclose(f);
     struct tui_export_req req = {.out = base_config_str(cfg, "export"),
-                                 .windows = base_config_str(cfg, "export_windows")};
+                                 .windows = base_config_str(cfg, "export_windows"),
+                                 .imports = import_args,
+                                 .nimports = nimport_args,
+                                 .strict = import_strict};
+    if (nimport_args && !req.out[0]) {
+        fprintf(stderr, "dptop: --import needs --export OUT.json: the console does not show "
+                        "imported traces yet\n");
+        return 2;
+    }
     /* Checked in main(): the value is one of the names. */
     tui_export_format_parse(base_config_str(cfg, "format"), &req.format);
     if (req.out[0] || req.windows[0])
@@ -145,7 +157,12 @@ static void usage(FILE *out)
         fprintf(out, "  %-22s %s (default: %s)\n", flag, cfg_keys[i].help,
                 cfg_keys[i].def[0] ? cfg_keys[i].def : "\"\"");
     }
-    fprintf(out, "  --config FILE          JSON configuration file (also DPTOP_CONFIG)\n"
+    fprintf(out, "  --import [NODE=]FILE...  with --replay and --export OUT.json: merge other "
+                 "profilers' traces\n"
+                 "                         (PyTorch/Kineto JSON), aligned on the recording's "
+                 "clock (docs/IMPORT.md)\n"
+                 "  --strict               with --import: drop events outside the aligned windows\n"
+                 "  --config FILE          JSON configuration file (also DPTOP_CONFIG)\n"
                  "  --print-config         show the effective configuration and exit\n"
                  "  --help, --version\n"
                  "\nKeys in the console: press ? (see dptop(1) and docs/CONSOLE.md).\n"
@@ -171,10 +188,11 @@ int main(int argc, char **argv)
     /* Flags are applied after the file and environment layers. */
     const char **set_name = calloc((size_t)argc, sizeof *set_name);
     const char **set_value = calloc((size_t)argc, sizeof *set_value);
+    import_args = calloc((size_t)argc, sizeof *import_args);
     size_t nset = 0;
     base_config_t *cfg = base_config_new(cfg_keys, BASE_ARRAY_LEN(cfg_keys));
     int rc = 2;
-    if (set_name == NULL || set_value == NULL)
+    if (set_name == NULL || set_value == NULL || import_args == NULL)
         goto out;
 
     for (int i = 1; i < argc; i++) {
@@ -191,6 +209,23 @@ int main(int argc, char **argv)
         }
         if (!strcmp(a, "--print-config")) {
             print_config = true;
+            continue;
+        }
+        if (!strcmp(a, "--strict")) {
+            import_strict = true;
+            continue;
+        }
+        /* --import FILE [FILE...]: a shell glob expands to several words. */
+        if (!strcmp(a, "--import") || !strncmp(a, "--import=", 9)) {
+            size_t before = nimport_args;
+            if (a[8] == '=')
+                import_args[nimport_args++] = a + 9;
+            while (i + 1 < argc && strncmp(argv[i + 1], "--", 2) != 0)
+                import_args[nimport_args++] = argv[++i];
+            if (nimport_args == before || !import_args[nimport_args - 1][0]) {
+                fprintf(stderr, "dptop: --import needs a file ([NODE=]FILE, try --help)\n");
+                goto out;
+            }
             continue;
         }
         if (strncmp(a, "--", 2) != 0) {
@@ -296,6 +331,15 @@ int main(int argc, char **argv)
                     i == 0 ? "export" : "export-windows");
             goto out;
         }
+    if (nimport_args && (mode == NULL || mode->run != run_replay)) {
+        fprintf(stderr, "dptop: --import needs --replay FILE (the recording whose clocks align "
+                        "it) and --export OUT.json\n");
+        goto out;
+    }
+    if (import_strict && nimport_args == 0) {
+        fprintf(stderr, "dptop: --strict applies to --import, and there is none\n");
+        goto out;
+    }
     if (base_config_str(cfg, "export")[0] &&
         strcmp(base_config_str(cfg, "export"), base_config_str(cfg, "export_windows")) == 0) {
         fprintf(stderr, "dptop: --export and --export-windows name the same file\n");
@@ -318,5 +362,6 @@ out:
     base_config_destroy(&cfg);
     free(set_name);
     free(set_value);
+    free(import_args);
     return rc;
 }

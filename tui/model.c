@@ -1431,6 +1431,39 @@ int tui_model_to_axis(tui_model_t *self, uint16_t node, int64_t trace_ns, enum t
     return raw_time(self, m, trace_ns, out, flags);
 }
 
+int tui_model_map(tui_model_t *self, uint16_t node, uint32_t domain, int64_t local, int64_t *out,
+                  double *unc, unsigned *flags)
+{
+    assert(self && out && unc && flags);
+    *flags = 0;
+    *unc = NAN;
+    const struct mnode *m = find_node(self, node, false);
+    if (m == NULL)
+        return BASE_ERR;
+    clock_conv_result_t r;
+    if (tui_model_aligned(self, node) &&
+        clock_conv_to_global(self->conv, node, domain, local, &r, NULL) == BASE_OK) {
+        if (r.flags & CLOCK_CONV_EXTRAPOLATED)
+            *flags |= TUI_T_EXTRAP;
+        if (r.flags & (CLOCK_CONV_GAP | CLOCK_CONV_STEP))
+            *flags |= TUI_T_GAP;
+        *out = r.t;
+        *unc = r.uncertainty_ns;
+        if (!isfinite(*unc) && self->ref >= 0 && (int)node == self->ref)
+            *unc = 0; /* the reference is the time base */
+        return BASE_OK;
+    }
+    *flags |= TUI_T_RAW;
+    if (domain == CLOCK_DOMAIN_TRACE)
+        return raw_time(self, m, local, out, flags);
+    if (clock_conv_to_probe(self->conv, node, domain, local, &r, NULL) != BASE_OK)
+        return BASE_ERR;
+    if (r.flags & CLOCK_CONV_EXTRAPOLATED)
+        *flags |= TUI_T_EXTRAP;
+    *out = r.t;
+    return BASE_OK;
+}
+
 double tui_model_offset_at(tui_model_t *self, uint16_t node, int64_t at_global)
 {
     assert(self);

@@ -324,13 +324,32 @@ int tui_export_run(const base_config_t *cfg, const char *path, const struct tui_
                 "dptop: %s has no extension: writing one Chrome trace file (a directory of "
                 "XSpaces, one per node, takes a trailing '/')\n",
                 out);
+    /* Imported traces: named files that exist (a bad argument, 2, when not),
+     * merged into a Chrome trace. */
+    tui_import_t *imp = NULL;
+    if (req && req->nimports) {
+        if (!out || fmt != TUI_EXPORT_CHROME) {
+            fprintf(stderr, "dptop: --import needs --export OUT.json (imported traces are merged "
+                            "into a Chrome trace)\n");
+            return 2;
+        }
+        imp = tui_import_new(req->strict);
+        for (size_t i = 0; i < req->nimports; i++)
+            if (tui_import_add(imp, req->imports[i], err) != BASE_OK) {
+                fprintf(stderr, "dptop: %s\n", err);
+                tui_import_destroy(&imp);
+                return 2;
+            }
+    }
     struct stat sb;
     if (to_dir && fmt == TUI_EXPORT_XPLANE && stat(out, &sb) != 0 && mkdir(out, 0777) != 0) {
         fprintf(stderr, "dptop: %s: %s\n", out, strerror(errno));
+        tui_import_destroy(&imp);
         return 1;
     }
     if (out && probe_writable(out, to_dir, err) != BASE_OK) {
         fprintf(stderr, "dptop: %s\n", err);
+        tui_import_destroy(&imp);
         return 1;
     }
     struct bus_limits lim = {
@@ -340,6 +359,7 @@ int tui_export_run(const base_config_t *cfg, const char *path, const struct tui_
     bus_recreader_t *rd = bus_recreader_open(path, &lim, err);
     if (rd == NULL) {
         fprintf(stderr, "dptop: %s\n", err);
+        tui_import_destroy(&imp);
         return 1;
     }
     size_t budget = export_budget(cfg, path, out != NULL);
@@ -384,6 +404,7 @@ int tui_export_run(const base_config_t *cfg, const char *path, const struct tui_
                         f.offset, merr);
         } else if (f.nframes > 0 &&
                    ((scopes && topic_is(&fr[0], BUS_K_SCOPE)) ||
+                    (imp && topic_is(&fr[0], BUS_K_PROC)) ||
                     (winlog &&
                      (topic_is(&fr[0], BUS_K_WIN) || topic_is(&fr[0], BUS_K_EDGE_FIT) ||
                       topic_is(&fr[0], BUS_K_NODE_FIT) || topic_is(&fr[0], BUS_K_SOLVE))))) {
@@ -393,6 +414,8 @@ int tui_export_run(const base_config_t *cfg, const char *path, const struct tui_
                 if (scopes && tui_scopes_apply(scopes, msg, merr) != BASE_DEC_OK && rejected++ < 10)
                     fprintf(stderr, "dptop: %s: scope message at offset %" PRIu64 ": %s\n", path,
                             f.offset, merr);
+                if (imp)
+                    tui_import_note(imp, msg);
                 int wr = winlog ? tui_winlog_add(winlog, msg, f.arrival_ns, err) : 0;
                 bus_msg_destroy(&msg);
                 if (wr < 0) {
@@ -410,8 +433,12 @@ int tui_export_run(const base_config_t *cfg, const char *path, const struct tui_
     bus_recreader_stats(rd, &rs);
     struct tui_chrome_stats cs = {0};
     struct tui_xplane_stats xs = {0};
+    if (imp && tui_import_prepare(imp, model, first_arrival, last_arrival, err) != BASE_OK) {
+        fprintf(stderr, "dptop: %s\n", err);
+        goto done;
+    }
     if (out && fmt == TUI_EXPORT_CHROME) {
-        struct tui_chrome_opts o = {.flows = true, .source = "export", .hub = path};
+        struct tui_chrome_opts o = {.flows = true, .source = "export", .hub = path, .imports = imp};
         if (tui_chrome_write_file(model, out, &o, &cs, err) != BASE_OK) {
             fprintf(stderr, "dptop: %s\n", err);
             goto done;
@@ -475,6 +502,8 @@ int tui_export_run(const base_config_t *cfg, const char *path, const struct tui_
     printf("dptop: recording: %" PRIu64 " corrupt regions (%" PRIu64 " bytes skipped), %" PRIu64
            " bytes of truncated tail; %" PRIu64 " messages rejected\n",
            rs.corrupt, rs.skipped_bytes, rs.truncated_bytes, rejected);
+    if (imp)
+        tui_import_report(imp, stdout);
     uint64_t raw = cs.raw_events + xs.raw_events;
     if (raw)
         printf("dptop: %" PRIu64 " events of unaligned nodes are on their raw clocks\n", raw);
@@ -498,6 +527,7 @@ int tui_export_run(const base_config_t *cfg, const char *path, const struct tui_
         rc = 1;
     }
 done:
+    tui_import_destroy(&imp);
     tui_winlog_abort(&winlog);
     tui_scopes_destroy(&scopes);
     bus_recreader_destroy(&rd);

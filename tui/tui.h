@@ -360,6 +360,15 @@ bool tui_model_aligned(const tui_model_t *self, uint16_t node);
  * clock through its snapshot pairs.  BASE_ERR when nothing is known of the
  * node (no pairs and no events).
  */
+/*
+ * A time of another clock domain of a node (CLOCK_DOMAIN_PROBE: its
+ * CLOCK_REALTIME, CLOCK_DOMAIN_TRACE: its CLOCK_MONOTONIC, ...) on the global
+ * time base, with the uncertainty of the node's map there (NAN: none, the
+ * node is unaligned and the time raw) and TUI_T_* flags, as
+ * tui_model_to_axis does for trace times.  What imported traces go through.
+ */
+int tui_model_map(tui_model_t *self, uint16_t node, uint32_t domain, int64_t local, int64_t *out,
+                  double *unc, unsigned *flags);
 int tui_model_to_axis(tui_model_t *self, uint16_t node, int64_t trace_ns, enum tui_clock clock,
                       int64_t *out, unsigned *flags);
 /*
@@ -411,6 +420,9 @@ struct tui_chrome_opts {
     const char *hub;     /* written in the metadata when not NULL */
     int64_t from_global; /* only events ending after (0: no bound) */
     int64_t to_global;   /* only events starting before (0: no bound) */
+    /* Imported traces written in the same file (NULL: none): they may move
+     * the origin earlier, add events after the model's and metadata. */
+    struct tui_import *imports;
 };
 struct tui_chrome_stats {
     uint64_t events, flows, raw_events, skipped;
@@ -622,8 +634,35 @@ enum tui_export_format tui_export_format_of(const char *path, enum tui_export_fo
 struct tui_export_req {
     const char *out; /* NULL or "": no trace; an XSpace to a directory: one file per node */
     enum tui_export_format format;
-    const char *windows; /* NULL or "": no window statistics */
+    const char *windows;        /* NULL or "": no window statistics */
+    const char *const *imports; /* --import arguments, [NODE=]FILE[@START_NS] or a directory */
+    size_t nimports;
+    bool strict; /* drop imported events outside the aligned windows instead of flagging them */
 };
+
+/*
+ * Other profilers' traces aligned on the recording's clock (tui/import.c,
+ * docs/IMPORT.md): files added from --import arguments, the recording's
+ * proc messages noted as it is folded, then prepare (pass 1: format,
+ * metadata, node, clock check) and the events written into the Chrome
+ * export (pass 2).  Every failure is one line naming the file.
+ */
+typedef struct tui_import tui_import_t;
+tui_import_t *tui_import_new(bool strict);
+void tui_import_destroy(tui_import_t **self);
+int tui_import_add(tui_import_t *self, const char *arg, char *err);
+size_t tui_import_count(const tui_import_t *self);
+void tui_import_note(tui_import_t *self, const bus_msg_t *msg);
+int tui_import_prepare(tui_import_t *self, tui_model_t *model, int64_t rec_from, int64_t rec_to,
+                       char *err);
+/* The earliest imported event on the global base (INT64_MAX: none). */
+int64_t tui_import_first(const tui_import_t *self);
+int tui_import_write_events(tui_import_t *self, tui_model_t *model, FILE *out, int64_t origin,
+                            bool *first, char *err);
+/* "imports":[...] for the export's metadata. */
+void tui_import_write_meta(const tui_import_t *self, FILE *out);
+/* One line per file; 1 when some events were outside the aligned windows. */
+int tui_import_report(const tui_import_t *self, FILE *out);
 int tui_export_run(const base_config_t *cfg, const char *path, const struct tui_export_req *req,
                    volatile sig_atomic_t *stop);
 /* A local cluster (master and agents with simulated clocks and workload)

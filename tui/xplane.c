@@ -129,36 +129,15 @@ void tui_pb_bytes(struct tui_pb *pb, uint32_t field, const void *data, size_t le
     pb->len += len;
 }
 
-/* Length of the valid UTF-8 sequence at p (shortest form, no surrogates),
- * 0 when it is not one.  The same rules as tui_json_str. */
-static int utf8_seq(const unsigned char *p)
-{
-    unsigned char c = p[0];
-    if (c < 0x80)
-        return 1;
-    int len = c >= 0xf0 && c <= 0xf4  ? 4
-              : c >= 0xe0 && c < 0xf0 ? 3
-              : c >= 0xc2 && c < 0xe0 ? 2
-                                      : 0;
-    for (int i = 1; i < len; i++)
-        if ((p[i] & 0xc0) != 0x80)
-            return 0;
-    if (len == 3 && ((c == 0xe0 && p[1] < 0xa0) || (c == 0xed && p[1] >= 0xa0)))
-        return 0;
-    if (len == 4 && ((c == 0xf0 && p[1] < 0x90) || (c == 0xf4 && p[1] >= 0x90)))
-        return 0;
-    return len;
-}
-
 void tui_pb_str(struct tui_pb *pb, uint32_t field, const char *s)
 {
     const unsigned char *p = (const unsigned char *)(s ? s : "");
     size_t n = strlen((const char *)p), i = 0;
     while (i < n) {
-        int k = utf8_seq(p + i);
+        size_t k = base_utf8_len(p + i, p + n);
         if (k == 0)
             break;
-        i += (size_t)k;
+        i += k;
     }
     if (i >= n) {
         tui_pb_bytes(pb, field, p, n);
@@ -168,11 +147,11 @@ void tui_pb_str(struct tui_pb *pb, uint32_t field, const char *s)
     unsigned char *fix = xmalloc(3 * n + 1);
     size_t m = 0;
     for (i = 0; i < n;) {
-        int k = utf8_seq(p + i);
+        size_t k = base_utf8_len(p + i, p + n);
         if (k > 0) {
-            memcpy(fix + m, p + i, (size_t)k);
-            m += (size_t)k;
-            i += (size_t)k;
+            memcpy(fix + m, p + i, k);
+            m += k;
+            i += k;
         } else {
             memcpy(fix + m, "\xef\xbf\xbd", 3);
             m += 3;

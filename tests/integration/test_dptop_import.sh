@@ -1,0 +1,190 @@
+#!/usr/bin/env bash
+# timeout: 300
+# Import other profilers' traces: a master and two agents with simulated
+# clocks (+3 ms and 20 ppm, -5 ms and -30 ppm) and workload are recorded;
+# tests/import/kineto_gen.py writes one PyTorch profiler trace per rank on
+# those nodes' clocks (Kineto's two timestamp eras, plain and gzip), where
+# every rank's all-reduce ends at the same real time.  `dptop --replay REC
+# --import ... --export OUT.json` must find each file's node by its pid,
+# and the all-reduces must end together after alignment (within the
+# files' resolution and the reported uncertainty) while the raw files are
+# milliseconds apart.  Then the refusals: PyTorch's legacy profiler's file
+# (written by Debian's python3-torch 1.13), malformed and foreign input,
+# another host's clock, unknown nodes; each is one line, exit 1 (2 for a
+# missing file), and no output is left.  Finally --strict and events before
+# the nodes were aligned.
+source "$(dirname "$0")/lib.sh"
+
+[ -x "$B/dptop" ] && [ -x "$B/dpnode" ] || it_skip "dptop or dpnode not built in $B"
+GEN="$IT_ROOT/tests/import/kineto_gen.py"
+LEGACY="$IT_ROOT/tests/import/torch113_legacy.json"
+
+P=$(it_ports 3) || it_skip "no free ports"
+HUB="tcp://127.0.0.1:$P"
+common=(--hub="$HUB" --bind-ip=127.0.0.1 --sim-workload --trace-endpoint=none)
+it_spawn master "$B/dpnode" --master --listen="$HUB" --node-id=0 --sim-clock=0,0 "${common[@]}"
+it_wait 20 sh -c "ss -Hltn 'sport = :$P' | grep -q ." || it_fail "the master did not bind $HUB"
+it_spawn agent1 "$B/dpnode" --node-id=1 --sim-clock=3000000,20 "${common[@]}"
+it_spawn agent2 "$B/dpnode" --node-id=2 --sim-clock=-5000000,-30 "${common[@]}"
+REC="$IT_TMP/run.dprec"
+it_spawn rec "$B/dptop" --record "$REC" --hub "$HUB"
+RECPID=$IT_PID
+RANKS=(1:new:end:gz 2:old 0:new:start)
+# The recording holds the steps once every node is aligned, named its
+# process, and 2 s of steps and a margin followed.
+it_wait 120 "$IT_PY" "$GEN" "$REC" "$IT_TMP/gen" "${RANKS[@]}" --check 2>/dev/null ||
+    it_fail "the recording never held aligned nodes and the steps"
+kill -INT "$RECPID"
+it_wait 20 sh -c "! kill -0 $RECPID 2>/dev/null" || it_fail "the recorder did not stop"
+
+"$IT_PY" "$GEN" "$REC" "$IT_TMP/gen" "${RANKS[@]}" >"$IT_TMP/truth.json" || it_fail "kineto_gen failed"
+OUT="$IT_TMP/merged.json"
+"$B/dptop" --replay "$REC" --import "$IT_TMP"/gen/rank*.json* --export "$OUT" \
+    >"$IT_TMP/imp.out" 2>"$IT_TMP/imp.err" || it_fail "import failed: $(cat "$IT_TMP/imp.out" "$IT_TMP/imp.err")"
+cat "$IT_TMP/imp.out"
+[ "$(grep -c '^dptop: imported .* as node [0-2] (Kineto' "$IT_TMP/imp.out")" -eq 3 ] ||
+    it_fail "not three import lines: $(cat "$IT_TMP/imp.out")"
+
+"$IT_PY" - "$OUT" "$IT_TMP/truth.json" <<'EOF' || it_fail "the imported ranks are not aligned"
+import gzip, json, sys
+d = json.load(open(sys.argv[1]))
+truth = json.load(open(sys.argv[2]))
+meta = d["metadata"]
+origin = meta["origin_ns"]
+imps = meta["imports"]
+assert len(imps) == 3, imps
+by_path = {f["path"]: f for f in truth["files"]}
+lane = {}
+for i, m in enumerate(imps):
+    t = by_path[m["file"]]
+    # Each file's node came from its pid in the recording's proc messages.
+    assert m["node"] == t["node"] and m["node_from"] == "pid in the recording", m
+    assert m["clock"] == "realtime" and m["rank"] == t["rank"] and m["world_size"] == 3, m
+    assert m["distributedInfo"]["nccl_version"] == "2.20.5", m
+    assert m["deviceProperties"][0]["numSms"] == 132, m
+    assert m["outside_aligned"] == 0 and m["dropped"] == 0 and m["events"] > 400, m
+    assert ("base_ns" in m) == (t["style"] == "new"), m
+    for k in range(100):
+        lane[(i + 1) * 100000 + k] = (t, m)
+ends, flows, unc = {}, 0, {}
+for e in d["traceEvents"]:
+    if e.get("pid") not in lane:
+        continue
+    t, m = lane[e["pid"]]
+    if e.get("ph") in ("s", "f") and e.get("cat") == "ac2g":
+        flows += 1
+        assert e["id"] >> 32 == imps.index(m) + 1, e  # ids kept apart per file
+    if e.get("ph") == "X" and e["name"].startswith("ncclDevKernel_AllReduce"):
+        assert e["args"]["Collective name"] == "allreduce" and "dptop_time" not in e["args"], e
+        ends.setdefault(t["rank"], []).append((e["ts"] + e["dur"]) * 1000 + origin)
+        unc[t["rank"]] = max(unc.get(t["rank"], 0), e["args"]["dptop_unc_ns"])
+assert flows > 100, flows
+names = [e["args"]["name"] for e in d["traceEvents"]
+         if e.get("ph") == "M" and e["name"] == "process_name" and e["pid"] in lane]
+# GPUs 1..15 that Kineto names but never used are left out.
+assert sum("GPU" in n or "python3" in n for n in names) == 6, names
+# Old-era files count whole microseconds: ts and dur each cut up to 1 us.
+res = {f["rank"]: 2000 if f["style"] == "old" else 2 for f in truth["files"]}
+worst = {}
+for k, st in enumerate(truth["steps"]):
+    for r in ends:
+        err = abs(ends[r][k] - st["allreduce_end_ns"])
+        worst[r] = max(worst.get(r, 0), err)
+spread = max(max(ends[r][k] for r in ends) - min(ends[r][k] for r in ends)
+             for k in range(len(truth["steps"])))
+# Raw: the files' own first all-reduce ends, milliseconds apart.
+raw = []
+for f in truth["files"]:
+    op = gzip.open if f["path"].endswith(".gz") else open
+    tr = json.load(op(f["path"], "rt"))
+    base = tr.get("baseTimeNanoseconds", 0)
+    e = next(e for e in tr["traceEvents"] if e.get("name", "").startswith("ncclDevKernel"))
+    raw.append(base + round((e["ts"] + e["dur"]) * 1000))
+raw_spread = max(raw) - min(raw)
+print("all-reduce ends: raw files %.3f ms apart; aligned spread %.0f ns; vs truth per rank %s ns "
+      "(uncertainty %s ns)" % (raw_spread / 1e6, spread,
+                               {r: round(v) for r, v in worst.items()}, unc))
+assert raw_spread > 3e6, raw_spread
+for r, v in worst.items():
+    # The bound: the file's resolution plus three times the uncertainty the
+    # node's map reports, plus 1 us for a loaded machine's fits.
+    assert v <= res[r] + 3 * unc[r] + 1000, (r, v, unc[r])
+assert spread <= max(res.values()) * 2 + 3 * sum(unc.values()) + 2000, spread
+EOF
+
+fails() { # NAME EXPECTED-RC PATTERN ARGS...: dptop must fail so, say PATTERN, write nothing
+    local name=$1 want=$2 pat=$3
+    shift 3
+    rm -f "$IT_TMP/bad.json"
+    "$B/dptop" --replay "$REC" "$@" --export "$IT_TMP/bad.json" >"$IT_TMP/$name.out" 2>"$IT_TMP/$name.err"
+    local rc=$?
+    [ $rc -eq "$want" ] || it_fail "$name: exit $rc, not $want: $(cat "$IT_TMP/$name.out" "$IT_TMP/$name.err")"
+    grep -qE "$pat" "$IT_TMP/$name.err" || it_fail "$name: no '$pat' in: $(cat "$IT_TMP/$name.err")"
+    [ -e "$IT_TMP/bad.json" ] && it_fail "$name: an output was written"
+    ls "$IT_TMP"/bad.json.* >/dev/null 2>&1 && it_fail "$name: a temporary was left"
+    echo "$name: $(head -c 300 "$IT_TMP/$name.err")"
+}
+G="$IT_TMP/gen"
+# The real legacy file: refused with the reason, accepted with a start time.
+fails legacy 1 "legacy bare array of events: times count from the profiler's start.*Kineto.*@NS" --import "0=$LEGACY"
+"$B/dptop" --replay "$REC" --import "0=$LEGACY@$(sed -n 's/.*"t_start": \([0-9]*\).*/\1/p' "$IT_TMP/truth.json")" \
+    --export "$IT_TMP/legacy.json" >"$IT_TMP/legacy_ok.out" 2>&1 ||
+    it_fail "the legacy file with a start time failed: $(cat "$IT_TMP/legacy_ok.out")"
+grep -q "legacy PyTorch profiler array, ts in us from the start given" "$IT_TMP/legacy_ok.out" ||
+    it_fail "no legacy import line: $(cat "$IT_TMP/legacy_ok.out")"
+fails missing 2 "nothere.json: No such file" --import "$G/nothere.json"
+# Malformed: cut short, a wrong type, a JSON that is no trace, gzip damage, garbage.
+head -c 90000 "$G/rank1.json" >"$G/cut.json"
+fails truncated 1 "cut.json: the JSON text ends early" --import "2=$G/cut.json"
+sed '0,/"ts": [0-9]*/s//"ts": "soon"/' "$G/rank1.json" >"$G/type.json"
+fails wrongtype 1 "type.json: an event's ts is not a number" --import "2=$G/type.json"
+echo '{"not": "a trace", "traceEvents_": []}' >"$G/other.json"
+fails notatrace 1 "other.json: not a trace format dptop reads \(it reads: PyTorch" --import "$G/other.json"
+"$IT_PY" - "$G/rank0.json.gz" "$G/damaged.json.gz" <<'EOF'
+import sys
+b = bytearray(open(sys.argv[1], "rb").read())
+for i in range(len(b) // 2, len(b) // 2 + 16):
+    b[i] ^= 0x5A
+open(sys.argv[2], "wb").write(bytes(b))
+EOF
+fails gzip 1 "damaged.json.gz: " --import "1=$G/damaged.json.gz"
+head -c 4096 /dev/urandom >"$G/noise.json"
+fails garbage 1 "noise.json: not a trace format" --import "$G/noise.json"
+# Another host's clock: ten minutes off the recording.
+"$IT_PY" "$GEN" "$REC" "$IT_TMP/far" 1:new --shift 600 >/dev/null || it_fail "kineto_gen --shift failed"
+fails farclock 1 "rank0.json: its events .* lie 59[0-9] s after the recording.*not node 1's clock" \
+    --import "$IT_TMP/far/rank0.json"
+# Nodes: one the recording lacks, and a pid no node ran.
+fails nonode 1 "node 9 is not in the recording \(it has: n0 .*n1 .*n2 " --import "n9=$G/rank1.json"
+"$IT_PY" "$GEN" "$REC" "$IT_TMP/nopid" 1:new --pid 4242424 >/dev/null || it_fail "kineto_gen --pid failed"
+fails nopid 1 "no node of the recording ran pid 4242424.*--import N=" --import "$IT_TMP/nopid/rank0.json"
+"$B/dptop" --replay "$REC" --import "n1=$IT_TMP/nopid/rank0.json" --export "$IT_TMP/named.json" \
+    >"$IT_TMP/named.out" 2>&1 || it_fail "an explicit node failed: $(cat "$IT_TMP/named.out")"
+grep -q "as node 1 " "$IT_TMP/named.out" || it_fail "not placed on node 1: $(cat "$IT_TMP/named.out")"
+# Usage: --import without --export, --strict without --import.
+"$B/dptop" --replay "$REC" --import "$G/rank1.json" >/dev/null 2>"$IT_TMP/u1.err"
+[ $? -eq 2 ] && grep -q "needs --export" "$IT_TMP/u1.err" || it_fail "--import without --export: $(cat "$IT_TMP/u1.err")"
+"$B/dptop" --replay "$REC" --strict --export "$IT_TMP/u2.json" >/dev/null 2>"$IT_TMP/u2.err"
+[ $? -eq 2 ] || it_fail "--strict without --import was accepted"
+
+# Events from before the nodes were aligned: flagged, or dropped with --strict.
+"$IT_PY" "$GEN" "$REC" "$IT_TMP/early" 1:new --before 8 --steps 60 >/dev/null ||
+    it_fail "kineto_gen --before failed"
+"$B/dptop" --replay "$REC" --import "$IT_TMP/early/rank0.json" --export "$IT_TMP/early.json" \
+    >"$IT_TMP/early.out" 2>&1 || it_fail "early import failed: $(cat "$IT_TMP/early.out")"
+"$B/dptop" --replay "$REC" --import "$IT_TMP/early/rank0.json" --strict --export "$IT_TMP/strict.json" \
+    >"$IT_TMP/strict.out" 2>&1 || it_fail "strict import failed: $(cat "$IT_TMP/strict.out")"
+"$IT_PY" - "$IT_TMP/early.json" "$IT_TMP/strict.json" <<'EOF' || it_fail "outside events not flagged or dropped"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+ma, mb = a["metadata"]["imports"][0], b["metadata"]["imports"][0]
+flagged = [e for e in a["traceEvents"] if e.get("pid", 0) == 100000 and "dptop_time" in e.get("args", {})]
+print("before alignment: %d flagged (%s), strict dropped %d, kept %d" % (
+    ma["outside_aligned"], flagged[0]["args"]["dptop_time"] if flagged else "-", mb["dropped"], mb["events"]))
+assert ma["outside_aligned"] > 0 and len(flagged) > 0 and ma["dropped"] == 0, ma
+assert mb["outside_aligned"] == 0 and mb["dropped"] >= ma["outside_aligned"], mb
+assert mb["events"] + mb["dropped"] >= ma["events"], (ma, mb)
+EOF
+grep -q "outside the aligned windows (flagged dptop_time)" "$IT_TMP/early.out" ||
+    it_fail "the summary does not report the outside events: $(cat "$IT_TMP/early.out")"
+it_pass "3 ranks imported by pid and aligned; legacy, malformed, foreign and far-clock input refused; outside events flagged or dropped"
