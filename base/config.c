@@ -78,6 +78,7 @@ static const struct {
     {"hub_pub", "dpnode"},
     {"hub_sub", "dptop"},
     {"listen", "dpnode"},
+    {"map", "dptop"},
     {"margin_z", "dpnode"},
     {"master", "dpnode"},
     {"max_header_bytes", "dptop"},

@@ -587,12 +587,14 @@ uint64_t clock_history_ignored(const clock_history_t *self);
 /* Domains of a node.  GPU device d is CLOCK_DOMAIN_GPU0 + d. */
 #define CLOCK_DOMAIN_PROBE 0u /* CLOCK_REALTIME: what the fits are on */
 #define CLOCK_DOMAIN_TRACE 1u /* CLOCK_MONOTONIC: what events are stamped with */
+#define CLOCK_DOMAIN_BOOT  2u /* CLOCK_BOOTTIME: rocprofv3's timestamps */
 #define CLOCK_DOMAIN_GPU0  16u
 
 /* Flags of a conversion result. */
 #define CLOCK_CONV_EXTRAPOLATED 0x01u /* beyond the known snapshot pairs or window fits */
 #define CLOCK_CONV_GAP          0x02u /* across windows where the node was unaligned */
 #define CLOCK_CONV_STEP         0x04u /* between two maps a clock step apart: either may hold */
+#define CLOCK_CONV_RAW          0x08u /* no aligned map: the node's own clock (map filter only) */
 
 typedef struct clock_conv clock_conv_t;
 
@@ -649,6 +651,29 @@ int clock_conv_from_global(clock_conv_t *self, uint32_t node, uint32_t domain, i
 int clock_conv_to_probe(clock_conv_t *self, uint32_t node, uint32_t domain, int64_t local,
                         clock_conv_result_t *out, char *err);
 void clock_conv_get_stats(const clock_conv_t *self, clock_conv_stats_t *st);
+
+/*
+ * Clock domains by name: realtime (probe), monotonic (trace), boottime,
+ * gpuN.  And the map filter (clock/mapio.c): lines of node times in, lines
+ * of global times out, text or JSON lines, for `dpclock map` and
+ * `dptop --replay REC --map`; each program brings its own maps (map()).
+ */
+int clock_domain_parse(const char *name, uint32_t *domain);
+const char *clock_domain_name(uint32_t domain, char *buf, size_t len);
+struct clock_map_opts {
+    /* Local time of (node, domain) → out (t, uncertainty, CLOCK_CONV_* flags). */
+    int (*map)(void *ctx, uint32_t node, uint32_t domain, int64_t local, clock_conv_result_t *out,
+               char *err);
+    void *ctx;
+    bool have_node; /* lines may leave out the node (and clock): these */
+    uint32_t node, domain;
+    bool flush; /* after every line (a pipe reader waits on each answer) */
+};
+struct clock_map_stats {
+    uint64_t lines, mapped, flagged, errors;
+};
+int clock_map_lines(FILE *in, FILE *out, const struct clock_map_opts *o, struct clock_map_stats *st,
+                    char *err);
 
 /* ------------------------------------------------------------------ */
 /* The simulated clock (SPEC §4.6)                                      */

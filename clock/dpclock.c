@@ -39,6 +39,12 @@ static const char usage[] =
     "        to stamp put on the maps (default 5, 0: never)\n"
     "  eval DIR FITS\n"
     "        compare the node_fit lines of FITS with DIR/truth.jsonl\n"
+    "  map FITS [--node N] [--clock realtime] [--flush]\n"
+    "        times of a node's clock on stdin (lines \"T\" or \"NODE CLOCK T\", ns, or JSON\n"
+    "        lines {\"node\", \"clock\", \"t_ns\"}) to global times on stdout (\"GLOBAL_NS\n"
+    "        UNCERTAINTY_NS FLAGS\", or the object with global_ns, unc_ns, flags), through\n"
+    "        the node_fit lines of FITS (a fit log, or dptop --export-windows); realtime\n"
+    "        times only; exit 1 when a line could not be mapped\n"
     "  bench [--seconds S] [--nodes N] [--k K] [--seed N] [--seeds K] [--scenarios A,B]\n"
     "        [--estimators A,B] [--cadence-us C]\n"
     "        every scenario with every estimator over K seeds: accuracy table and BENCH lines\n"
@@ -594,6 +600,41 @@ static size_t keep_refined(clock_node_fit_t *fits, size_t *n)
     return dropped;
 }
 
+/* The node_fit lines of a fit log (other lines and bad ones counted in dec). */
+static int read_fits(FILE *ff, clock_node_fit_t **out, size_t *nout, base_decstats_t *dec,
+                     int *read_errno)
+{
+    clock_lines_t *lr = clock_lines_new(ff);
+    clock_node_fit_t *fits = NULL;
+    size_t n = 0, cap = 0;
+    const char *line;
+    size_t len;
+    bool over;
+    int r;
+    char err[BASE_ERRLEN];
+    while ((r = clock_lines_next(lr, &line, &len, &over)) == 1) {
+        if (!over && (len == 0 || strspn(line, " \t\r") == len))
+            continue;
+        clock_record_t rec;
+        enum base_dec d = over ? BASE_DEC_OVERSIZED : clock_json_decode_line(line, len, &rec, err);
+        base_decstats_add(dec, d);
+        if (d != BASE_DEC_OK || rec.type != CLOCK_REC_NODE_FIT)
+            continue;
+        if (n == cap) {
+            cap = cap ? 2 * cap : 1024;
+            fits = xreallocarray(fits, cap, sizeof *fits);
+        }
+        fits[n++] = rec.u.node;
+    }
+    *read_errno = errno;
+    clock_lines_destroy(&lr);
+    if (ff != stdin)
+        fclose(ff);
+    *out = fits;
+    *nout = n;
+    return r < 0 ? BASE_ERR : BASE_OK;
+}
+
 static int cmd_eval(int argc, char **argv)
 {
     if (argc != 2)
@@ -618,33 +659,11 @@ static int cmd_eval(int argc, char **argv)
         clock_truth_free(&truth);
         return EXIT_USAGE;
     }
-    clock_lines_t *lr = clock_lines_new(ff);
     base_decstats_t dec = {{0}};
     clock_node_fit_t *fits = NULL;
-    size_t n = 0, cap = 0;
-    const char *line;
-    size_t len;
-    bool over;
-    int r;
-    while ((r = clock_lines_next(lr, &line, &len, &over)) == 1) {
-        if (!over && (len == 0 || strspn(line, " \t\r") == len))
-            continue;
-        clock_record_t rec;
-        enum base_dec d = over ? BASE_DEC_OVERSIZED : clock_json_decode_line(line, len, &rec, err);
-        base_decstats_add(&dec, d);
-        if (d != BASE_DEC_OK || rec.type != CLOCK_REC_NODE_FIT)
-            continue;
-        if (n == cap) {
-            cap = cap ? 2 * cap : 1024;
-            fits = xreallocarray(fits, cap, sizeof *fits);
-        }
-        fits[n++] = rec.u.node;
-    }
-    clock_lines_destroy(&lr);
-    int read_errno = errno;
-    if (ff != stdin)
-        fclose(ff);
-    if (r < 0) {
+    size_t n = 0;
+    int read_errno = 0;
+    if (read_fits(ff, &fits, &n, &dec, &read_errno) != BASE_OK) {
         fprintf(stderr, "dpclock: cannot read fits %s: %s\n", argv[1], strerror(read_errno));
         free(fits);
         clock_truth_free(&truth);
@@ -669,6 +688,91 @@ static int cmd_eval(int argc, char **argv)
     if (!stdout_written("eval: writing the report failed"))
         return 1;
     return rc == BASE_OK ? 0 : 1;
+}
+
+/* ---- map ---- */
+
+static int map_from_fits(void *ctx, uint32_t node, uint32_t domain, int64_t local,
+                         clock_conv_result_t *out, char *err)
+{
+    if (domain != CLOCK_DOMAIN_PROBE)
+        return base_err(err, "a fit log maps realtime (probe clock) times only: it holds no "
+                             "snapshot pairs of other clocks (map those from a recording: "
+                             "dptop --replay REC --map)");
+    return clock_conv_to_global(ctx, node, domain, local, out, err);
+}
+
+static int cmd_map(int argc, char **argv)
+{
+    if (argc < 1)
+        return bad_usage("map needs FITS");
+    struct clock_map_opts o = {.map = map_from_fits, .domain = CLOCK_DOMAIN_PROBE};
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--flush") == 0) {
+            o.flush = true;
+        } else if (strcmp(argv[i], "--node") == 0 && i + 1 < argc) {
+            char *end;
+            const char *v = argv[++i][0] == 'n' ? argv[i] + 1 : argv[i];
+            long node = strtol(v, &end, 10);
+            if (*v == '\0' || *end != '\0' || node < 0 || node > 65535)
+                return bad_usage("invalid value for --node: '%s'", argv[i]);
+            o.node = (uint32_t)node;
+            o.have_node = true;
+        } else if (strcmp(argv[i], "--clock") == 0 && i + 1 < argc) {
+            if (clock_domain_parse(argv[++i], &o.domain) != BASE_OK)
+                return bad_usage("invalid value for --clock: '%s' (realtime, monotonic, boottime, "
+                                 "gpuN)",
+                                 argv[i]);
+        } else {
+            return bad_usage("map: unknown or incomplete option '%s'", argv[i]);
+        }
+    }
+    FILE *ff = open_input(argv[0], "fits");
+    if (ff == NULL)
+        return EXIT_USAGE;
+    if (ff == stdin)
+        return bad_usage("map reads the times on stdin: FITS must be a file");
+    base_decstats_t dec = {{0}};
+    clock_node_fit_t *fits = NULL;
+    size_t n = 0;
+    int read_errno = 0;
+    if (read_fits(ff, &fits, &n, &dec, &read_errno) != BASE_OK) {
+        fprintf(stderr, "dpclock: cannot read fits %s: %s\n", argv[0], strerror(read_errno));
+        free(fits);
+        return EXIT_USAGE;
+    }
+    if (base_decstats_errors(&dec))
+        print_dec_summary(argv[0], &dec);
+    keep_refined(fits, &n);
+    if (n == 0) {
+        fprintf(stderr, "dpclock: map: %s holds no node_fit lines\n", argv[0]);
+        free(fits);
+        return 1;
+    }
+    clock_conv_limits_t lim;
+    clock_conv_limits_default(&lim);
+    if (lim.max_fits < n)
+        lim.max_fits = n;
+    clock_conv_t *conv = clock_conv_new(&lim);
+    char err[BASE_ERRLEN];
+    uint64_t refused = 0;
+    for (size_t i = 0; i < n; i++)
+        if (clock_conv_add_fit(conv, &fits[i], err) != BASE_OK)
+            refused++;
+    free(fits);
+    o.ctx = conv;
+    struct clock_map_stats st;
+    int rc = clock_map_lines(stdin, stdout, &o, &st, err);
+    clock_conv_destroy(&conv);
+    if (rc != BASE_OK) {
+        fprintf(stderr, "dpclock: map: %s\n", err);
+        return 1;
+    }
+    fprintf(stderr,
+            "dpclock: map: %" PRIu64 " times mapped (%" PRIu64 " flagged), %" PRIu64
+            " lines refused; %zu node fits read, %" PRIu64 " refused\n",
+            st.mapped, st.flagged, st.errors, n, refused);
+    return st.errors ? 1 : 0;
 }
 
 /* ---- bench ---- */
@@ -1281,5 +1385,7 @@ int main(int argc, char **argv)
         return cmd_eval(argc - 2, argv + 2);
     if (strcmp(cmd, "bench") == 0)
         return cmd_bench(argc - 2, argv + 2);
+    if (strcmp(cmd, "map") == 0)
+        return cmd_map(argc - 2, argv + 2);
     return bad_usage("unknown command \"%s\"", cmd);
 }

@@ -6113,6 +6113,85 @@ static void test_logfit_failure_reasons(void **state)
     clock_logfit_destroy(&lf);
 }
 
+/* The map filter's resolver in the test: node 1 is 1000 ns ahead on
+ * realtime, 5 ns uncertain; boottime reads 100 s behind realtime, flagged
+ * extrapolated; other nodes are unknown. */
+static int fake_map(void *ctx, uint32_t node, uint32_t domain, int64_t local,
+                    clock_conv_result_t *out, char *err)
+{
+    (void)ctx;
+    if (node != 1)
+        return base_err(err, "node %u is not known", node);
+    out->t = local - 1000 + (domain == CLOCK_DOMAIN_BOOT ? 100000000000LL : 0);
+    out->uncertainty_ns = 5;
+    out->flags = domain == CLOCK_DOMAIN_BOOT ? CLOCK_CONV_EXTRAPOLATED : 0;
+    return BASE_OK;
+}
+
+static void test_map_lines(void **state)
+{
+    (void)state;
+    const char *in = "5000\n"
+                     "# a comment\n"
+                     "\n"
+                     "1 boottime 7000\n"
+                     "2 realtime 5\n"
+                     "{\"t_ns\": 9000, \"tag\": \"x\"}\n"
+                     "{\"node\": 1, \"clock\": \"boottime\", \"t_ns\": 1.5e3}\n"
+                     "{\"node\": 1, \"clock\": \"sundial\", \"t_ns\": 1}\n"
+                     "{not json\n"
+                     "1 realtime soon\n"
+                     "1 2 3 4\n";
+    FILE *fin = fmemopen((void *)in, strlen(in), "r");
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *fout = open_memstream(&buf, &len);
+    struct clock_map_opts o = {
+        .map = fake_map, .have_node = true, .node = 1, .domain = CLOCK_DOMAIN_PROBE};
+    struct clock_map_stats st;
+    char err[BASE_ERRLEN];
+    assert_int_equal(clock_map_lines(fin, fout, &o, &st, err), BASE_OK);
+    fclose(fin);
+    fclose(fout);
+    const char *want =
+        "4000 5.0 -\n"
+        "# a comment\n"
+        "\n"
+        "100000006000 5.0 extrapolated\n"
+        "error: node 2 is not known\n"
+        "{\"t_ns\":9000,\"tag\":\"x\",\"global_ns\":8000,\"unc_ns\":5.0,\"flags\":[]}\n"
+        "{\"node\":1,\"clock\":\"boottime\",\"t_ns\":1.5e3,\"global_ns\":100000000500,"
+        "\"unc_ns\":5.0,\"flags\":[\"extrapolated\"]}\n";
+    assert_int_equal(strncmp(buf, want, strlen(want)), 0);
+    const char *rest = buf + strlen(want);
+    /* The refusals, one line each, in order. */
+    assert_non_null(strstr(rest, "{\"error\":\"not a clock: sundial"));
+    assert_non_null(strstr(rest, "{\"error\":\"invalid JSON"));
+    assert_non_null(strstr(rest, "error: not a time in ns: soon"));
+    assert_non_null(strstr(rest, "error: expected T or NODE CLOCK T"));
+    assert_true(st.lines == 11 && st.mapped == 4 && st.flagged == 2 && st.errors == 5);
+    free(buf);
+
+    /* Without defaults a bare time is refused. */
+    fin = fmemopen((void *)"5000\n", 5, "r");
+    fout = open_memstream(&buf, &len);
+    o.have_node = false;
+    assert_int_equal(clock_map_lines(fin, fout, &o, &st, err), BASE_OK);
+    fclose(fin);
+    fclose(fout);
+    assert_string_equal(buf, "error: expected NODE CLOCK T (no --node given)\n");
+    free(buf);
+
+    uint32_t d;
+    char name[16];
+    assert_int_equal(clock_domain_parse("gpu3", &d), BASE_OK);
+    assert_int_equal(d, CLOCK_DOMAIN_GPU0 + 3);
+    assert_string_equal(clock_domain_name(d, name, sizeof name), "gpu3");
+    assert_int_equal(clock_domain_parse("boottime", &d), BASE_OK);
+    assert_string_equal(clock_domain_name(d, name, sizeof name), "boottime");
+    assert_int_equal(clock_domain_parse("gpu", &d), BASE_ERR);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -6200,6 +6279,7 @@ int main(void)
         cmocka_unit_test(test_logfit_unsolved_window),
         cmocka_unit_test(test_logfit_refusals),
         cmocka_unit_test(test_logfit_failure_reasons),
+        cmocka_unit_test(test_map_lines),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -32,7 +32,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static const struct imp_format *const formats[] = {&imp_kineto};
+static const struct imp_format *const formats[] = {&imp_kineto, &imp_rocprof_csv,
+                                                   &imp_rocprof_json};
 
 /* A file's events this far from everything the recording covers: not this node's clock. */
 #define CLOCK_MISMATCH_NS (120LL * 1000000000LL)
@@ -71,6 +72,8 @@ void tui_import_destroy(tui_import_t **self_p)
         free(self->files[i].dist_info);
         free(self->files[i].dev_props);
         free(self->files[i].pids);
+        if (self->files[i].fmt && self->files[i].fmt->release)
+            self->files[i].fmt->release(&self->files[i]);
     }
     free(self->files);
     free(self->procs);
@@ -493,6 +496,91 @@ void imp_put_args(FILE *out, double unc, unsigned flags)
     }
 }
 
+int imp_each(base_jstream_t *js, int (*fn)(void *ctx, const struct base_jspan *v, char *err),
+             void *ctx, char *err)
+{
+    if (base_jstream_expect(js, '[', err) != BASE_OK)
+        return BASE_ERR;
+    bool first = true;
+    struct base_jspan v;
+    for (;;) {
+        int r = base_jstream_next(js, ']', &first, err);
+        if (r <= 0)
+            return r;
+        if (base_jstream_value(js, &v, err) != BASE_OK || fn(ctx, &v, err) != BASE_OK)
+            return BASE_ERR;
+    }
+}
+
+/* A thread id as a number when it is one (viewers sort those), else a string. */
+static void put_tid(FILE *out, const char *tid)
+{
+    size_t d = strspn(tid, "0123456789");
+    if (d > 0 && d < 16 && tid[d] == '\0')
+        fputs(tid, out);
+    else
+        tui_json_str(out, tid);
+}
+
+bool imp_emit_x(struct imp_ctx *ctx, struct imp_file *f, const struct imp_pid *lane,
+                const char *tid, const char *cat, const char *name, int64_t t0, int64_t t1,
+                const char *args)
+{
+    int64_t g0, g1;
+    double unc, u1;
+    unsigned fl, f1;
+    if (t1 < t0)
+        t1 = t0;
+    if (!imp_map(ctx, f, t0, &g0, &unc, &fl) || !imp_map(ctx, f, t1, &g1, &u1, &f1)) {
+        f->dropped++;
+        return false;
+    }
+    fl |= f1;
+    if (g1 < g0)
+        g1 = g0;
+    if (!imp_keep(ctx, f, g0, unc, fl))
+        return false;
+    FILE *out = ctx->out;
+    fputs(*ctx->first ? "{\"ph\":\"X\",\"cat\":" : ",\n{\"ph\":\"X\",\"cat\":", out);
+    *ctx->first = false;
+    tui_json_str(out, cat);
+    fputs(",\"name\":", out);
+    tui_json_str(out, name);
+    fprintf(out, ",\"pid\":%" PRIu32 ",\"tid\":", lane->chrome);
+    put_tid(out, tid);
+    fputs(",\"ts\":", out);
+    imp_put_us(out, g0 - ctx->origin);
+    fputs(",\"dur\":", out);
+    imp_put_us(out, g1 - g0);
+    fputs(",\"args\":{", out);
+    imp_put_args(out, unc, fl);
+    if (args && args[0])
+        fprintf(out, ",%s", args);
+    fputs("}}", out);
+    return true;
+}
+
+void imp_emit_flow(struct imp_ctx *ctx, struct imp_file *f, const struct imp_pid *lane,
+                   const char *tid, bool start, const char *id, int64_t t)
+{
+    int64_t g;
+    double unc;
+    unsigned fl;
+    if (!imp_map(ctx, f, t, &g, &unc, &fl) ||
+        (ctx->strict && (fl & (TUI_T_RAW | TUI_T_EXTRAP | TUI_T_GAP))))
+        return;
+    FILE *out = ctx->out;
+    fprintf(out, "%s{\"ph\":\"%s\",%s\"cat\":\"flow\",\"name\":\"launch\",\"id\":",
+            *ctx->first ? "" : ",\n", start ? "s" : "f", start ? "" : "\"bp\":\"e\",");
+    *ctx->first = false;
+    tui_json_str(out, id);
+    fprintf(out, ",\"pid\":%" PRIu32 ",\"tid\":", lane->chrome);
+    put_tid(out, tid);
+    fputs(",\"ts\":", out);
+    imp_put_us(out, g - ctx->origin);
+    fputs("}", out);
+}
+
 /* ---- pass 2 and the report -------------------------------------------------- */
 
 int tui_import_write_events(tui_import_t *self, tui_model_t *model, FILE *out, int64_t origin,
@@ -508,8 +596,11 @@ int tui_import_write_events(tui_import_t *self, tui_model_t *model, FILE *out, i
         /* Processes the file never named still get a name: node and file. */
         for (size_t k = 0; k < f->npids; k++) {
             struct imp_pid *p = &f->pids[k];
-            char label[300];
-            imp_process_label(f, p, p->device ? "GPU" : NULL, label, sizeof label);
+            char label[300], own[48];
+            size_t digits = strspn(p->key, "0123456789");
+            snprintf(own, sizeof own, "%s%s", p->device && p->key[digits] == '\0' ? "GPU " : "",
+                     p->key);
+            imp_process_label(f, p, own, label, sizeof label);
             if (!p->named) {
                 fprintf(out,
                         "%s{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%" PRIu32

@@ -48,6 +48,7 @@ struct imp_file {
     double unc_max;
     struct imp_pid *pids;
     size_t npids, cappids;
+    void *priv; /* the reader's own, from scan to emit (released by release()) */
 };
 
 /* Where the events go (pass 2). */
@@ -71,9 +72,10 @@ struct imp_format {
     bool (*detect)(const char *head, size_t n);
     int (*scan)(struct imp_file *f, char *err);
     int (*emit)(struct imp_file *f, struct imp_ctx *ctx, char *err);
+    void (*release)(struct imp_file *f); /* may be NULL */
 };
 
-extern const struct imp_format imp_kineto;
+extern const struct imp_format imp_kineto, imp_rocprof_csv, imp_rocprof_json;
 
 /*
  * A file time (the file's clock, ns, base_ns added) on the global base,
@@ -92,6 +94,20 @@ struct imp_pid *imp_pid_find(struct imp_file *f, const char *key, size_t n);
 /* The name a process of the file gets in the merged trace. */
 void imp_process_label(const struct imp_file *f, const struct imp_pid *p, const char *own,
                        char *buf, size_t len);
+/*
+ * For readers that build their events (rather than copy them): one complete
+ * event on `lane`, times of the file's clock; args is JSON members without
+ * braces ("" for none).  false when it was dropped.  And one end of a flow
+ * arrow (ids are strings, unique over the merged trace).
+ */
+bool imp_emit_x(struct imp_ctx *ctx, struct imp_file *f, const struct imp_pid *lane,
+                const char *tid, const char *cat, const char *name, int64_t t0, int64_t t1,
+                const char *args);
+void imp_emit_flow(struct imp_ctx *ctx, struct imp_file *f, const struct imp_pid *lane,
+                   const char *tid, bool start, const char *id, int64_t t);
+/* Every element of the JSON array the stream is at (its '[' next), to fn. */
+int imp_each(base_jstream_t *js, int (*fn)(void *ctx, const struct base_jspan *v, char *err),
+             void *ctx, char *err);
 /* "ts" in µs relative to origin, 3 decimals. */
 void imp_put_us(FILE *out, int64_t ns);
 /* The dptop_* keys of an event's args (without braces), from imp_map's result. */

@@ -155,24 +155,6 @@ static base_jstream_t *open_trace(const struct imp_file *f, bool *array, char *e
     return js;
 }
 
-/* Every element of the events array the stream is at (its '[' next). */
-static int each_event(base_jstream_t *js,
-                      int (*fn)(void *ctx, const struct base_jspan *ev, char *err), void *ctx,
-                      char *err)
-{
-    if (base_jstream_expect(js, '[', err) != BASE_OK)
-        return BASE_ERR;
-    bool first = true;
-    struct base_jspan v;
-    for (;;) {
-        int r = base_jstream_next(js, ']', &first, err);
-        if (r <= 0)
-            return r;
-        if (base_jstream_value(js, &v, err) != BASE_OK || fn(ctx, &v, err) != BASE_OK)
-            return BASE_ERR;
-    }
-}
-
 /* ---- pass 1 ----------------------------------------------------------------- */
 
 struct scan_state {
@@ -309,7 +291,7 @@ static int scan(struct imp_file *f, char *err)
     bool first = true;
     if (array) {
         have_events = true;
-        if (each_event(js, scan_event, &st, err) != BASE_OK)
+        if (imp_each(js, scan_event, &st, err) != BASE_OK)
             goto out;
     } else {
         if (base_jstream_expect(js, '{', err) != BASE_OK)
@@ -329,7 +311,7 @@ static int scan(struct imp_file *f, char *err)
                     goto out;
                 }
                 have_events = true;
-                if (each_event(js, scan_event, &st, err) != BASE_OK)
+                if (imp_each(js, scan_event, &st, err) != BASE_OK)
                     goto out;
                 continue;
             }
@@ -577,7 +559,7 @@ static int emit(struct imp_file *f, struct imp_ctx *ctx, char *err)
             goto out;
     }
     struct emit_state st = {ctx, f};
-    rc = each_event(js, emit_event, &st, err);
+    rc = imp_each(js, emit_event, &st, err);
     if (rc == BASE_OK && ferror(ctx->out))
         rc = base_err(err, "write failed");
 out:

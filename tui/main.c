@@ -55,7 +55,8 @@ static int run_replay(const base_config_t *cfg, const char *arg, volatile sig_at
                                  .windows = base_config_str(cfg, "export_windows"),
                                  .imports = import_args,
                                  .nimports = nimport_args,
-                                 .strict = import_strict};
+                                 .strict = import_strict,
+                                 .map = base_config_str(cfg, "map")};
     if (nimport_args && !req.out[0]) {
         fprintf(stderr, "dptop: --import needs --export OUT.json: the console does not show "
                         "imported traces yet\n");
@@ -63,7 +64,7 @@ static int run_replay(const base_config_t *cfg, const char *arg, volatile sig_at
     }
     /* Checked in main(): the value is one of the names. */
     tui_export_format_parse(base_config_str(cfg, "format"), &req.format);
-    if (req.out[0] || req.windows[0])
+    if (req.out[0] || req.windows[0] || req.map[0])
         return tui_export_run(cfg, arg, &req, stop);
     return tui_replay_run(cfg, arg, stop);
 }
@@ -127,6 +128,10 @@ static const struct base_cfg_key cfg_keys[] = {
     {"export_windows", BASE_CFG_STRING, "", 1, 0,
      "with --replay: write the window statistics (win, edge_fit, node_fit, solve) as JSON "
      "lines to this file and exit"},
+    {"map", BASE_CFG_STRING, "", 1, 0,
+     "with --replay: times of a node's clock on stdin (ns, or JSON lines) to global times on "
+     "stdout, through the recording's maps: NODE[:realtime|monotonic|boottime], or lines (each "
+     "line names them)"},
     {"demo_nodes", BASE_CFG_INT, "4", 2, 64, "--demo: nodes in all, the master included"},
     {"demo_straggler", BASE_CFG_INT, "-1", -1, 63,
      "--demo: the node (index, 0 = master) whose collectives start late; -1: none"},
@@ -324,11 +329,13 @@ int main(int argc, char **argv)
                 base_config_str(cfg, "format"));
         goto out;
     }
-    const char *export_opts[] = {"export", "export_windows"};
+    const char *export_opts[] = {"export", "export_windows", "map"};
     for (size_t i = 0; i < BASE_ARRAY_LEN(export_opts); i++)
         if (base_config_str(cfg, export_opts[i])[0] && (mode == NULL || mode->run != run_replay)) {
             fprintf(stderr, "dptop: --%s needs --replay FILE\n",
-                    i == 0 ? "export" : "export-windows");
+                    i == 0   ? "export"
+                    : i == 1 ? "export-windows"
+                             : "map");
             goto out;
         }
     if (nimport_args && (mode == NULL || mode->run != run_replay)) {

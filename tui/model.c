@@ -24,6 +24,8 @@ struct mnode {
     struct tui_node pub;
     size_t raw_pairs; /* trace -> probe snapshot pairs held by the clock conversion */
     int64_t raw_last;
+    size_t boot_pairs; /* boottime -> probe */
+    int64_t boot_last;
     bool have_shift; /* trace + shift ~ arrival time, when no pairs */
     int64_t shift;
     uint64_t events_at_tick;
@@ -861,24 +863,28 @@ static enum base_dec on_snap(tui_model_t *self, const bus_msg_t *msg, json_objec
         }
     }
     /* Events are stamped on the trace clock; only its map to the probe
-     * clock places them.  Other domain pairs (GPU clocks) are for the agent. */
-    if (strcmp(a, "trace") != 0 || strcmp(b, "probe") != 0)
+     * clock places them.  BOOTTIME's places imported traces (rocprofv3).
+     * Other domain pairs (GPU clocks) are for the agent. */
+    bool boot = strcmp(a, "boottime") == 0;
+    if ((strcmp(a, "trace") != 0 && !boot) || strcmp(b, "probe") != 0)
         return BASE_DEC_OK;
     struct mnode *m = find_node(self, id, true);
     if (m == NULL)
         return BASE_DEC_OK;
+    size_t *count = boot ? &m->boot_pairs : &m->raw_pairs;
+    int64_t *last = boot ? &m->boot_last : &m->raw_last;
     for (size_t i = 0; i < n; i++) {
         json_object *p = json_object_array_get_idx(pairs, i);
         int64_t x, y;
         base_json_value_ns(json_object_array_get_idx(p, 0), &x);
         base_json_value_ns(json_object_array_get_idx(p, 1), &y);
         /* The late-joiner state repeats pairs already seen: skip them quietly. */
-        if (m->raw_pairs > 0 && x <= m->raw_last)
+        if (*count > 0 && x <= *last)
             continue;
-        if (clock_conv_add_pair(self->conv, id, CLOCK_DOMAIN_TRACE, CLOCK_DOMAIN_PROBE, x, y,
-                                NULL) == BASE_OK) {
-            m->raw_pairs++;
-            m->raw_last = x;
+        if (clock_conv_add_pair(self->conv, id, boot ? CLOCK_DOMAIN_BOOT : CLOCK_DOMAIN_TRACE,
+                                CLOCK_DOMAIN_PROBE, x, y, NULL) == BASE_OK) {
+            (*count)++;
+            *last = x;
         }
     }
     return BASE_DEC_OK;

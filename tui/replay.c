@@ -299,12 +299,67 @@ static size_t export_budget(const base_config_t *cfg, const char *path, bool exp
     return most > budget ? (size_t)most : budget;
 }
 
+/* --map's resolver: the model's maps, as imported traces use them. */
+static int map_model(void *ctx, uint32_t node, uint32_t domain, int64_t local,
+                     clock_conv_result_t *out, char *err)
+{
+    if (node > 65535 || tui_model_find(ctx, (uint16_t)node) == NULL)
+        return base_err(err, "node %u is not in the recording", node);
+    unsigned fl;
+    if (tui_model_map(ctx, (uint16_t)node, domain, local, &out->t, &out->uncertainty_ns, &fl) !=
+        BASE_OK) {
+        char name[16];
+        return base_err(err, "node %u has no map for its %s clock in the recording", node,
+                        clock_domain_name(domain, name, sizeof name));
+    }
+    out->flags = ((fl & TUI_T_RAW) ? CLOCK_CONV_RAW : 0) |
+                 ((fl & TUI_T_EXTRAP) ? CLOCK_CONV_EXTRAPOLATED : 0) |
+                 ((fl & TUI_T_GAP) ? CLOCK_CONV_GAP : 0);
+    return BASE_OK;
+}
+
+/* --map NODE[:CLOCK] (defaults for lines that leave them out) or "lines". */
+static int map_spec(const char *spec, struct clock_map_opts *o, char *err)
+{
+    o->domain = CLOCK_DOMAIN_PROBE;
+    o->flush = true;
+    if (strcmp(spec, "lines") == 0)
+        return BASE_OK;
+    char node[16], clk[16] = "realtime";
+    const char *colon = strchr(spec, ':');
+    size_t nl = colon ? (size_t)(colon - spec) : strlen(spec);
+    if (nl == 0 || nl >= sizeof node || (colon && strlen(colon + 1) >= sizeof clk))
+        return base_err(err, "invalid value for map: '%s' (NODE[:CLOCK] or lines)", spec);
+    memcpy(node, spec, nl);
+    node[nl] = '\0';
+    if (colon)
+        snprintf(clk, sizeof clk, "%s", colon + 1);
+    const char *d = node[0] == 'n' ? node + 1 : node;
+    char *end;
+    long v = strtol(d, &end, 10);
+    if (*d == '\0' || *end != '\0' || v < 0 || v > 65535)
+        return base_err(err, "invalid node in --map '%s' (NODE[:CLOCK] or lines)", spec);
+    if (clock_domain_parse(clk, &o->domain) != BASE_OK)
+        return base_err(err, "invalid clock in --map '%s' (realtime, monotonic, boottime)", spec);
+    o->node = (uint32_t)v;
+    o->have_node = true;
+    return BASE_OK;
+}
+
 int tui_export_run(const base_config_t *cfg, const char *path, const struct tui_export_req *req,
                    volatile sig_atomic_t *stop)
 {
     char err[BASE_ERRLEN];
     const char *out = req && req->out && req->out[0] ? req->out : NULL;
     const char *wout = req && req->windows && req->windows[0] ? req->windows : NULL;
+    const char *map = req && req->map && req->map[0] ? req->map : NULL;
+    /* With --map, stdout carries the mapped times: the summary goes to stderr. */
+    FILE *info = map ? stderr : stdout;
+    struct clock_map_opts mapo = {.map = map_model};
+    if (map && map_spec(map, &mapo, err) != BASE_OK) {
+        fprintf(stderr, "dptop: %s\n", err);
+        return 2;
+    }
     bool to_dir = out && is_dir(out);
     /* A directory can only take XSpaces, one per node. */
     enum tui_export_format fmt = !out ? TUI_EXPORT_CHROME
@@ -327,7 +382,7 @@ int tui_export_run(const base_config_t *cfg, const char *path, const struct tui_
     /* Imported traces: named files that exist (a bad argument, 2, when not),
      * merged into a Chrome trace. */
     tui_import_t *imp = NULL;
-    if (req && req->nimports) {
+    if (req->nimports) {
         if (!out || fmt != TUI_EXPORT_CHROME) {
             fprintf(stderr, "dptop: --import needs --export OUT.json (imported traces are merged "
                             "into a Chrome trace)\n");
@@ -375,7 +430,7 @@ int tui_export_run(const base_config_t *cfg, const char *path, const struct tui_
         fprintf(stderr, "dptop: %s\n", err);
         goto done;
     }
-    uint64_t msgs = 0, rejected = 0;
+    uint64_t msgs = 0, rejected = 0, map_errors = 0;
     int64_t t0 = base_monotonic_ns(), first_arrival = 0, last_arrival = 0;
     for (;;) {
         if (*stop) {
@@ -470,6 +525,19 @@ int tui_export_run(const base_config_t *cfg, const char *path, const struct tui_
             goto done;
         }
     }
+    if (map) {
+        struct clock_map_stats ms;
+        mapo.ctx = model;
+        if (clock_map_lines(stdin, stdout, &mapo, &ms, err) != BASE_OK) {
+            fprintf(stderr, "dptop: %s\n", err);
+            goto done;
+        }
+        fprintf(stderr,
+                "dptop: mapped %" PRIu64 " times (%" PRIu64 " flagged), %" PRIu64
+                " lines refused\n",
+                ms.mapped, ms.flagged, ms.errors);
+        map_errors = ms.errors;
+    }
     struct tui_winlog_stats ws = {0};
     if (winlog) {
         tui_winlog_stats(winlog, &ws);
@@ -478,35 +546,41 @@ int tui_export_run(const base_config_t *cfg, const char *path, const struct tui_
             goto done;
         }
     }
-    rc = 0;
+    rc = map_errors ? 1 : 0;
     double secs = (double)(base_monotonic_ns() - t0) / 1e9;
     uint64_t evicted = tui_store_evicted(tui_model_store(model));
     if (out && fmt == TUI_EXPORT_CHROME)
-        printf("dptop: exported %" PRIu64 " events and %" PRIu64 " flows from %" PRIu64
-               " messages to %s in %.2f s\n",
-               cs.events, cs.flows, msgs, out, secs);
+        fprintf(info,
+                "dptop: exported %" PRIu64 " events and %" PRIu64 " flows from %" PRIu64
+                " messages to %s in %.2f s\n",
+                cs.events, cs.flows, msgs, out, secs);
     else if (out)
-        printf("dptop: exported %" PRIu64 " events in %" PRIu64 " planes, %" PRIu64
-               " scope pairs, from %" PRIu64 " messages to %s%s (%" PRIu64 " bytes) in %.2f s\n",
-               xs.events, xs.planes, xs.scope_pairs, msgs, out,
-               to_dir ? " (one XSpace per node)" : "", xs.bytes, secs);
+        fprintf(info,
+                "dptop: exported %" PRIu64 " events in %" PRIu64 " planes, %" PRIu64
+                " scope pairs, from %" PRIu64 " messages to %s%s (%" PRIu64 " bytes) in %.2f s\n",
+                xs.events, xs.planes, xs.scope_pairs, msgs, out,
+                to_dir ? " (one XSpace per node)" : "", xs.bytes, secs);
     if (wout)
-        printf("dptop: wrote %" PRIu64 " win, %" PRIu64 " edge_fit, %" PRIu64
-               " node_fit and %" PRIu64 " solve lines to %s (%" PRIu64
-               " repeated messages skipped)\n",
-               ws.win, ws.edge_fit, ws.node_fit, ws.solve, wout, ws.duplicates);
+        fprintf(info,
+                "dptop: wrote %" PRIu64 " win, %" PRIu64 " edge_fit, %" PRIu64
+                " node_fit and %" PRIu64 " solve lines to %s (%" PRIu64
+                " repeated messages skipped)\n",
+                ws.win, ws.edge_fit, ws.node_fit, ws.solve, wout, ws.duplicates);
     if (ws.undeduped)
-        printf("dptop: %" PRIu64 " window messages were written without the repeat check "
-               "(its set was full)\n",
-               ws.undeduped);
-    printf("dptop: recording: %" PRIu64 " corrupt regions (%" PRIu64 " bytes skipped), %" PRIu64
-           " bytes of truncated tail; %" PRIu64 " messages rejected\n",
-           rs.corrupt, rs.skipped_bytes, rs.truncated_bytes, rejected);
+        fprintf(info,
+                "dptop: %" PRIu64 " window messages were written without the repeat check "
+                "(its set was full)\n",
+                ws.undeduped);
+    fprintf(info,
+            "dptop: recording: %" PRIu64 " corrupt regions (%" PRIu64 " bytes skipped), %" PRIu64
+            " bytes of truncated tail; %" PRIu64 " messages rejected\n",
+            rs.corrupt, rs.skipped_bytes, rs.truncated_bytes, rejected);
     if (imp)
-        tui_import_report(imp, stdout);
+        tui_import_report(imp, info);
     uint64_t raw = cs.raw_events + xs.raw_events;
     if (raw)
-        printf("dptop: %" PRIu64 " events of unaligned nodes are on their raw clocks\n", raw);
+        fprintf(info, "dptop: %" PRIu64 " events of unaligned nodes are on their raw clocks\n",
+                raw);
     /* An export that lost events is not the recording's: said on stderr, and exit 1. */
     if (evicted && out) {
         fprintf(stderr,
@@ -515,9 +589,10 @@ int tui_export_run(const base_config_t *cfg, const char *path, const struct tui_
                 evicted, budget);
         rc = 1;
     } else if (evicted) {
-        printf("dptop: %" PRIu64 " events did not fit the event budget of %zu "
-               "(raise --event-budget)\n",
-               evicted, budget);
+        fprintf(info,
+                "dptop: %" PRIu64 " events did not fit the event budget of %zu "
+                "(raise --event-budget)\n",
+                evicted, budget);
     }
     if (scopes && tui_scopes_evicted(scopes)) {
         fprintf(stderr,

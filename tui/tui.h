@@ -637,7 +637,8 @@ struct tui_export_req {
     const char *windows;        /* NULL or "": no window statistics */
     const char *const *imports; /* --import arguments, [NODE=]FILE[@START_NS] or a directory */
     size_t nimports;
-    bool strict; /* drop imported events outside the aligned windows instead of flagging them */
+    bool strict;     /* drop imported events outside the aligned windows instead of flagging them */
+    const char *map; /* NULL or "": no map filter; NODE[:CLOCK] or "lines": stdin to stdout */
 };
 
 /*

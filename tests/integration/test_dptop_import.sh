@@ -12,7 +12,8 @@
 # (written by Debian's python3-torch 1.13), malformed and foreign input,
 # another host's clock, unknown nodes; each is one line, exit 1 (2 for a
 # missing file), and no output is left.  Finally --strict and events before
-# the nodes were aligned.
+# the nodes were aligned.  rocprofv3's CSV (two releases' layouts) and
+# JSON on CLOCK_BOOTTIME, and the map filters (dptop --map, dpclock map).
 source "$(dirname "$0")/lib.sh"
 
 [ -x "$B/dptop" ] && [ -x "$B/dpnode" ] || it_skip "dptop or dpnode not built in $B"
@@ -110,6 +111,81 @@ for r, v in worst.items():
     # node's map reports, plus 1 us for a loaded machine's fits.
     assert v <= res[r] + 3 * unc[r] + 1000, (r, v, unc[r])
 assert spread <= max(res.values()) * 2 + 3 * sum(unc.values()) + 2000, spread
+EOF
+
+# rocprofv3 on CLOCK_BOOTTIME (the agents' boottime snapshot pairs): the
+# CSV files of ROCm 6.4 and 7.0 layouts and the JSON file, one rank each.
+RG="$IT_ROOT/tests/import/rocprof_gen.py"
+"$IT_PY" "$RG" "$REC" "$IT_TMP/rp64" 1 2 --layout 6.4 >"$IT_TMP/rp64.json" || it_fail "rocprof_gen 6.4 failed"
+"$IT_PY" "$RG" "$REC" "$IT_TMP/rp70" 1 2 --layout 7.0 >"$IT_TMP/rp70.json" || it_fail "rocprof_gen 7.0 failed"
+"$IT_PY" "$RG" "$REC" "$IT_TMP/rpj" 1 2 --format json >"$IT_TMP/rpj.json" || it_fail "rocprof_gen json failed"
+"$B/dptop" --replay "$REC" --import "$IT_TMP"/rp64/rank0/* "$IT_TMP"/rp70/rank1/* \
+    "$IT_TMP"/rpj/rank*/*/*_results.json --export "$IT_TMP/rocprof.json" >"$IT_TMP/rp.out" 2>&1 ||
+    it_fail "rocprofv3 import failed: $(cat "$IT_TMP/rp.out")"
+grep -q "rocprofv3 CSV kernel trace, 18 columns, boottime clock" "$IT_TMP/rp.out" &&
+    grep -q "rocprofv3 CSV kernel trace, 22 columns" "$IT_TMP/rp.out" &&
+    [ "$(grep -c 'rocprofv3 JSON, 3 kernel names, 1 GPU agents, boottime clock' "$IT_TMP/rp.out")" -eq 2 ] ||
+    it_fail "not every rocprofv3 file was read as such: $(cat "$IT_TMP/rp.out")"
+"$IT_PY" - "$IT_TMP/rocprof.json" "$IT_TMP/rp64.json" <<'EOF' || it_fail "rocprofv3 ranks not aligned"
+import json, sys
+d = json.load(open(sys.argv[1]))
+truth = json.load(open(sys.argv[2]))
+origin = d["metadata"]["origin_ns"]
+files = {i: m for i, m in enumerate(d["metadata"]["imports"])}
+assert all(m["clock"] == "boottime" and m["outside_aligned"] == 0 for m in files.values()), files
+ends, worst, flows = {}, 0, {}
+for e in d["traceEvents"]:
+    if not isinstance(e.get("pid"), int) or e["pid"] < 100000:
+        continue
+    f = e["pid"] // 100000 - 1
+    if e.get("ph") == "X" and e["name"].startswith("ncclDevKernel_AllReduce"):
+        ends.setdefault(f, []).append((e["ts"] + e["dur"]) * 1000 + origin)
+        worst = max(worst, e["args"]["dptop_unc_ns"])
+    if e.get("ph") in ("s", "f") and e.get("cat") == "flow":
+        flows.setdefault(e["id"], set()).add(e["ph"])
+err = {files[f]["file"].split("/")[-1]: max(abs(x - s["allreduce_end_ns"]) for x, s in zip(v, truth["steps"]))
+       for f, v in ends.items()}
+print("rocprofv3 all-reduce ends vs truth (ns):", err, "uncertainty up to %.0f ns" % worst)
+assert len(err) == 4 and all(len(v) == len(truth["steps"]) for v in ends.values()), ends.keys()
+# The bound: the boottime pairs (each read within its bracket, a few hundred
+# ns on a loaded host), three times the maps' uncertainty, and 2 us.
+assert max(err.values()) <= 3 * worst + 2000, err
+# Launch calls and their kernels joined by flow ids over a rank's CSV files.
+whole = sum(1 for v in flows.values() if v == {"s", "f"})
+assert whole >= 4 * len(truth["steps"]), whole
+EOF
+
+# The map filters on the same recording: a node's realtime (text and JSON
+# lines) and boottime readings of a known real time; an unknown node
+# refused; dpclock map from the window statistics agrees with dptop's.
+"$B/dptop" --replay "$REC" --export-windows "$IT_TMP/win.jsonl" >/dev/null 2>&1 || it_fail "export-windows failed"
+IT_ROOT="$IT_ROOT" "$IT_PY" - "$REC" "$IT_TMP" "$B" <<'EOF' || it_fail "the map filters disagree with the truth or each other"
+import json, os, subprocess, sys
+rec, tmp, b = sys.argv[1:4]
+sys.path.insert(0, os.environ["IT_ROOT"] + "/tests/import")
+import kineto_gen, rocprof_gen
+truth, procs, hosts, fits, first, last = kineto_gen.truths_and_procs(rec)
+T = max(fits.values()) + 2500000000
+rb = rocprof_gen.real_minus_boot()
+loc = {n: kineto_gen.local_ns(T, truth[n]) for n in (1, 2)}
+lines = ["%d" % loc[1], '{"node": 2, "clock": "realtime", "t_ns": %d}' % loc[2],
+         "1 boottime %d" % (loc[1] - rb), "9 realtime 5"]
+p = subprocess.run([b + "/dptop", "--replay", rec, "--map", "n1"], input="\n".join(lines) + "\n",
+                   capture_output=True, text=True)
+out = p.stdout.splitlines()
+print("dptop --map:", out)
+assert p.returncode == 1 and len(out) == 4, (p.returncode, out, p.stderr)
+g1 = int(out[0].split()[0])
+j = json.loads(out[1])
+g3 = int(out[2].split()[0])
+assert out[3].startswith("error: node 9 is not in the recording"), out[3]
+assert abs(g1 - T) <= 1000 and abs(j["global_ns"] - T) <= 1000 and j["flags"] == [], (g1 - T, j)
+assert abs(g3 - T) <= 3000, g3 - T
+q = subprocess.run([b + "/dpclock", "map", tmp + "/win.jsonl", "--node", "1"], input="%d\n" % loc[1],
+                   capture_output=True, text=True)
+print("dpclock map: %s (dptop's %d)" % (q.stdout.strip(), g1))
+g4 = int(q.stdout.split()[0])
+assert q.returncode == 0 and abs(g4 - g1) <= 200, (q.returncode, g4 - g1)
 EOF
 
 fails() { # NAME EXPECTED-RC PATTERN ARGS...: dptop must fail so, say PATTERN, write nothing
