@@ -32,8 +32,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static const struct imp_format *const formats[] = {&imp_kineto, &imp_rocprof_csv,
-                                                   &imp_rocprof_json};
+static const struct imp_format *const formats[] = {&imp_kineto, &imp_rocprof_csv, &imp_rocprof_json,
+                                                   &imp_xplane};
 
 /* A file's events this far from everything the recording covers: not this node's clock. */
 #define CLOCK_MISMATCH_NS (120LL * 1000000000LL)
@@ -291,6 +291,26 @@ static int match_node(tui_import_t *self, tui_model_t *model, struct imp_file *f
                             f->node, nodes[0] ? nodes : "no nodes");
         return BASE_OK;
     }
+    if (f->main_pid == 0 && f->host[0]) {
+        /* No process, a host (XSpace): the node of that host, when only one is. */
+        int hfound = -1, hcount = 0;
+        char hcand[600] = "";
+        for (size_t i = 0; i < tui_model_nnodes(model); i++) {
+            const struct tui_node *nd = tui_model_node(model, i);
+            if (strcmp(nd->host, f->host) != 0)
+                continue;
+            hfound = nd->id;
+            hcount++;
+            snprintf(hcand + strlen(hcand), sizeof hcand - strlen(hcand), "%sn%u",
+                     hcand[0] ? ", " : "", nd->id);
+        }
+        if (hcount == 1) {
+            f->node = hfound;
+            return BASE_OK;
+        }
+        return base_err(err, "%s: host %s is %s; name its node: --import N=%s", f->path, f->host,
+                        hcount ? hcand : "no node of the recording", f->path);
+    }
     if (f->main_pid == 0)
         return base_err(err,
                         "%s: the file names no process to match with the recording; name "
@@ -460,8 +480,11 @@ void imp_process_label(const struct imp_file *f, const struct imp_pid *p, const 
     char rank[24] = "";
     if (f->rank >= 0)
         snprintf(rank, sizeof rank, " rank %d", f->rank);
+    /* "pid P" after the file, for the lanes of an OS process. */
+    size_t digits = strspn(p->key, "0123456789");
+    bool is_pid = !p->device && digits > 0 && p->key[digits] == '\0';
     snprintf(buf, len, "n%d%s %s (%s%s%s)", f->node, rank, own && own[0] ? own : p->key, base,
-             p->device ? "" : " pid ", p->device ? "" : p->key);
+             is_pid ? " pid " : "", is_pid ? p->key : "");
 }
 
 void imp_put_us(FILE *out, int64_t ns)
@@ -579,6 +602,19 @@ void imp_emit_flow(struct imp_ctx *ctx, struct imp_file *f, const struct imp_pid
     fputs(",\"ts\":", out);
     imp_put_us(out, g - ctx->origin);
     fputs("}", out);
+}
+
+void imp_emit_thread_name(struct imp_ctx *ctx, const struct imp_pid *lane, const char *tid,
+                          const char *name)
+{
+    FILE *out = ctx->out;
+    fprintf(out, "%s{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%" PRIu32 ",\"tid\":",
+            *ctx->first ? "" : ",\n", lane->chrome);
+    *ctx->first = false;
+    put_tid(out, tid);
+    fputs(",\"args\":{\"name\":", out);
+    tui_json_str(out, name);
+    fputs("}}", out);
 }
 
 /* ---- pass 2 and the report -------------------------------------------------- */

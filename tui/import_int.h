@@ -75,7 +75,7 @@ struct imp_format {
     void (*release)(struct imp_file *f); /* may be NULL */
 };
 
-extern const struct imp_format imp_kineto, imp_rocprof_csv, imp_rocprof_json;
+extern const struct imp_format imp_kineto, imp_rocprof_csv, imp_rocprof_json, imp_xplane;
 
 /*
  * A file time (the file's clock, ns, base_ns added) on the global base,
@@ -105,6 +105,9 @@ bool imp_emit_x(struct imp_ctx *ctx, struct imp_file *f, const struct imp_pid *l
                 const char *args);
 void imp_emit_flow(struct imp_ctx *ctx, struct imp_file *f, const struct imp_pid *lane,
                    const char *tid, bool start, const char *id, int64_t t);
+/* A thread_name metadata event for a lane's tid. */
+void imp_emit_thread_name(struct imp_ctx *ctx, const struct imp_pid *lane, const char *tid,
+                          const char *name);
 /* Every element of the JSON array the stream is at (its '[' next), to fn. */
 int imp_each(base_jstream_t *js, int (*fn)(void *ctx, const struct base_jspan *v, char *err),
              void *ctx, char *err);

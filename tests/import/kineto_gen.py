@@ -62,6 +62,24 @@ def truths_and_procs(rec):
     return truth, procs, hosts, fits, first, last
 
 
+STEP_NS = 100000000  # one training step every 100 ms of real time
+
+
+def job(rec, steps, world, before=0.0):
+    """The simulated job the generators share, from a recording: the nodes'
+    truths, processes and hosts, the real time of the first step (2 s after
+    every node has an aligned fit, less BEFORE seconds) and the real times
+    at which each step's all-reduce ends on every rank."""
+    truth, procs, hosts, fits, first, last = truths_and_procs(rec)
+    if not fits:
+        raise SystemExit("no node was aligned in %s" % rec)
+    t_start = max(fits.values()) + 2000000000 - int(before * 1e9)
+    if t_start + steps * STEP_NS > last - 1000000000:
+        raise SystemExit("the recording ends too early for %d steps" % steps)
+    ends = [t_start + k * STEP_NS + 30000000 + 700000 * world + 400000 for k in range(steps)]
+    return truth, procs, hosts, fits, t_start, ends
+
+
 def local_ns(t, tr):
     if tr.get("wander_ppb", 0) or tr.get("step_ns", 0):
         raise SystemExit("node %d: a clock with wander or a step cannot be generated" % tr["node"])
@@ -265,14 +283,10 @@ def main():
     if any(n not in fits for n in nodes) or any(s[0] not in procs for s in specs if not a.pid):
         raise SystemExit("not every node was aligned (%s) or named its process (%s) in the "
                          "recording" % (sorted(fits), sorted(procs)))
-    step_ns = 100000000
-    aligned_from = max(fits.values()) + 2000000000
-    t_start = aligned_from - int(a.before * 1e9)
-    if t_start + a.steps * step_ns > last - 1000000000:
-        raise SystemExit("the recording ends too early for %d steps" % a.steps)
+    truth, procs, hosts, fits, t_start, ends = job(a.rec, a.steps, len(specs), a.before)
+    step_ns = STEP_NS
     if a.check:
         return
-    ends = [t_start + k * step_ns + 30000000 + 700000 * len(specs) + 400000 for k in range(a.steps)]
     files = []
     os.makedirs(a.outdir, exist_ok=True)
     for rank, (node, style, base_at, gz) in enumerate(specs):

@@ -179,13 +179,8 @@ def main():
     ap.add_argument("--format", choices=("csv", "json"), default="csv")
     ap.add_argument("--steps", type=int, default=20)
     a = ap.parse_args()
-    truth, procs, hosts, fits, first, last = kineto_gen.truths_and_procs(a.rec)
-    step_ns = 100000000
-    t_start = max(fits.values()) + 2000000000
-    if t_start + a.steps * step_ns > last - 1000000000:
-        raise SystemExit("the recording ends too early for %d steps" % a.steps)
-    world = len(a.nodes)
-    ends = [t_start + k * step_ns + 30000000 + 700000 * world + 400000 for k in range(a.steps)]
+    truth, procs, hosts, fits, t_start, ends = kineto_gen.job(a.rec, a.steps, len(a.nodes))
+    step_ns = kineto_gen.STEP_NS
     rb = real_minus_boot()
     files = []
     for rank, node in enumerate(a.nodes):

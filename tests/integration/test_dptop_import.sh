@@ -13,7 +13,9 @@
 # another host's clock, unknown nodes; each is one line, exit 1 (2 for a
 # missing file), and no output is left.  Finally --strict and events before
 # the nodes were aligned.  rocprofv3's CSV (two releases' layouts) and
-# JSON on CLOCK_BOOTTIME, and the map filters (dptop --map, dpclock map).
+# JSON on CLOCK_BOOTTIME, the map filters (dptop --map, dpclock map), and
+# XSpace (JAX's saved profiles, dptop's own export read back, malformed
+# protobuf).
 source "$(dirname "$0")/lib.sh"
 
 [ -x "$B/dptop" ] && [ -x "$B/dpnode" ] || it_skip "dptop or dpnode not built in $B"
@@ -243,6 +245,65 @@ grep -q "as node 1 " "$IT_TMP/named.out" || it_fail "not placed on node 1: $(cat
 "$B/dptop" --replay "$REC" --strict --export "$IT_TMP/u2.json" >/dev/null 2>"$IT_TMP/u2.err"
 [ $? -eq 2 ] || it_fail "--strict without --import was accepted"
 
+# XSpace: two ranks as JAX saves them (times from the Task Environment's
+# profile_start_time), and dptop's own XSpace export read back as foreign
+# input (round trip: every event where the Chrome export has it).
+XG="$IT_ROOT/tests/import/xspace_gen.py"
+"$IT_PY" "$XG" "$REC" "$IT_TMP/xs" 1 2 >"$IT_TMP/xs.json" || it_fail "xspace_gen failed"
+"$B/dptop" --replay "$REC" --export "$IT_TMP/own.xplane.pb" >/dev/null 2>&1 || it_fail "XSpace export failed"
+"$B/dptop" --replay "$REC" --import "n1=$IT_TMP/xs/rank0.xplane.pb" "n2=$IT_TMP/xs/rank1.xplane.pb" \
+    "n0=$IT_TMP/own.xplane.pb" --export "$IT_TMP/xspace.json" >"$IT_TMP/xsi.out" 2>&1 ||
+    it_fail "XSpace import failed: $(cat "$IT_TMP/xsi.out")"
+[ "$(grep -c 'XSpace of [^ ]*, times from profile_start_time, realtime clock' "$IT_TMP/xsi.out")" -eq 2 ] &&
+    grep -q "XSpace of [^ ]*, times absolute" "$IT_TMP/xsi.out" ||
+    it_fail "the XSpace files were not read as such: $(cat "$IT_TMP/xsi.out")"
+"$IT_PY" - "$IT_TMP/xspace.json" "$IT_TMP/xs.json" <<'EOF' || it_fail "XSpace import: not aligned, or the round trip differs"
+import collections, json, sys
+d = json.load(open(sys.argv[1]))
+truth = json.load(open(sys.argv[2]))
+origin = d["metadata"]["origin_ns"]
+ends, own, back = {}, collections.Counter(), collections.Counter()
+for e in d["traceEvents"]:
+    if e.get("ph") not in ("X", "i"):
+        continue
+    f = e["pid"] // 100000 - 1 if e["pid"] >= 100000 else None
+    if f in (0, 1) and e["name"].startswith("ncclDevKernel_AllReduce"):
+        ends.setdefault(f, []).append((e["ts"] + e["dur"]) * 1000 + origin)
+    # The round trip: steps are renamed TrainStep#... in XSpace, marks get a duration of 0.
+    key = ("step" if e["name"].startswith("TrainStep#") else e["name"], round(e["ts"] * 1000),
+           round(e.get("dur", 0) * 1000))
+    if f is None:
+        own[key] += 1
+    elif f == 2:
+        back[key] += 1
+err = {f: max(abs(x - s["allreduce_end_ns"]) for x, s in zip(v, truth["steps"])) for f, v in ends.items()}
+print("XSpace all-reduce ends vs truth (ns):", err, "; round trip: %d events, %d differ" % (
+    sum(own.values()), sum((own - back).values()) + sum((back - own).values())))
+assert len(err) == 2 and max(err.values()) <= 2000, err
+assert sum(own.values()) > 1000 and own == back
+EOF
+fails xsambiguous 1 "host [^ ]* is n0, n1, n2; name its node" --import "$IT_TMP/xs/rank0.xplane.pb"
+"$IT_PY" "$XG" "$REC" "$IT_TMP/xsabs" 1 --absolute >/dev/null || it_fail "xspace_gen --absolute failed"
+"$IT_PY" - "$IT_TMP/xs/rank0.xplane.pb" "$IT_TMP" <<'EOF'
+import sys
+good = open(sys.argv[1], "rb").read()
+out = sys.argv[2]
+# A plane with an id, then: a top-level varint, a length far past the end,
+# a plane cut short, a truncated varint inside a plane, a name that is a varint.
+open(out + "/pbwire.pb", "wb").write(good + b"\x08\x01")
+open(out + "/pbhuge.pb", "wb").write(good + b"\x0a\x80\x80\x80\x80\x80\x20")
+open(out + "/pbcut.pb", "wb").write(good[:len(good) // 2])
+open(out + "/pbvarint.pb", "wb").write(b"\x0a\x04\x08\xff\xff\xff")
+open(out + "/pbname.pb", "wb").write(b"\x0a\x04\x08\x01\x10\x05")
+EOF
+fails pbwire 1 "pbwire.pb: XSpace field 1 with wire type 0 at byte" --import "n1=$IT_TMP/pbwire.pb"
+fails pbhuge 1 "pbhuge.pb: a field of [0-9]* bytes at byte" --import "n1=$IT_TMP/pbhuge.pb"
+fails pbcut 1 "pbcut.pb: .*(ends early|truncated|past the end)" --import "n1=$IT_TMP/pbcut.pb"
+fails pbvarint 1 "pbvarint.pb: XPlane: a truncated varint at byte" --import "n1=$IT_TMP/pbvarint.pb"
+fails pbname 1 "pbname.pb: XPlane name: field 2 has wire type 0, not 2" --import "n1=$IT_TMP/pbname.pb"
+"$B/dptop" --replay "$REC" --import "n1=$IT_TMP/xsabs/rank0.xplane.pb" --export "$IT_TMP/xsabs.json" \
+    >"$IT_TMP/xsabs.out" 2>&1 || it_fail "an absolute XSpace failed: $(cat "$IT_TMP/xsabs.out")"
+
 # Events from before the nodes were aligned: flagged, or dropped with --strict.
 "$IT_PY" "$GEN" "$REC" "$IT_TMP/early" 1:new --before 8 --steps 60 >/dev/null ||
     it_fail "kineto_gen --before failed"
@@ -263,4 +324,4 @@ assert mb["events"] + mb["dropped"] >= ma["events"], (ma, mb)
 EOF
 grep -q "outside the aligned windows (flagged dptop_time)" "$IT_TMP/early.out" ||
     it_fail "the summary does not report the outside events: $(cat "$IT_TMP/early.out")"
-it_pass "3 ranks imported by pid and aligned; legacy, malformed, foreign and far-clock input refused; outside events flagged or dropped"
+it_pass "Kineto, rocprofv3 (CSV, JSON) and XSpace ranks aligned; map filters agree; legacy, malformed, foreign and far-clock input refused; outside events flagged or dropped"
