@@ -663,6 +663,9 @@ static int hexval(char c)
 size_t base_jspan_str(const struct base_jspan *s, char *buf, size_t len)
 {
     assert(s && buf && len > 0);
+    buf[0] = '\0';
+    if (s->p == NULL) /* an absent member */
+        return 0;
     const char *p = s->p, *end = s->p + s->n;
     if (p < end && *p == '"') {
         p++;
@@ -723,6 +726,8 @@ size_t base_jspan_str(const struct base_jspan *s, char *buf, size_t len)
 int base_jspan_ns(const struct base_jspan *s, int scale_exp, int64_t *out)
 {
     assert(s && out);
+    if (s->p == NULL)
+        return BASE_ERR;
     const char *p = s->p, *end = s->p + s->n;
     /* Numbers written as strings ("ts": "123.5") are common enough to read. */
     if (p < end && *p == '"') {
@@ -798,6 +803,8 @@ int base_jspan_ns(const struct base_jspan *s, int scale_exp, int64_t *out)
 void base_jspan_write(const struct base_jspan *s, FILE *out)
 {
     assert(s && out);
+    if (s->p == NULL)
+        return;
     if (s->clean) {
         fwrite(s->p, 1, s->n, out);
         return;

@@ -650,6 +650,9 @@ int clock_conv_from_global(clock_conv_t *self, uint32_t node, uint32_t domain, i
  */
 int clock_conv_to_probe(clock_conv_t *self, uint32_t node, uint32_t domain, int64_t local,
                         clock_conv_result_t *out, char *err);
+/* And back: the node's own probe time → `domain`, through its pairs only. */
+int clock_conv_from_probe(clock_conv_t *self, uint32_t node, uint32_t domain, int64_t probe,
+                          clock_conv_result_t *out, char *err);
 void clock_conv_get_stats(const clock_conv_t *self, clock_conv_stats_t *st);
 
 /*

@@ -624,6 +624,36 @@ int clock_conv_to_global(clock_conv_t *self, uint32_t node, uint32_t domain, int
     return rc;
 }
 
+/* out->t, a probe time of the node, onto `domain` through the inverse of its pairs. */
+static int from_probe(clock_conv_t *self, cnode_t *cn, uint32_t node, uint32_t domain,
+                      clock_conv_result_t *out, char *err)
+{
+    (void)self;
+    if (domain == CLOCK_DOMAIN_PROBE)
+        return BASE_OK;
+    if (cn == NULL)
+        return base_err(err, "node %u has no snapshot pairs from domain %u", node, domain);
+    /* The chain domain → … → probe (no longer than the node's domains),
+     * then undone from the probe end. */
+    const series_t **chain = xmalloc((cn->ndom + 1) * sizeof *chain);
+    size_t len = 0;
+    for (uint32_t d = domain; d != CLOCK_DOMAIN_PROBE;) {
+        const series_t *s = find_series(cn, d);
+        if (s == NULL || s->n == 0 || len > cn->ndom) {
+            free(chain);
+            return base_err(err, "node %u has no snapshot pairs from domain %u", node, d);
+        }
+        chain[len++] = s;
+        d = s->parent;
+    }
+    int64_t x = out->t;
+    while (len-- > 0)
+        x = pl_eval(chain[len]->b, chain[len]->a, chain[len]->n, x, &out->flags);
+    free(chain);
+    out->t = x;
+    return BASE_OK;
+}
+
 int clock_conv_from_global(clock_conv_t *self, uint32_t node, uint32_t domain, int64_t global,
                            clock_conv_result_t *out, char *err)
 {
@@ -689,26 +719,16 @@ int clock_conv_from_global(clock_conv_t *self, uint32_t node, uint32_t domain, i
     } else {
         out->uncertainty_ns = 0;
     }
-    if (domain != CLOCK_DOMAIN_PROBE) {
-        if (cn == NULL)
-            return base_err(err, "node %u has no snapshot pairs from domain %u", node, domain);
-        /* The chain domain → … → probe (no longer than the node's domains),
-         * then undone from the probe end. */
-        const series_t **chain = xmalloc((cn->ndom + 1) * sizeof *chain);
-        size_t len = 0;
-        for (uint32_t d = domain; d != CLOCK_DOMAIN_PROBE;) {
-            const series_t *s = find_series(cn, d);
-            if (s == NULL || s->n == 0 || len > cn->ndom) {
-                free(chain);
-                return base_err(err, "node %u has no snapshot pairs from domain %u", node, d);
-            }
-            chain[len++] = s;
-            d = s->parent;
-        }
-        while (len-- > 0)
-            x = pl_eval(chain[len]->b, chain[len]->a, chain[len]->n, x, &out->flags);
-        free(chain);
-    }
     out->t = x;
-    return BASE_OK;
+    return from_probe(self, cn, node, domain, out, err);
+}
+
+int clock_conv_from_probe(clock_conv_t *self, uint32_t node, uint32_t domain, int64_t probe,
+                          clock_conv_result_t *out, char *err)
+{
+    assert(self && out);
+    out->flags = 0;
+    out->uncertainty_ns = NAN;
+    out->t = probe;
+    return from_probe(self, find_node(self, node, false, NULL), node, domain, out, err);
 }

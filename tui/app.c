@@ -1193,7 +1193,8 @@ int tui_console_live(const base_config_t *cfg, const char *hub_override,
     return rc;
 }
 
-int tui_replay_run(const base_config_t *cfg, const char *path, volatile sig_atomic_t *stop)
+int tui_replay_run(const base_config_t *cfg, const char *path, const struct tui_export_req *req,
+                   volatile sig_atomic_t *stop)
 {
     char err[BASE_ERRLEN];
     /* The recording first: a missing file is the problem to report. */
@@ -1208,6 +1209,12 @@ int tui_replay_run(const base_config_t *cfg, const char *path, volatile sig_atom
         tui_replay_close(&rp);
         return 2;
     }
+    tui_import_t *imp = NULL;
+    if (req && req->nimports && (imp = tui_import_for_console(cfg, path, req, err)) == NULL) {
+        fprintf(stderr, "dptop: %s\n", err);
+        tui_replay_close(&rp);
+        return 1;
+    }
     tui_model_t *model = tui_model_from_cfg(cfg);
     struct tui_app_opts ao;
     app_opts_from_cfg(cfg, &ao);
@@ -1217,14 +1224,24 @@ int tui_replay_run(const base_config_t *cfg, const char *path, volatile sig_atom
         fprintf(stderr, "dptop: %s\n", err);
         tui_model_destroy(&model);
         tui_replay_close(&rp);
+        tui_import_destroy(&imp);
         return 2;
     }
     app->replay = rp;
+    if (imp) {
+        uint64_t over;
+        app->imports = imp;
+        tui_import_apply(imp, model);
+        tui_app_status(app, TUI_MSG_INFO, "%zu imported files: %" PRIu64 " events%s",
+                       tui_import_count(imp), tui_import_loaded(imp, &over),
+                       over ? " (more did not fit the event budget)" : "");
+    }
     app->limits = lim;
     tui_app_status(app, TUI_MSG_INFO, "replaying %s — space pauses, [ ] seek 10 s, ? help", path);
     int rc = run_loop(app, stop);
     tui_app_destroy(&app);
     tui_replay_close(&rp);
     tui_model_destroy(&model);
+    tui_import_destroy(&imp);
     return rc;
 }

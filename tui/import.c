@@ -45,10 +45,25 @@ struct proc_seen {
     char exe[48];
 };
 
+/* An interned name of an imported lane (the model keys names by node, pid, id). */
+struct imp_name {
+    uint16_t node;
+    uint32_t pid, id;
+    char *str;
+};
+
 struct tui_import {
     struct imp_file *files;
     size_t n, cap;
     bool strict;
+    /* tui_import_load: the events as their nodes' own, and their names */
+    gpu_event_t *ev;
+    size_t nev, capev, budget;
+    uint64_t over_budget;
+    struct imp_name *names;
+    size_t nnames, capnames;
+    uint32_t *slots; /* open addressing over names: index + 1, 0 empty */
+    size_t nslots;
     struct proc_seen *procs;
     size_t nprocs, capprocs;
     int64_t first_global;
@@ -77,6 +92,11 @@ void tui_import_destroy(tui_import_t **self_p)
     }
     free(self->files);
     free(self->procs);
+    free(self->ev);
+    for (size_t i = 0; i < self->nnames; i++)
+        free(self->names[i].str);
+    free(self->names);
+    free(self->slots);
     free(self);
     *self_p = NULL;
 }
@@ -563,6 +583,16 @@ bool imp_emit_x(struct imp_ctx *ctx, struct imp_file *f, const struct imp_pid *l
         g1 = g0;
     if (!imp_keep(ctx, f, g0, unc, fl))
         return false;
+    if (ctx->sink) {
+        uint8_t kind = strstr(cat, "memcpy")                             ? GPU_EV_MEMCPY
+                       : strstr(cat, "kernel") || !strcmp(cat, "device") ? GPU_EV_KERNEL
+                       : strstr(cat, "_api") || strstr(cat, "runtime")   ? GPU_EV_API
+                                                                         : GPU_EV_RANGE;
+        if (!lane->device && (kind == GPU_EV_KERNEL || kind == GPU_EV_MEMCPY))
+            kind = GPU_EV_RANGE;
+        const char *d = tid + strcspn(tid, "0123456789");
+        return imp_sink_event(ctx, f, lane, (uint32_t)strtoul(d, NULL, 10), kind, 0, name, t0, t1);
+    }
     FILE *out = ctx->out;
     fputs(*ctx->first ? "{\"ph\":\"X\",\"cat\":" : ",\n{\"ph\":\"X\",\"cat\":", out);
     *ctx->first = false;
@@ -592,6 +622,8 @@ void imp_emit_flow(struct imp_ctx *ctx, struct imp_file *f, const struct imp_pid
     if (!imp_map(ctx, f, t, &g, &unc, &fl) ||
         (ctx->strict && (fl & (TUI_T_RAW | TUI_T_EXTRAP | TUI_T_GAP))))
         return;
+    if (ctx->sink)
+        return; /* the console draws no arrows between imported lanes */
     FILE *out = ctx->out;
     fprintf(out, "%s{\"ph\":\"%s\",%s\"cat\":\"flow\",\"name\":\"launch\",\"id\":",
             *ctx->first ? "" : ",\n", start ? "s" : "f", start ? "" : "\"bp\":\"e\",");
@@ -607,6 +639,8 @@ void imp_emit_flow(struct imp_ctx *ctx, struct imp_file *f, const struct imp_pid
 void imp_emit_thread_name(struct imp_ctx *ctx, const struct imp_pid *lane, const char *tid,
                           const char *name)
 {
+    if (ctx->sink)
+        return;
     FILE *out = ctx->out;
     fprintf(out, "%s{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%" PRIu32 ",\"tid\":",
             *ctx->first ? "" : ",\n", lane->chrome);
@@ -615,6 +649,129 @@ void imp_emit_thread_name(struct imp_ctx *ctx, const struct imp_pid *lane, const
     fputs(",\"args\":{\"name\":", out);
     tui_json_str(out, name);
     fputs("}}", out);
+}
+
+bool imp_sink_event(struct imp_ctx *ctx, struct imp_file *f, const struct imp_pid *lane,
+                    uint32_t tid, uint8_t kind, uint8_t flags, const char *name, int64_t t0,
+                    int64_t t1)
+{
+    int64_t a, b;
+    if (tui_model_to_trace(ctx->model, (uint16_t)f->node, f->domain, t0, &a) != BASE_OK ||
+        tui_model_to_trace(ctx->model, (uint16_t)f->node, f->domain, t1, &b) != BASE_OK) {
+        f->dropped++;
+        return false;
+    }
+    gpu_event_t ev = {.kind = kind,
+                      .flags = flags,
+                      .node = (uint16_t)f->node,
+                      .pid = IMP_TRACK_PID | lane->chrome,
+                      .tid = tid,
+                      .stream = tid,
+                      .start_ns = a,
+                      .end_ns = b < a ? a : b};
+    if (lane->device) {
+        const char *d = lane->key + strcspn(lane->key, "0123456789");
+        ev.device = (uint16_t)strtoul(d, NULL, 10);
+    }
+    if (strstr(name, "nccl") || strstr(name, "rccl"))
+        ev.flags |= GPU_EVF_COLLECTIVE;
+    ctx->sink(ctx->sink_arg, &ev, name);
+    return true;
+}
+
+/* ---- the events as their nodes' own (console, XSpace) ------------------------- */
+
+static uint64_t name_hash(uint32_t pid, const char *s)
+{
+    uint64_t h = 1469598103934665603ull ^ pid;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+static uint32_t intern(tui_import_t *self, uint16_t node, uint32_t pid, const char *str)
+{
+    if (self->nnames * 2 >= self->nslots) {
+        size_t n = self->nslots ? 2 * self->nslots : 1024;
+        free(self->slots);
+        self->slots = xcalloc(n, sizeof *self->slots);
+        self->nslots = n;
+        for (size_t i = 0; i < self->nnames; i++) {
+            size_t k = name_hash(self->names[i].pid, self->names[i].str) & (n - 1);
+            while (self->slots[k])
+                k = (k + 1) & (n - 1);
+            self->slots[k] = (uint32_t)i + 1;
+        }
+    }
+    size_t k = name_hash(pid, str) & (self->nslots - 1);
+    for (; self->slots[k]; k = (k + 1) & (self->nslots - 1)) {
+        const struct imp_name *nm = &self->names[self->slots[k] - 1];
+        if (nm->pid == pid && strcmp(nm->str, str) == 0)
+            return nm->id;
+    }
+    if (self->nnames == self->capnames) {
+        self->capnames = self->capnames ? 2 * self->capnames : 256;
+        self->names = xreallocarray(self->names, self->capnames, sizeof *self->names);
+    }
+    uint32_t id = (uint32_t)self->nnames + 1;
+    self->names[self->nnames] = (struct imp_name){node, pid, id, xstrdup(str)};
+    self->slots[k] = (uint32_t)self->nnames + 1;
+    self->nnames++;
+    return id;
+}
+
+static void collect(void *arg, const gpu_event_t *ev, const char *name)
+{
+    tui_import_t *self = arg;
+    if (self->nev >= self->budget) {
+        self->over_budget++;
+        return;
+    }
+    if (self->nev == self->capev) {
+        self->capev = self->capev ? 2 * self->capev : 4096;
+        self->ev = xreallocarray(self->ev, self->capev, sizeof *self->ev);
+    }
+    gpu_event_t e = *ev;
+    e.name_id = intern(self, ev->node, ev->pid, name);
+    self->ev[self->nev++] = e;
+}
+
+int tui_import_load(tui_import_t *self, tui_model_t *folded, size_t budget, char *err)
+{
+    assert(self && folded);
+    bool first = true;
+    self->budget = budget;
+    struct imp_ctx ctx = {.model = folded,
+                          .strict = self->strict,
+                          .first = &first,
+                          .sink = collect,
+                          .sink_arg = self};
+    for (size_t i = 0; i < self->n; i++) {
+        struct imp_file *f = &self->files[i];
+        f->written = f->outside = f->raw = f->dropped = 0;
+        if (f->fmt->emit(f, &ctx, err) != BASE_OK)
+            return BASE_ERR;
+    }
+    return BASE_OK;
+}
+
+void tui_import_apply(const tui_import_t *self, tui_model_t *model)
+{
+    assert(self && model);
+    for (size_t i = 0; i < self->nnames; i++)
+        tui_model_add_name(model, self->names[i].node, self->names[i].pid, self->names[i].id,
+                           self->names[i].str);
+    tui_store_t *store = tui_model_store(model);
+    for (size_t i = 0; i < self->nev; i++)
+        tui_store_add(store, &self->ev[i], NULL);
+}
+
+uint64_t tui_import_loaded(const tui_import_t *self, uint64_t *over_budget)
+{
+    assert(self);
+    if (over_budget)
+        *over_budget = self->over_budget;
+    return self->nev;
 }
 
 /* ---- pass 2 and the report -------------------------------------------------- */

@@ -51,14 +51,21 @@ struct imp_file {
     void *priv; /* the reader's own, from scan to emit (released by release()) */
 };
 
-/* Where the events go (pass 2). */
+/* Where the events go (pass 2): Chrome JSON into out, or, with sink set, as
+ * the node's own events (trace clock, interned names) to sink(). */
 struct imp_ctx {
     tui_model_t *model;
     FILE *out;
     int64_t origin;
     bool strict;
     bool *first; /* no event written yet into traceEvents */
+    void (*sink)(void *arg, const gpu_event_t *ev, const char *name);
+    void *sink_arg;
 };
+
+/* Imported lanes as tracks of the model: pids apart from any real one (a
+ * Linux pid is below 2^22). */
+#define IMP_TRACK_PID 0x80000000u
 
 /*
  * A format: a const vtable registered in tui/import.c.  detect() looks at
@@ -103,6 +110,10 @@ void imp_process_label(const struct imp_file *f, const struct imp_pid *p, const 
 bool imp_emit_x(struct imp_ctx *ctx, struct imp_file *f, const struct imp_pid *lane,
                 const char *tid, const char *cat, const char *name, int64_t t0, int64_t t1,
                 const char *args);
+/* Sink mode: one event of kind `kind` on lane (tid: a thread or a stream). */
+bool imp_sink_event(struct imp_ctx *ctx, struct imp_file *f, const struct imp_pid *lane,
+                    uint32_t tid, uint8_t kind, uint8_t flags, const char *name, int64_t t0,
+                    int64_t t1);
 void imp_emit_flow(struct imp_ctx *ctx, struct imp_file *f, const struct imp_pid *lane,
                    const char *tid, bool start, const char *id, int64_t t);
 /* A thread_name metadata event for a lane's tid. */

@@ -57,7 +57,7 @@ static bool detect(const char *head, size_t n)
 }
 
 struct ev {
-    struct base_jspan ph, ts, dur, pid, id, args, name, cat;
+    struct base_jspan ph, ts, dur, pid, tid, id, args, name, cat;
     bool has_ts;
     size_t n;
     /* Not cleared for each event (split fills what it uses). */
@@ -89,6 +89,8 @@ static int split(const struct base_jspan *obj, struct ev *e)
             e->dur = v;
         else if (base_jspan_is(&k, "pid"))
             e->pid = v;
+        else if (base_jspan_is(&k, "tid"))
+            e->tid = v;
         else if (base_jspan_is(&k, "id"))
             e->id = v;
         else if (base_jspan_is(&k, "args"))
@@ -430,6 +432,39 @@ struct emit_state {
     struct imp_file *f;
 };
 
+/* Sink mode: the event as one of its node's own (kinds from Kineto's categories). */
+static int sink_event(struct imp_ctx *ctx, struct imp_file *f, const struct ev *e,
+                      const struct imp_pid *pid, int64_t t0, int64_t t1)
+{
+    if (pid == NULL)
+        return BASE_OK;
+    uint8_t kind;
+    if (str_is(&e->ph, "i") || str_is(&e->ph, "I"))
+        kind = GPU_EV_INSTANT;
+    else if (!str_is(&e->ph, "X"))
+        return BASE_OK;
+    else if (str_is(&e->cat, "kernel"))
+        kind = GPU_EV_KERNEL;
+    else if (str_is(&e->cat, "gpu_memcpy"))
+        kind = GPU_EV_MEMCPY;
+    else if (str_is(&e->cat, "gpu_memset"))
+        kind = GPU_EV_MEMSET;
+    else if (str_is(&e->cat, "cuda_runtime") || str_is(&e->cat, "cuda_driver"))
+        kind = GPU_EV_API;
+    else
+        kind = GPU_EV_RANGE;
+    if (pid->device != tui_kind_on_device(kind))
+        return BASE_OK; /* device lanes hold GPU work only (not gpu_user_annotation) */
+    char name[256];
+    base_jspan_str(&e->name, name, sizeof name);
+    int64_t tid = 0;
+    if (e->tid.n && e->tid.p[0] != '"')
+        base_jspan_ns(&e->tid, 0, &tid);
+    imp_sink_event(ctx, f, pid, (uint32_t)(tid < 0 ? -tid : tid), kind, 0, name, t0,
+                   kind == GPU_EV_INSTANT ? t0 : t1);
+    return BASE_OK;
+}
+
 static int emit_event(void *arg, const struct base_jspan *span, char *err)
 {
     struct imp_ctx *ctx = ((struct emit_state *)arg)->ctx;
@@ -480,7 +515,11 @@ static int emit_event(void *arg, const struct base_jspan *span, char *err)
             g1 = g0;
         if (!imp_keep(ctx, f, g0, unc, fl))
             return BASE_OK;
+        if (ctx->sink)
+            return sink_event(ctx, f, &e, pid, t0, t0 + (is_x ? d : 0));
     }
+    if (ctx->sink)
+        return BASE_OK; /* metadata and flows: the console names lanes itself */
     fputs(*ctx->first ? "{" : ",\n{", out);
     *ctx->first = false;
     bool sep = false, wrote_args = false;
@@ -560,7 +599,7 @@ static int emit(struct imp_file *f, struct imp_ctx *ctx, char *err)
     }
     struct emit_state st = {ctx, f};
     rc = imp_each(js, emit_event, &st, err);
-    if (rc == BASE_OK && ferror(ctx->out))
+    if (rc == BASE_OK && ctx->out && ferror(ctx->out))
         rc = base_err(err, "write failed");
 out:
     base_jstream_destroy(&js);

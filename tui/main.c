@@ -57,16 +57,12 @@ static int run_replay(const base_config_t *cfg, const char *arg, volatile sig_at
                                  .nimports = nimport_args,
                                  .strict = import_strict,
                                  .map = base_config_str(cfg, "map")};
-    if (nimport_args && !req.out[0]) {
-        fprintf(stderr, "dptop: --import needs --export OUT.json: the console does not show "
-                        "imported traces yet\n");
-        return 2;
-    }
+
     /* Checked in main(): the value is one of the names. */
     tui_export_format_parse(base_config_str(cfg, "format"), &req.format);
     if (req.out[0] || req.windows[0] || req.map[0])
         return tui_export_run(cfg, arg, &req, stop);
-    return tui_replay_run(cfg, arg, stop);
+    return tui_replay_run(cfg, arg, &req, stop);
 }
 
 static const char *argv0;
@@ -162,10 +158,11 @@ static void usage(FILE *out)
         fprintf(out, "  %-22s %s (default: %s)\n", flag, cfg_keys[i].help,
                 cfg_keys[i].def[0] ? cfg_keys[i].def : "\"\"");
     }
-    fprintf(out, "  --import [NODE=]FILE...  with --replay and --export OUT.json: merge other "
-                 "profilers' traces\n"
-                 "                         (PyTorch/Kineto JSON), aligned on the recording's "
-                 "clock (docs/IMPORT.md)\n"
+    fprintf(out, "  --import [NODE=]FILE...  with --replay: other profilers' traces (PyTorch/"
+                 "Kineto JSON,\n"
+                 "                         rocprofv3 CSV/JSON, XSpace) on the recording's clock, "
+                 "in the export\n"
+                 "                         or the console (docs/IMPORT.md)\n"
                  "  --strict               with --import: drop events outside the aligned windows\n"
                  "  --config FILE          JSON configuration file (also DPTOP_CONFIG)\n"
                  "  --print-config         show the effective configuration and exit\n"
@@ -340,7 +337,7 @@ int main(int argc, char **argv)
         }
     if (nimport_args && (mode == NULL || mode->run != run_replay)) {
         fprintf(stderr, "dptop: --import needs --replay FILE (the recording whose clocks align "
-                        "it) and --export OUT.json\n");
+                        "it)\n");
         goto out;
     }
     if (import_strict && nimport_args == 0) {

@@ -1470,6 +1470,29 @@ int tui_model_map(tui_model_t *self, uint16_t node, uint32_t domain, int64_t loc
     return BASE_OK;
 }
 
+int tui_model_to_trace(tui_model_t *self, uint16_t node, uint32_t domain, int64_t local,
+                       int64_t *trace)
+{
+    assert(self && trace);
+    clock_conv_result_t r;
+    if (domain == CLOCK_DOMAIN_TRACE) {
+        *trace = local;
+        return BASE_OK;
+    }
+    if (clock_conv_to_probe(self->conv, node, domain, local, &r, NULL) != BASE_OK ||
+        clock_conv_from_probe(self->conv, node, CLOCK_DOMAIN_TRACE, r.t, &r, NULL) != BASE_OK)
+        return BASE_ERR;
+    *trace = r.t;
+    return BASE_OK;
+}
+
+void tui_model_add_name(tui_model_t *self, uint16_t node, uint32_t pid, uint32_t id,
+                        const char *name)
+{
+    assert(self && name);
+    name_put(self, node, pid, id, name);
+}
+
 double tui_model_offset_at(tui_model_t *self, uint16_t node, int64_t at_global)
 {
     assert(self);

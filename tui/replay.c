@@ -162,6 +162,8 @@ void tui_replay_seek(struct tui_app *app, int64_t delta)
             return;
         }
         tui_model_reset(app->model);
+        if (app->imports)
+            tui_import_apply(app->imports, app->model);
         before = rp->problems = 0;
     }
     while (rp->have && rp->next.arrival_ns <= target)
@@ -346,6 +348,66 @@ static int map_spec(const char *spec, struct clock_map_opts *o, char *err)
     return BASE_OK;
 }
 
+/*
+ * The console with imported traces: the recording folded once beforehand
+ * (the clock maps are all the import needs: a small event budget), the
+ * files prepared and loaded as their nodes' own events; the console then
+ * replays the recording as usual and holds the imported events from the
+ * start (tui_import_apply, again after a seek back rebuilds the model).
+ */
+tui_import_t *tui_import_for_console(const base_config_t *cfg, const char *path,
+                                     const struct tui_export_req *req, char *err)
+{
+    tui_import_t *imp = tui_import_new(req->strict);
+    for (size_t i = 0; i < req->nimports; i++)
+        if (tui_import_add(imp, req->imports[i], err) != BASE_OK)
+            goto err;
+    struct bus_limits lim = {
+        .max_header = (size_t)base_config_int(cfg, "max_header_bytes"),
+        .max_payload = (size_t)base_config_int(cfg, "max_payload_bytes"),
+    };
+    bus_recreader_t *rd = bus_recreader_open(path, &lim, err);
+    if (rd == NULL)
+        goto err;
+    struct tui_model_opts mo = {.event_budget = 1000,
+                                .max_batch = (size_t)base_config_int(cfg, "max_payload_bytes") /
+                                             GPU_RECORD_SIZE};
+    tui_model_t *model = tui_model_new(&mo);
+    int64_t first = 0, last = 0;
+    for (;;) {
+        struct bus_rec_frame f;
+        enum base_dec dec = BASE_DEC_OK;
+        char ferr[BASE_ERRLEN];
+        int r = bus_recreader_next(rd, &f, &dec, ferr);
+        if (r == 0 || (r < 0 && dec == BASE_DEC_TRUNCATED))
+            break;
+        if (r < 0)
+            continue; /* the console reports damage itself as it replays */
+        struct bus_frame fr[BUS_REC_MAX_FRAMES];
+        for (size_t i = 0; i < f.nframes; i++)
+            fr[i] = f.frames[i];
+        tui_model_apply_frames(model, fr, f.nframes, &lim, f.arrival_ns, NULL);
+        if (f.nframes > 0 && topic_is(&fr[0], BUS_K_PROC)) {
+            bus_msg_t *msg = NULL;
+            if (bus_msg_decode(fr, f.nframes, &lim, &msg, NULL) == BASE_DEC_OK)
+                tui_import_note(imp, msg);
+            bus_msg_destroy(&msg);
+        }
+        first = first ? first : f.arrival_ns;
+        last = f.arrival_ns;
+    }
+    bus_recreader_destroy(&rd);
+    int rc = tui_import_prepare(imp, model, first, last, err);
+    if (rc == BASE_OK)
+        rc = tui_import_load(imp, model, (size_t)base_config_int(cfg, "event_budget"), err);
+    tui_model_destroy(&model);
+    if (rc == BASE_OK)
+        return imp;
+err:
+    tui_import_destroy(&imp);
+    return NULL;
+}
+
 int tui_export_run(const base_config_t *cfg, const char *path, const struct tui_export_req *req,
                    volatile sig_atomic_t *stop)
 {
@@ -383,9 +445,8 @@ int tui_export_run(const base_config_t *cfg, const char *path, const struct tui_
      * merged into a Chrome trace. */
     tui_import_t *imp = NULL;
     if (req->nimports) {
-        if (!out || fmt != TUI_EXPORT_CHROME) {
-            fprintf(stderr, "dptop: --import needs --export OUT.json (imported traces are merged "
-                            "into a Chrome trace)\n");
+        if (!out) {
+            fprintf(stderr, "dptop: --import needs --export OUT (a Chrome trace or an XSpace)\n");
             return 2;
         }
         imp = tui_import_new(req->strict);
@@ -491,6 +552,15 @@ int tui_export_run(const base_config_t *cfg, const char *path, const struct tui_
     if (imp && tui_import_prepare(imp, model, first_arrival, last_arrival, err) != BASE_OK) {
         fprintf(stderr, "dptop: %s\n", err);
         goto done;
+    }
+    /* An XSpace holds what the model holds: the imported events join their
+     * nodes' own there (the Chrome trace copies them as they were written). */
+    if (imp && fmt == TUI_EXPORT_XPLANE) {
+        if (tui_import_load(imp, model, budget, err) != BASE_OK) {
+            fprintf(stderr, "dptop: %s\n", err);
+            goto done;
+        }
+        tui_import_apply(imp, model);
     }
     if (out && fmt == TUI_EXPORT_CHROME) {
         struct tui_chrome_opts o = {.flows = true, .source = "export", .hub = path, .imports = imp};

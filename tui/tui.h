@@ -369,6 +369,13 @@ bool tui_model_aligned(const tui_model_t *self, uint16_t node);
  */
 int tui_model_map(tui_model_t *self, uint16_t node, uint32_t domain, int64_t local, int64_t *out,
                   double *unc, unsigned *flags);
+/* A time of another domain of a node on its trace clock (through its
+ * snapshot pairs only): how imported events join the node's own. */
+int tui_model_to_trace(tui_model_t *self, uint16_t node, uint32_t domain, int64_t local,
+                       int64_t *trace);
+/* An interned name of (node, pid), as a names message gives them. */
+void tui_model_add_name(tui_model_t *self, uint16_t node, uint32_t pid, uint32_t id,
+                        const char *name);
 int tui_model_to_axis(tui_model_t *self, uint16_t node, int64_t trace_ns, enum tui_clock clock,
                       int64_t *out, unsigned *flags);
 /*
@@ -618,8 +625,10 @@ tui_model_t *tui_model_from_cfg(const base_config_t *cfg);
 int tui_record_run(const base_config_t *cfg, const char *path, volatile sig_atomic_t *stop);
 /* The console on a live hub. */
 int tui_live_run(const base_config_t *cfg, volatile sig_atomic_t *stop);
+struct tui_export_req;
 /* The console on a recording. */
-int tui_replay_run(const base_config_t *cfg, const char *path, volatile sig_atomic_t *stop);
+int tui_replay_run(const base_config_t *cfg, const char *path, const struct tui_export_req *req,
+                   volatile sig_atomic_t *stop);
 /*
  * A recording to files, without a terminal: one merged, aligned trace (a
  * Chrome trace or an XSpace, by `format` or by the output's name) and/or
@@ -660,12 +669,23 @@ int tui_import_prepare(tui_import_t *self, tui_model_t *model, int64_t rec_from,
 int64_t tui_import_first(const tui_import_t *self);
 int tui_import_write_events(tui_import_t *self, tui_model_t *model, FILE *out, int64_t origin,
                             bool *first, char *err);
+/* The imported events as their nodes' own (trace clock, interned names,
+ * lanes of pid 0x80000000 | chrome lane), for the console and the XSpace
+ * export: load after prepare (at most budget events, the rest counted),
+ * apply into a model (again after each reset of it). */
+int tui_import_load(tui_import_t *self, tui_model_t *folded, size_t budget, char *err);
+void tui_import_apply(const tui_import_t *self, tui_model_t *model);
+uint64_t tui_import_loaded(const tui_import_t *self, uint64_t *over_budget);
 /* "imports":[...] for the export's metadata. */
 void tui_import_write_meta(const tui_import_t *self, FILE *out);
 /* One line per file; 1 when some events were outside the aligned windows. */
 int tui_import_report(const tui_import_t *self, FILE *out);
 int tui_export_run(const base_config_t *cfg, const char *path, const struct tui_export_req *req,
                    volatile sig_atomic_t *stop);
+/* --replay FILE --import ... without --export: the imports loaded against
+ * the recording, for the console (NULL and a message on failure). */
+tui_import_t *tui_import_for_console(const base_config_t *cfg, const char *path,
+                                     const struct tui_export_req *req, char *err);
 /* A local cluster (master and agents with simulated clocks and workload)
  * and the console on it; every child stops with dptop. */
 int tui_demo_run(const base_config_t *cfg, int nodes, const char *argv0,

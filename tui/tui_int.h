@@ -122,6 +122,7 @@ struct tui_app {
     char rec_path[1100];
     uint64_t rec_msgs, rec_dropped; /* handed to the writer / refused by its full queue */
     struct tui_replay *replay;      /* --replay */
+    tui_import_t *imports;          /* --replay with --import: held from the start */
 
     /* view */
     enum tui_clock clock;

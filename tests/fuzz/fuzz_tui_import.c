@@ -5,7 +5,8 @@
  * a model that knows that node.  When the import succeeds, what it wrote
  * must be JSON that json-c reads back: the readers copy values they do not
  * understand verbatim, so a gap in their validation would show here; and
- * the second pass must take whatever the first one did.
+ * the second pass must take whatever the first one did, in both of its
+ * modes (the merged Chrome trace, and the events loaded as the node's own).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +56,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     bus_msg_set_i64(hello, "pid", 1);
     tui_model_apply(model, hello, 1, NULL);
     bus_msg_destroy(&hello);
+    /* Snapshot pairs of both clocks the readers map through (trace for the
+     * console's own events, boottime for rocprofv3). */
+    static const char *const domains[] = {"trace", "boottime"};
+    for (size_t d = 0; d < 2; d++) {
+        bus_msg_t *snap = bus_msg_new(BUS_K_SNAP);
+        bus_msg_set_i64(snap, "node", 0);
+        bus_msg_set_i64(snap, "pid", 0);
+        bus_msg_set_str(snap, "a", domains[d]);
+        bus_msg_set_str(snap, "b", "probe");
+        json_object *pairs = json_object_new_array();
+        for (int i = 0; i < 2; i++) {
+            json_object *pr = json_object_new_array();
+            json_object_array_add(pr, json_object_new_int64(1000000000LL * (i + 1)));
+            json_object_array_add(pr,
+                                  json_object_new_int64(1790000000000000000LL + 1000000000LL * i));
+            json_object_array_add(pairs, pr);
+        }
+        json_object_object_add(bus_msg_header(snap), "pairs", pairs);
+        tui_model_apply(model, snap, 2, NULL);
+        bus_msg_destroy(&snap);
+    }
 
     char arg[64], err[BASE_ERRLEN];
     snprintf(arg, sizeof arg, "0=%s", path);
@@ -85,6 +107,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fclose(m);
         must_parse("metadata", buf, len);
         free(buf);
+        /* The same events as the node's own (the console, the XSpace export):
+         * into the model, twice (as after a seek back). */
+        if (tui_import_load(imp, model, 4096, err) != BASE_OK) {
+            fprintf(stderr, "the passes took the file, loading it failed: %s\n", err);
+            abort();
+        }
+        tui_import_apply(imp, model);
+        tui_import_apply(imp, model);
     }
     tui_import_destroy(&imp);
     tui_model_destroy(&model);

@@ -15,7 +15,7 @@
 # the nodes were aligned.  rocprofv3's CSV (two releases' layouts) and
 # JSON on CLOCK_BOOTTIME, the map filters (dptop --map, dpclock map), and
 # XSpace (JAX's saved profiles, dptop's own export read back, malformed
-# protobuf).
+# protobuf), the imports in an XSpace export and in the console.
 source "$(dirname "$0")/lib.sh"
 
 [ -x "$B/dptop" ] && [ -x "$B/dpnode" ] || it_skip "dptop or dpnode not built in $B"
@@ -239,9 +239,9 @@ fails nopid 1 "no node of the recording ran pid 4242424.*--import N=" --import "
 "$B/dptop" --replay "$REC" --import "n1=$IT_TMP/nopid/rank0.json" --export "$IT_TMP/named.json" \
     >"$IT_TMP/named.out" 2>&1 || it_fail "an explicit node failed: $(cat "$IT_TMP/named.out")"
 grep -q "as node 1 " "$IT_TMP/named.out" || it_fail "not placed on node 1: $(cat "$IT_TMP/named.out")"
-# Usage: --import without --export, --strict without --import.
-"$B/dptop" --replay "$REC" --import "$G/rank1.json" >/dev/null 2>"$IT_TMP/u1.err"
-[ $? -eq 2 ] && grep -q "needs --export" "$IT_TMP/u1.err" || it_fail "--import without --export: $(cat "$IT_TMP/u1.err")"
+# Usage: --import without --replay, --strict without --import.
+"$B/dptop" --import "$G/rank1.json" >/dev/null 2>"$IT_TMP/u1.err"
+[ $? -eq 2 ] && grep -q "needs --replay" "$IT_TMP/u1.err" || it_fail "--import without --replay: $(cat "$IT_TMP/u1.err")"
 "$B/dptop" --replay "$REC" --strict --export "$IT_TMP/u2.json" >/dev/null 2>"$IT_TMP/u2.err"
 [ $? -eq 2 ] || it_fail "--strict without --import was accepted"
 
@@ -303,6 +303,62 @@ fails pbvarint 1 "pbvarint.pb: XPlane: a truncated varint at byte" --import "n1=
 fails pbname 1 "pbname.pb: XPlane name: field 2 has wire type 0, not 2" --import "n1=$IT_TMP/pbname.pb"
 "$B/dptop" --replay "$REC" --import "n1=$IT_TMP/xsabs/rank0.xplane.pb" --export "$IT_TMP/xsabs.json" \
     >"$IT_TMP/xsabs.out" 2>&1 || it_fail "an absolute XSpace failed: $(cat "$IT_TMP/xsabs.out")"
+
+# The imports as their nodes' own events: in an XSpace export (read back
+# through the XSpace reader, the all-reduces still end at the true times),
+# and in the console (a snapshot holds them, again after seeking back).
+"$B/dptop" --replay "$REC" --import "$IT_TMP"/gen/rank*.json* --export "$IT_TMP/merged.xplane.pb" \
+    >"$IT_TMP/mx.out" 2>&1 || it_fail "XSpace export with imports failed: $(cat "$IT_TMP/mx.out")"
+"$B/dptop" --replay "$REC" --import "n0=$IT_TMP/merged.xplane.pb" --export "$IT_TMP/mxback.json" \
+    >"$IT_TMP/mxb.out" 2>&1 || it_fail "reading the merged XSpace back failed: $(cat "$IT_TMP/mxb.out")"
+"$IT_PY" - "$IT_TMP/mxback.json" "$IT_TMP/truth.json" <<'EOF' || it_fail "the merged XSpace lost the imported events"
+import json, sys
+d = json.load(open(sys.argv[1]))
+truth = json.load(open(sys.argv[2]))
+origin = d["metadata"]["origin_ns"]
+ends = sorted((e["ts"] + e["dur"]) * 1000 + origin for e in d["traceEvents"]
+              if e.get("ph") == "X" and e["pid"] >= 100000 and e["name"].startswith("ncclDevKernel_AllReduce"))
+want = sorted(s["allreduce_end_ns"] for s in truth["steps"] for _ in range(3))
+worst = max(abs(a - b) for a, b in zip(ends, want))
+print("merged XSpace: %d all-reduce kernels of the imports, worst %.0f ns from the truth" % (len(ends), worst))
+assert len(ends) == len(want) and worst <= 5000, (len(ends), len(want), worst)
+EOF
+if command -v tmux >/dev/null; then
+    SOCK="dptop-imp-$$"
+    TM=(tmux -L "$SOCK" -f /dev/null)
+    mkdir -p "$IT_TMP/snap"
+    "${TM[@]}" new-session -d -s imp -x 150 -y 45 \
+        "env LANG=C.UTF-8 LC_ALL=C.UTF-8 $B/dptop --replay $REC --import $IT_TMP/gen/rank0.json.gz \
+         --speed 0 --output-dir $IT_TMP/snap 2>$IT_TMP/cons.err"
+    it_wait 30 sh -c "tmux -L $SOCK capture-pane -p -t imp | grep -q 'end of the recording'" ||
+        { "${TM[@]}" kill-server; it_fail "the console with imports never reached the end: $(cat "$IT_TMP/cons.err")"; }
+    "${TM[@]}" send-keys -t imp s
+    it_wait 20 sh -c "ls $IT_TMP/snap/dptop-*.json >/dev/null 2>&1" || it_fail "no console snapshot"
+    sleep 1
+    "${TM[@]}" send-keys -t imp '['
+    sleep 2
+    "${TM[@]}" send-keys -t imp s
+    it_wait 20 sh -c "[ \$(ls $IT_TMP/snap/dptop-*.json | wc -l) -ge 2 ]" || it_fail "no second snapshot"
+    sleep 1
+    "${TM[@]}" send-keys -t imp q
+    sleep 1
+    "${TM[@]}" kill-server 2>/dev/null
+    "$IT_PY" - "$IT_TMP/gen/rank0.json.gz" "$IT_TMP"/snap/dptop-*.json <<'EOF' || it_fail "the console does not hold the imported events"
+import gzip, json, sys
+src = json.load(gzip.open(sys.argv[1], "rt"))
+want = sum(1 for e in src["traceEvents"] if e.get("ph") in ("X", "i") and
+           not (isinstance(e.get("pid"), int) and e.get("cat") == "gpu_user_annotation"))
+for path in sys.argv[2:4]:
+    d = json.load(open(path))
+    lanes = {(e["pid"], e["tid"]): e["args"]["name"] for e in d["traceEvents"]
+             if e.get("ph") == "M" and e["name"] == "thread_name"}
+    # Imported lanes are the tracks of pids 2^31 and up (no real pid is).
+    imported = {k for k, v in lanes.items() if v.startswith("pid ") and int(v.split()[1]) >= 2 ** 31}
+    got = sum(1 for e in d["traceEvents"] if e.get("ph") in ("X", "i") and (e["pid"], e["tid"]) in imported)
+    print("console snapshot %s: %d imported events of %d" % (path.split("/")[-1], got, want))
+    assert got == want, (got, want)
+EOF
+fi
 
 # Events from before the nodes were aligned: flagged, or dropped with --strict.
 "$IT_PY" "$GEN" "$REC" "$IT_TMP/early" 1:new --before 8 --steps 60 >/dev/null ||
