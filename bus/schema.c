@@ -389,6 +389,10 @@ static const struct bus_field proc_fields[] = {
     {.name = "devices", .type = BUS_T_INT, .required = true, U32_R, .doc = "GPUs it sees"},
     {.name = "t0_ns", .type = BUS_T_NS, .unit = "ns", .doc = "trace clock when it started"},
     {.name = "version", .type = BUS_T_STR, .doc = "libdptrace version"},
+    {.name = "rank",
+     .type = BUS_T_INT,
+     PID_R,
+     .doc = "its launcher's rank (RANK, OMPI_COMM_WORLD_RANK, PMI_RANK or SLURM_PROCID)"},
 };
 
 static const struct bus_field state_req_fields[] = {

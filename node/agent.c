@@ -60,6 +60,7 @@ enum reg_state { REG_HELLO, REG_OK };
  */
 struct proc {
     uint32_t pid;
+    int rank; /* the launcher's rank in its environment (RANK, ...), -1: none */
     char exe[64];
     char backend[16];
     bool have_hello; /* exe, backend, devices, t0: its `proc`, re-sent to a new master */
@@ -630,6 +631,41 @@ static void free_proc(node_agent_t *self, struct proc *p)
     memset(p, 0, sizeof *p);
 }
 
+/*
+ * The distributed rank a launcher gave a traced process, from its
+ * environment (torchrun and most launchers: RANK; Open MPI, MPICH, SLURM:
+ * their own), so that traces of its own profiler (Kineto's distributedInfo)
+ * find it.  -1 when none is set or the environment cannot be read (another
+ * user's process).
+ */
+static int rank_of_process(uint32_t pid)
+{
+    static const char *const keys[] = {
+        "RANK=", "OMPI_COMM_WORLD_RANK=", "PMI_RANK=", "SLURM_PROCID="};
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%u/environ", pid);
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return -1;
+    char *buf = xmalloc(1u << 20);
+    size_t n = fread(buf, 1, (1u << 20) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    int rank = -1, best = (int)BASE_ARRAY_LEN(keys);
+    for (size_t off = 0; off < n; off += strlen(buf + off) + 1)
+        for (int k = 0; k < best; k++)
+            if (strncmp(buf + off, keys[k], strlen(keys[k])) == 0) {
+                char *end;
+                long v = strtol(buf + off + strlen(keys[k]), &end, 10);
+                if (*end == '\0' && end != buf + off + strlen(keys[k]) && v >= 0 && v < INT32_MAX) {
+                    rank = (int)v;
+                    best = k;
+                }
+            }
+    free(buf);
+    return rank;
+}
+
 static struct proc *proc_of(node_agent_t *self, uint32_t pid)
 {
     struct proc *oldest = NULL;
@@ -644,6 +680,7 @@ static struct proc *proc_of(node_agent_t *self, uint32_t pid)
     struct proc *p = self->nprocs < MAX_PROCS ? &self->procs[self->nprocs++] : oldest;
     free_proc(self, p);
     p->pid = pid;
+    p->rank = -1;
     p->last_mono = base_monotonic_ns();
     p->scope = gpu_scopetree_new(SCOPE_KEEP);
     return p;
@@ -683,6 +720,7 @@ static void publish_gpu(node_agent_t *self, const gpu_msg_t *msg, bool from_app)
         snprintf(p->backend, sizeof p->backend, "%s", msg->backend ? msg->backend : "none");
         p->devices = msg->devices;
         p->t0_ns = msg->t0_ns;
+        p->rank = rank_of_process(msg->pid);
         p->have_hello = true;
         base_log(BASE_LOG_INFO, "node", "process %u (%s) traces with %s, %u device(s)", msg->pid,
                  p->exe, p->backend, msg->devices);
@@ -784,6 +822,8 @@ static void publish_gpu(node_agent_t *self, const gpu_msg_t *msg, bool from_app)
         bus_msg_set_i64(m, "node", self->id);
         bus_msg_set_i64(m, "pid", msg->pid);
         bus_msg_set_str(m, "exe", p->exe);
+        if (p->rank >= 0)
+            bus_msg_set_i64(m, "rank", p->rank);
         bus_msg_set_str(m, "backend", p->backend);
         bus_msg_set_i64(m, "devices", msg->devices);
         bus_msg_set_i64(m, "t0_ns", self->has_sim ? trace_of_mono(self, msg->t0_ns) : msg->t0_ns);
@@ -982,6 +1022,9 @@ static void announce(node_agent_t *self)
         bus_msg_set_str(m, "exe", "sim-workload");
         bus_msg_set_str(m, "backend", "sim");
         bus_msg_set_i64(m, "devices", 1);
+        int rank = rank_of_process(self->wl_cfg.pid);
+        if (rank >= 0)
+            bus_msg_set_i64(m, "rank", rank);
         publish(self, m);
         bus_msg_destroy(&m);
     }

@@ -356,11 +356,16 @@ static int match_node(tui_import_t *self, tui_model_t *model, struct imp_file *f
             found = p->node;
         }
     }
-    if (count == 0)
+    if (count == 0) {
+        char rank[32] = "";
+        if (f->rank >= 0)
+            snprintf(rank, sizeof rank, " as rank %d", f->rank);
         return base_err(err,
-                        "%s: no node of the recording ran pid %" PRIu32 "%s; name its node: "
+                        "%s: no node of the recording ran pid %" PRIu32 "%s%s; name its node: "
                         "--import N=%s (nodes: %s)",
-                        f->path, f->main_pid, f->host[0] ? " on that host" : "", f->path, nodes);
+                        f->path, f->main_pid, rank, f->host[0] ? " on that host" : "", f->path,
+                        nodes);
+    }
     if (count > 1)
         return base_err(err,
                         "%s: pid %" PRIu32 " ran on more than one node (%s); name its node: "

@@ -29,7 +29,7 @@ it_wait 20 grep -q "trace endpoint $EP" "$IT_TMP/master.log" || it_fail "the age
 it_wait 20 $CHECK up "$REC" 1 || it_fail "the master's node table never came"
 
 STEPS=5
-DPTOP_TRACE_ENDPOINT=$EP LD_PRELOAD=$LIB "$APP" --steps $STEPS --kernel-us 20000 \
+DPTOP_TRACE_ENDPOINT=$EP RANK=3 LD_PRELOAD=$LIB "$APP" --steps $STEPS --kernel-us 20000 \
     >"$IT_TMP/app.log" 2>&1 || it_fail "hip_app failed under libdptrace"
 grep -q "hip_app: ok" "$IT_TMP/app.log" || it_fail "hip_app did not finish"
 line=$(grep "dptrace: .* events captured" "$IT_TMP/app.log")
@@ -80,6 +80,8 @@ check(snaps, "gpu0/trace snapshot pairs")
 procs = of("proc")
 check(any(r["h"].get("exe") == "hip_app" and r["h"].get("backend") == "hip" and
           r["h"].get("devices", 0) >= 1 for r in procs), "process hello as a proc message")
+# The launcher's rank, from the process's environment.
+check(all(r["h"].get("rank") == 3 for r in procs), "rank 3 (RANK=3) on the proc messages")
 # Every time is on the agent's trace clock: the real CLOCK_MONOTONIC + 5 s.
 ids = set()
 for r in ev:

@@ -28,7 +28,8 @@ common=(--hub="$HUB" --bind-ip=127.0.0.1 --sim-workload --trace-endpoint=none)
 it_spawn master "$B/dpnode" --master --listen="$HUB" --node-id=0 --sim-clock=0,0 "${common[@]}"
 it_wait 20 sh -c "ss -Hltn 'sport = :$P' | grep -q ." || it_fail "the master did not bind $HUB"
 it_spawn agent1 "$B/dpnode" --node-id=1 --sim-clock=3000000,20 "${common[@]}"
-it_spawn agent2 "$B/dpnode" --node-id=2 --sim-clock=-5000000,-30 "${common[@]}"
+# Node 2's process is rank 1 of the job (its launcher's RANK), as the files say.
+it_spawn agent2 env RANK=1 "$B/dpnode" --node-id=2 --sim-clock=-5000000,-30 "${common[@]}"
 REC="$IT_TMP/run.dprec"
 it_spawn rec "$B/dptop" --record "$REC" --hub "$HUB"
 RECPID=$IT_PID
@@ -236,6 +237,9 @@ fails farclock 1 "rank0.json: its events .* lie 59[0-9] s after the recording.*n
 fails nonode 1 "node 9 is not in the recording \(it has: n0 .*n1 .*n2 " --import "n9=$G/rank1.json"
 "$IT_PY" "$GEN" "$REC" "$IT_TMP/nopid" 1:new --pid 4242424 >/dev/null || it_fail "kineto_gen --pid failed"
 fails nopid 1 "no node of the recording ran pid 4242424.*--import N=" --import "$IT_TMP/nopid/rank0.json"
+# The pid of node 2 but another rank than its launcher gave it: not that process.
+"$IT_PY" "$GEN" "$REC" "$IT_TMP/wrongrank" 2:new >/dev/null || it_fail "kineto_gen (rank 0 on node 2) failed"
+fails wrongrank 1 "no node of the recording ran pid [0-9]* as rank 0" --import "$IT_TMP/wrongrank/rank0.json"
 "$B/dptop" --replay "$REC" --import "n1=$IT_TMP/nopid/rank0.json" --export "$IT_TMP/named.json" \
     >"$IT_TMP/named.out" 2>&1 || it_fail "an explicit node failed: $(cat "$IT_TMP/named.out")"
 grep -q "as node 1 " "$IT_TMP/named.out" || it_fail "not placed on node 1: $(cat "$IT_TMP/named.out")"
