@@ -130,6 +130,7 @@ static int fill(base_jstream_t *self, char *err)
         self->eof = true;
     }
     self->len += (size_t)n;
+    self->buf[self->len] = '\0'; /* the window is a string too, for callers that peek */
     return BASE_OK;
 }
 

@@ -80,21 +80,11 @@ static void flag_names(unsigned flags, char *buf, size_t len)
                      names[i].name);
 }
 
-/* "123", "123.5" (ns, rounded) or a JSON number object. */
+/* "123" or "123.5" (ns, rounded exactly: no double at epoch magnitudes). */
 static int parse_ns(const char *s, int64_t *out)
 {
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (errno == 0 && end != s && *end == '\0') {
-        *out = v;
-        return BASE_OK;
-    }
-    double d = strtod(s, &end);
-    if (end == s || *end != '\0' || !isfinite(d) || fabs(d) > 9.2e18)
-        return BASE_ERR;
-    *out = (int64_t)llround(d);
-    return BASE_OK;
+    struct base_jspan sp = {s, strlen(s), true};
+    return base_jspan_ns(&sp, 0, out);
 }
 
 static int map_one(const struct clock_map_opts *o, uint32_t node, uint32_t domain, int64_t t,
@@ -177,6 +167,10 @@ static void json_line(const struct clock_map_opts *o, const char *line, size_t l
     if (base_json_opt_i64(obj, "node", &v, err) != BASE_DEC_OK ||
         base_json_opt_str(obj, "clock", &clk, err) != BASE_DEC_OK)
         goto done;
+    if (json_object_object_get_ex(obj, "node", NULL) && (v < 0 || v > 65535)) {
+        base_err(err, "node %" PRId64 " is out of range", v);
+        goto done;
+    }
     if (v >= 0)
         node = (uint32_t)v;
     else if (!o->have_node) {

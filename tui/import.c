@@ -663,6 +663,7 @@ bool imp_sink_event(struct imp_ctx *ctx, struct imp_file *f, const struct imp_pi
     int64_t a, b;
     if (tui_model_to_trace(ctx->model, (uint16_t)f->node, f->domain, t0, &a) != BASE_OK ||
         tui_model_to_trace(ctx->model, (uint16_t)f->node, f->domain, t1, &b) != BASE_OK) {
+        f->written--; /* counted by imp_keep */
         f->dropped++;
         return false;
     }

@@ -199,11 +199,17 @@ static int scan_event(void *ctx, const struct base_jspan *span, char *err)
     }
     int64_t t0, d = 0;
     if (base_jspan_ns(&e.ts, 3, &t0) != BASE_OK)
-        return base_err(err, "%s: an event's ts is not a number: %.40s", st->f->path, e.ts.p);
+        return base_err(err, "%s: an event's ts is not a number: %.*s", st->f->path,
+                        (int)(e.ts.n > 40 ? 40 : e.ts.n), e.ts.p);
     if (e.dur.n && base_jspan_ns(&e.dur, 3, &d) != BASE_OK)
-        return base_err(err, "%s: an event's dur is not a number: %.40s", st->f->path, e.dur.p);
+        return base_err(err, "%s: an event's dur is not a number: %.*s", st->f->path,
+                        (int)(e.dur.n > 40 ? 40 : e.dur.n), e.dur.p);
     if (d < 0)
         d = 0;
+    const int64_t lim = INT64_C(1) << 62;
+    if (t0 <= -lim || t0 >= lim || d >= lim)
+        return base_err(err, "%s: an event's time is out of range: ts %.*s", st->f->path,
+                        (int)(e.ts.n > 40 ? 40 : e.ts.n), e.ts.p);
     if (t0 < st->min_us)
         st->min_us = t0;
     if (t0 + d > st->max_us)
@@ -320,9 +326,12 @@ static int scan(struct imp_file *f, char *err)
             if (base_jstream_value(js, &v, err) != BASE_OK)
                 goto out;
             if (strcmp(key, "baseTimeNanoseconds") == 0) {
-                if (v.p[0] == '"' || base_jspan_ns(&v, 0, &base) != BASE_OK || base < 0) {
-                    base_err(err, "%s: baseTimeNanoseconds is not a number of ns: %.40s", f->path,
-                             v.p);
+                if (v.p[0] == '"' || base_jspan_ns(&v, 0, &base) != BASE_OK || base < 0 ||
+                    base > (INT64_C(1) << 62)) {
+                    base_err(
+                        err,
+                        "%s: baseTimeNanoseconds is not a number of ns (or out of range): %.*s",
+                        f->path, (int)(v.n > 40 ? 40 : v.n), v.p);
                     goto out;
                 }
                 have_base = true;
@@ -382,8 +391,12 @@ static int scan(struct imp_file *f, char *err)
         snprintf(f->variant, sizeof f->variant, "Kineto, no events");
     }
     if (f->events) {
-        f->raw_min = st.min_us + f->base_ns;
-        f->raw_max = st.max_us + f->base_ns;
+        if (__builtin_add_overflow(st.min_us, f->base_ns, &f->raw_min) ||
+            __builtin_add_overflow(st.max_us, f->base_ns, &f->raw_max)) {
+            base_err(err, "%s: times out of range with the base of %" PRId64 " ns", f->path,
+                     f->base_ns);
+            goto out;
+        }
     }
     rc = BASE_OK;
 out:
@@ -436,14 +449,17 @@ struct emit_state {
 static int sink_event(struct imp_ctx *ctx, struct imp_file *f, const struct ev *e,
                       const struct imp_pid *pid, int64_t t0, int64_t t1)
 {
-    if (pid == NULL)
+    if (pid == NULL) {
+        f->written--;
         return BASE_OK;
+    }
     uint8_t kind;
     if (str_is(&e->ph, "i") || str_is(&e->ph, "I"))
         kind = GPU_EV_INSTANT;
-    else if (!str_is(&e->ph, "X"))
+    else if (!str_is(&e->ph, "X")) {
+        f->written--; /* counted by imp_keep: the console has no kind for it */
         return BASE_OK;
-    else if (str_is(&e->cat, "kernel"))
+    } else if (str_is(&e->cat, "kernel"))
         kind = GPU_EV_KERNEL;
     else if (str_is(&e->cat, "gpu_memcpy"))
         kind = GPU_EV_MEMCPY;
@@ -453,8 +469,10 @@ static int sink_event(struct imp_ctx *ctx, struct imp_file *f, const struct ev *
         kind = GPU_EV_API;
     else
         kind = GPU_EV_RANGE;
-    if (pid->device != tui_kind_on_device(kind))
-        return BASE_OK; /* device lanes hold GPU work only (not gpu_user_annotation) */
+    if (pid->device != tui_kind_on_device(kind)) {
+        f->written--; /* counted by imp_keep: device lanes hold GPU work only */
+        return BASE_OK;
+    }
     char name[256];
     base_jspan_str(&e->name, name, sizeof name);
     int64_t tid = 0;
@@ -498,9 +516,13 @@ static int emit_event(void *arg, const struct base_jspan *span, char *err)
         if (base_jspan_ns(&e.ts, 3, &t0) != BASE_OK ||
             (e.dur.n && base_jspan_ns(&e.dur, 3, &d) != BASE_OK))
             return base_err(err, "%s: an event's time is not a number", f->path);
-        t0 += f->base_ns;
         if (d < 0)
             d = 0;
+        int64_t end;
+        if (__builtin_add_overflow(t0, f->base_ns, &t0) || __builtin_add_overflow(t0, d, &end)) {
+            f->dropped++; /* pass 1 bounded the file's span: not reached */
+            return BASE_OK;
+        }
         unsigned f1 = 0;
         double u1;
         if (!imp_map(ctx, f, t0, &g0, &unc, &fl) ||
@@ -533,10 +555,10 @@ static int emit_event(void *arg, const struct base_jspan *span, char *err)
         if (sep)
             putc(',', out);
         sep = true;
-        putc('"', out);
-        struct base_jspan kk = *key;
+        /* The key with its quotes, so that a sanitised copy knows it is a string. */
+        struct base_jspan kk = {key->p - 1, key->n + 2, key->clean};
         base_jspan_write(&kk, out);
-        fputs("\":", out);
+        putc(':', out);
         if (is_ts && !meta) {
             imp_put_us(out, g0 - ctx->origin);
         } else if (is_dur && !meta) {

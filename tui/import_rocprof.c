@@ -26,6 +26,7 @@
 
 #include <assert.h>
 #include <ctype.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -201,8 +202,9 @@ static int num(const struct csv *c, int i, int64_t *out)
     char *end;
     if (*s == '\0')
         return BASE_ERR;
+    errno = 0;
     long long v = strtoll(s, &end, 10);
-    if (*end != '\0')
+    if (*end != '\0' || errno == ERANGE || v < -(1LL << 62) || v > (1LL << 62))
         return BASE_ERR;
     *out = v;
     return BASE_OK;
@@ -427,17 +429,36 @@ static void add_name(struct id_name **list, size_t *n, uint64_t id, const char *
     (*list)[(*n)++] = (struct id_name){id, xstrdup(name)};
 }
 
+static int cmp_id(const void *a, const void *b)
+{
+    uint64_t x = ((const struct id_name *)a)->id, y = ((const struct id_name *)b)->id;
+    return (x > y) - (x < y);
+}
+
+/* Lists are sorted by id once pass 1 has filled them (sort_tables). */
 static const char *find_name(const struct id_name *list, size_t n, uint64_t id)
 {
-    for (size_t i = n; i-- > 0;)
-        if (list[i].id == id)
-            return list[i].name;
-    return NULL;
+    struct id_name key = {id, NULL};
+    const struct id_name *r = n ? bsearch(&key, list, n, sizeof *list, cmp_id) : NULL;
+    return r ? r->name : NULL;
+}
+
+static void sort_tables(struct rp_tables *t)
+{
+    /* Stable for equal ids is not needed: a later duplicate is as good. */
+    if (t->nkernels > 1)
+        qsort(t->kernels, t->nkernels, sizeof *t->kernels, cmp_id);
+    if (t->nmarkers > 1)
+        qsort(t->markers, t->nmarkers, sizeof *t->markers, cmp_id);
+    if (t->nagents > 1)
+        qsort(t->agents, t->nagents, sizeof *t->agents, cmp_id);
 }
 
 static bool json_detect(const char *head, size_t n)
 {
-    size_t i = strspn(head, " \t\r\n");
+    size_t i = 0;
+    while (i < n && (head[i] == ' ' || head[i] == '\t' || head[i] == '\r' || head[i] == '\n'))
+        i++;
     return i < n && head[i] == '{' && memmem(head, n, "\"rocprofiler-sdk-tool\"", 22) != NULL;
 }
 
@@ -526,8 +547,10 @@ static int rp_record(void *arg, const struct base_jspan *rec, char *err)
     if (rec->n == 0 || rec->p[0] != '{')
         return base_err(err, "%s: a %s record is not an object", f->path, w->key);
     int64_t t0 = jnum(rec, "start_timestamp", -1), t1 = jnum(rec, "end_timestamp", -1);
-    if (t0 < 0 || t1 < 0)
-        return base_err(err, "%s: a %s record without start_timestamp and end_timestamp as ns",
+    if (t0 < 0 || t1 < 0 || t0 > (INT64_C(1) << 62) || t1 > (INT64_C(1) << 62))
+        return base_err(err,
+                        "%s: a %s record without start_timestamp and end_timestamp as ns "
+                        "(in range)",
                         f->path, w->key);
     if (t1 < t0)
         t1 = t0;
@@ -764,6 +787,7 @@ static int json_scan(struct imp_file *f, char *err)
     f->domain = CLOCK_DOMAIN_BOOT;
     f->domain_name = "boottime";
     struct rp_tables *t = f->priv;
+    sort_tables(t);
     snprintf(f->variant, sizeof f->variant, "rocprofv3 JSON, %zu kernel names, %zu GPU agents",
              t->nkernels, t->nagents);
     return BASE_OK;

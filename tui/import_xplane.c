@@ -119,6 +119,15 @@ static int want(const struct pb_field *f, unsigned wire, const char *what, char 
     return BASE_OK;
 }
 
+/* A line time plus an offset and a duration, all within ±2^62 ns. */
+static bool time_ok(int64_t ts, uint64_t off_ps, uint64_t dur_ps)
+{
+    const int64_t lim = INT64_C(1) << 62;
+    return ts > -lim && ts < lim && off_ps / 1000 < (uint64_t)lim &&
+           dur_ps / 1000 < (uint64_t)lim &&
+           ts + (int64_t)(off_ps / 1000) + (int64_t)(dur_ps / 1000) < lim;
+}
+
 /* ---- names of a plane ------------------------------------------------------------ */
 
 struct meta {
@@ -255,7 +264,10 @@ static int gz_varint(gzFile gz, uint64_t *v, bool *eof)
     for (int shift = 0; shift < 64; shift += 7) {
         int c = gzgetc(gz);
         if (c < 0) {
-            *eof = shift == 0;
+            /* The end of the data, or damaged gzip data: only the first is an end. */
+            int code;
+            gzerror(gz, &code);
+            *eof = shift == 0 && (code == Z_OK || code == Z_STREAM_END);
             return BASE_ERR;
         }
         x |= (uint64_t)(c & 0x7f) << shift;
@@ -286,7 +298,11 @@ static int walk(struct imp_file *f, struct imp_ctx *ctx, plane_fn fn, char *err)
                 rc = BASE_OK;
                 break;
             }
-            base_err(err, "%s: a truncated XSpace field tag at byte %" PRIu64, f->path, off);
+            int code;
+            const char *msg = gzerror(gz, &code);
+            base_err(err, "%s: %s at byte %" PRIu64, f->path,
+                     code != Z_OK && code != Z_STREAM_END ? msg : "a truncated XSpace field tag",
+                     off);
             break;
         }
         if ((tag & 7) != 2) {
@@ -361,6 +377,8 @@ static int scan_plane(struct imp_file *f, struct imp_ctx *ctx, struct pb plane, 
     struct pb p = plane;
     int r = 0;
     bool env = pname && strcmp(pname, TASK_ENV) == 0;
+    /* Planes emit_plane leaves out do not count either. */
+    bool skip_plane = pname == NULL || env || strstr(pname, "__ScopeRangeCallStack__");
     while (rc == BASE_OK && (r = pb_next(&p, &fl, "XPlane", err)) == 1) {
         if (env && fl.num == 6 && fl.wire == 2) { /* XStat: profile_start_time */
             struct pb s = fl.sub;
@@ -400,13 +418,25 @@ static int scan_plane(struct imp_file *f, struct imp_ctx *ctx, struct pb plane, 
             }
             struct pb ev = fe.sub;
             uint64_t off_ps = 0, dur_ps = 0;
+            bool aggregate = false;
             while ((r = pb_next(&ev, &fx, "XEvent", err)) == 1)
                 if (fx.num == 2 && fx.wire == 0)
                     off_ps = fx.v;
                 else if (fx.num == 3 && fx.wire == 0)
                     dur_ps = fx.v;
+                else if (fx.num == 5)
+                    aggregate = true; /* num_occurrences: no time of its own */
             if (r < 0)
                 break;
+            if (aggregate || skip_plane)
+                continue;
+            if (!time_ok(ts, off_ps, dur_ps)) {
+                r = base_err(err,
+                             "XEvent: a time out of range (line at %" PRId64 " ns, offset %" PRIu64
+                             " ps)",
+                             ts, off_ps);
+                break;
+            }
             int64_t t0 = ts + (int64_t)(off_ps / 1000), t1 = t0 + (int64_t)(dur_ps / 1000);
             if (t0 < f->raw_min)
                 f->raw_min = t0;
@@ -424,57 +454,64 @@ static int scan_plane(struct imp_file *f, struct imp_ctx *ctx, struct pb plane, 
     return rc;
 }
 
-/* One stat as a JSON member into args: "name":value. */
+/* One stat as a JSON member appended to args ("name":value), or nothing
+ * when it does not fit whole: escaped text is never cut. */
 static void put_stat(char *args, size_t cap, const struct plane_names *nm, struct pb s, char *err)
 {
     struct pb_field f;
     int64_t id = -1;
-    char val[160] = "";
+    char *val = NULL;
+    size_t vlen = 0;
+    FILE *vf = open_memstream(&val, &vlen);
+    if (vf == NULL)
+        return;
+    bool have = false;
     int r;
     while ((r = pb_next(&s, &f, "XStat", err)) == 1) {
         if (f.num == 1 && f.wire == 0) {
             id = (int64_t)f.v;
-        } else if (f.num == 2 && f.wire == 1) {
+            continue;
+        }
+        bool str = f.num == 5 && f.wire == 2, ref = f.num == 7 && f.wire == 0;
+        if (!(f.num == 2 && f.wire == 1) && !(f.num == 3 && f.wire == 0) &&
+            !(f.num == 4 && f.wire == 0) && !str && !ref)
+            continue; /* bytes, or a value of a wire type its field does not have */
+        rewind(vf);
+        if (f.num == 2) {
             double d;
             memcpy(&d, &f.v, sizeof d);
-            snprintf(val, sizeof val, isfinite(d) ? "%.17g" : "null", d);
-        } else if (f.num == 3 && f.wire == 0) {
-            snprintf(val, sizeof val, "%" PRIu64, f.v);
-        } else if (f.num == 4 && f.wire == 0) {
-            snprintf(val, sizeof val, "%" PRId64, (int64_t)f.v);
-        } else if ((f.num == 5 || f.num == 7) && (f.wire == 2 || f.wire == 0)) {
-            char text[120];
-            if (f.num == 7) { /* a reference: the stat metadata's name is the value */
-                const char *rn = meta_name(nm->st, nm->nst, (int64_t)f.v);
-                snprintf(text, sizeof text, "%s", rn ? rn : "");
-            } else {
-                snprintf(text, sizeof text, "%.*s", (int)(f.sub.end - f.sub.p),
-                         (const char *)f.sub.p);
-            }
-            char *m = NULL;
-            size_t ml = 0;
-            FILE *mf = open_memstream(&m, &ml);
-            if (mf) {
-                tui_json_str(mf, text);
-                fclose(mf);
-                snprintf(val, sizeof val, "%s", m);
-                free(m);
-            }
+            fprintf(vf, isfinite(d) ? "%.17g" : "null", d);
+        } else if (f.num == 3) {
+            fprintf(vf, "%" PRIu64, f.v);
+        } else if (f.num == 4) {
+            fprintf(vf, "%" PRId64, (int64_t)f.v);
+        } else {
+            /* A reference's value is the name of the stat metadata it names. */
+            char text[512];
+            const char *rn = ref ? meta_name(nm->st, nm->nst, (int64_t)f.v) : NULL;
+            snprintf(text, sizeof text, "%.*s", ref ? 511 : (int)(f.sub.end - f.sub.p),
+                     ref ? (rn ? rn : "") : (const char *)f.sub.p);
+            tui_json_str(vf, text);
+        }
+        fputc('\0', vf);
+        have = true;
+    }
+    fclose(vf);
+    const char *name = meta_name(nm->st, nm->nst, id);
+    if (r >= 0 && have && name) {
+        char *m = NULL;
+        size_t ml = 0;
+        FILE *mf = open_memstream(&m, &ml);
+        if (mf) {
+            tui_json_str(mf, name);
+            fclose(mf);
+            size_t used = strlen(args);
+            if (used + ml + strlen(val) + 3 < cap)
+                snprintf(args + used, cap - used, "%s%s:%s", used ? "," : "", m, val);
+            free(m);
         }
     }
-    const char *name = meta_name(nm->st, nm->nst, id);
-    if (r < 0 || val[0] == '\0' || name == NULL ||
-        strlen(args) + strlen(name) + strlen(val) + 8 > cap)
-        return;
-    char *m = NULL;
-    size_t ml = 0;
-    FILE *mf = open_memstream(&m, &ml);
-    if (mf == NULL)
-        return;
-    tui_json_str(mf, name);
-    fclose(mf);
-    snprintf(args + strlen(args), cap - strlen(args), "%s%s:%s", args[0] ? "," : "", m, val);
-    free(m);
+    free(val);
 }
 
 /* Pass 2 of a plane: every event, on a lane of its own per plane. */
@@ -523,6 +560,7 @@ static int emit_plane(struct imp_file *f, struct imp_ctx *ctx, struct pb plane, 
             struct pb ev = fe.sub;
             uint64_t off_ps = 0, dur_ps = 0;
             int64_t mid = 0;
+            bool aggregate = false;
             args[0] = '\0';
             while ((r = pb_next(&ev, &fx, "XEvent", err)) == 1) {
                 if (fx.num == 1 && fx.wire == 0)
@@ -533,7 +571,11 @@ static int emit_plane(struct imp_file *f, struct imp_ctx *ctx, struct pb plane, 
                     dur_ps = fx.v;
                 else if (fx.num == 4 && fx.wire == 2)
                     put_stat(args, sizeof args, &nm, fx.sub, err);
+                else if (fx.num == 5)
+                    aggregate = true;
             }
+            if (aggregate || !time_ok(ts, off_ps, dur_ps))
+                continue; /* pass 1 refused a time out of range */
             const char *name = meta_name(nm.ev, nm.nev, mid);
             snprintf(fallback, sizeof fallback, "event#%" PRId64, mid);
             int64_t t0 = ts + (int64_t)(off_ps / 1000);
@@ -560,7 +602,7 @@ static bool xs_detect(const char *head, size_t n)
         return false;
     struct pb b = {(const uint8_t *)head + 1, (const uint8_t *)head + n, (const uint8_t *)head};
     uint64_t len;
-    if (pb_varint(&b, &len) != BASE_OK || len == 0)
+    if (pb_varint(&b, &len) != BASE_OK || len == 0 || b.p >= b.end)
         return false;
     uint8_t first = *b.p;
     if ((uint8_t)head[0] == 0x22)
@@ -588,6 +630,9 @@ static int xs_scan(struct imp_file *f, char *err)
                             "Task Environment profile_start_time; give it: --import FILE@NS",
                             bn ? bn + 1 : f->path);
         }
+        if (start < 0 || start > (INT64_C(1) << 62))
+            return base_err(err, "%s: a profile start of %" PRId64 " ns is out of range", f->path,
+                            start);
         xs->relative = true;
         xs->start_ns = start;
         f->base_ns = start;
