@@ -278,8 +278,16 @@ static void build_lanes_as(struct tui_app *app, bool expand)
                 l->node = n->id;
                 l->track = (int)tracks[j];
                 l->level = t->key.host ? lv : -1;
+                /* Imported lanes (pids from 2^31, docs/IMPORT.md): "fN" the --import file. */
+                unsigned file =
+                    (t->key.pid & 0x80000000u) ? (t->key.pid & 0x7fffffffu) / 100000u : 0;
                 if (lv > 0)
                     snprintf(l->label, sizeof l->label, "   ·");
+                else if (file && t->key.host)
+                    snprintf(l->label, sizeof l->label, " f%u host %u", file, t->key.id);
+                else if (file)
+                    snprintf(l->label, sizeof l->label, " f%u gpu%u s%u", file, t->key.device,
+                             t->key.id);
                 else if (t->key.host)
                     snprintf(l->label, sizeof l->label, " host %u", t->key.id);
                 else if (pids)
