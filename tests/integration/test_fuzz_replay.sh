@@ -20,6 +20,9 @@ for b in "${builds[@]}"; do
         [ -d "$IT_ROOT/tests/fuzz/seeds/$name" ] && seeds=("$IT_ROOT/tests/fuzz/seeds/$name")
         counts=(--mutate 2000 --random 5000)
         [ "$name" = fuzz_clock_logfit ] && counts=(--mutate 150 --random 400)
+        # Each input is a file written, read twice and loaded into a model
+        # (about 2 ms under ASan): fewer, for a replay that stays in seconds.
+        [ "$name" = fuzz_tui_import ] && counts=(--mutate 300 --random 1000)
         run() {
             ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
                 "$f" "$@" "${counts[@]}" "${seeds[@]}" 2>&1
