@@ -862,6 +862,22 @@ void tui_import_write_meta(const tui_import_t *self, FILE *out)
     fputs("]", out);
 }
 
+char *tui_import_describe(const tui_import_t *self, size_t i)
+{
+    assert(self && i < self->n);
+    const struct imp_file *f = &self->files[i];
+    char *s = NULL;
+    xasprintf(&s,
+              "import %s: %s, node %d (%s), %s clock, base %" PRId64 " ns; %" PRIu64
+              " events, %" PRIu64 " outside the aligned windows, %" PRIu64
+              " dropped; aligned range %" PRId64 "..%" PRId64 " ns; map uncertainty up to %.0f ns",
+              f->path, f->variant, f->node, f->node_given ? "command line" : "pid in the recording",
+              f->domain_name ? f->domain_name : "?", f->base_ns, f->written, f->outside, f->dropped,
+              f->in_from <= f->in_to ? f->in_from : 0, f->in_from <= f->in_to ? f->in_to : 0,
+              f->unc_max);
+    return s;
+}
+
 int tui_import_report(const tui_import_t *self, FILE *out)
 {
     assert(self && out);

@@ -570,7 +570,10 @@ int tui_export_run(const base_config_t *cfg, const char *path, const struct tui_
         }
     } else if (out) {
         char damage[200], rej[100];
-        const char *warn[3] = {NULL, NULL, NULL};
+        /* Two lines of the recording, one a file imported, the NULL. */
+        size_t nimp = imp ? tui_import_count(imp) : 0;
+        const char **warn = xcalloc(nimp + 3, sizeof *warn);
+        char **impline = xcalloc(nimp ? nimp : 1, sizeof *impline);
         size_t nw = 0;
         if (rs.corrupt || rs.truncated_bytes) {
             snprintf(damage, sizeof damage,
@@ -583,6 +586,10 @@ int tui_export_run(const base_config_t *cfg, const char *path, const struct tui_
             snprintf(rej, sizeof rej, "recording: %" PRIu64 " messages rejected", rejected);
             warn[nw++] = rej;
         }
+        /* XSpace has no metadata of its own for the imports: what the Chrome
+         * trace's metadata.imports says, one warning line a file. */
+        for (size_t i = 0; i < nimp; i++)
+            warn[nw++] = impline[i] = tui_import_describe(imp, i);
         struct tui_xplane_opts o = {.node = -1,
                                     .source = path,
                                     .start_ns = first_arrival,
@@ -590,6 +597,10 @@ int tui_export_run(const base_config_t *cfg, const char *path, const struct tui_
                                     .warnings = warn};
         int w = to_dir ? tui_xplane_write_dir(model, scopes, out, &o, &xs, err)
                        : tui_xplane_write_file(model, scopes, out, &o, &xs, err);
+        for (size_t i = 0; i < nimp; i++)
+            free(impline[i]);
+        free(impline);
+        free(warn);
         if (w != BASE_OK) {
             fprintf(stderr, "dptop: %s\n", err);
             goto done;

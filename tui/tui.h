@@ -678,6 +678,8 @@ void tui_import_apply(const tui_import_t *self, tui_model_t *model);
 uint64_t tui_import_loaded(const tui_import_t *self, uint64_t *over_budget);
 /* "imports":[...] for the export's metadata. */
 void tui_import_write_meta(const tui_import_t *self, FILE *out);
+/* File i in one line (what metadata.imports says), to free: XSpace's warnings. */
+char *tui_import_describe(const tui_import_t *self, size_t i);
 /* One line per file; 1 when some events were outside the aligned windows. */
 int tui_import_report(const tui_import_t *self, FILE *out);
 int tui_export_run(const base_config_t *cfg, const char *path, const struct tui_export_req *req,

@@ -313,6 +313,9 @@ fails pbname 1 "pbname.pb: XPlane name: field 2 has wire type 0, not 2" --import
 # and in the console (a snapshot holds them, again after seeking back).
 "$B/dptop" --replay "$REC" --import "$IT_TMP"/gen/rank*.json* --export "$IT_TMP/merged.xplane.pb" \
     >"$IT_TMP/mx.out" 2>&1 || it_fail "XSpace export with imports failed: $(cat "$IT_TMP/mx.out")"
+# Its warnings say per file what the Chrome trace's metadata.imports says.
+[ "$(grep -ac "import [^:]*rank[0-9].json[.gz]*: Kineto schema 1, ts in us [a-z ]*, node [0-2] (pid in the recording), realtime clock, base [0-9]* ns; [0-9]* events, 0 outside the aligned windows, 0 dropped; aligned range [0-9]*\.\.[0-9]* ns" "$IT_TMP/merged.xplane.pb")" -ge 1 ] ||
+    it_fail "the merged XSpace does not describe the imported files"
 "$B/dptop" --replay "$REC" --import "n0=$IT_TMP/merged.xplane.pb" --export "$IT_TMP/mxback.json" \
     >"$IT_TMP/mxb.out" 2>&1 || it_fail "reading the merged XSpace back failed: $(cat "$IT_TMP/mxb.out")"
 "$IT_PY" - "$IT_TMP/mxback.json" "$IT_TMP/truth.json" <<'EOF' || it_fail "the merged XSpace lost the imported events"
