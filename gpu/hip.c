@@ -327,13 +327,18 @@ static const char *kernel_name(gpu_hip_t *self, const struct gpu_hip_op *op, cha
             name = buf;
         }
     } else {
+        /*
+         * The name recorded when the application got the function first: this
+         * runs on the background thread, after the launch, when the
+         * application may have unloaded the module and freed the function
+         * (hipKernelNameRef on it then reads freed memory: ASan caught it in
+         * the threads test, once in about 16 runs).
+         */
+        uint64_t *id = gpu_u64map_get(&self->module_fns, (uint64_t)(uintptr_t)op->fn);
+        if (id != NULL)
+            return gpu_names_get(self->o.names, (uint32_t)*id);
         if (self->r.hipKernelNameRef != NULL)
             name = self->r.hipKernelNameRef((hipFunction_t)(uintptr_t)op->fn);
-        if (name == NULL || *name == '\0') {
-            uint64_t *id = gpu_u64map_get(&self->module_fns, (uint64_t)(uintptr_t)op->fn);
-            if (id != NULL)
-                return gpu_names_get(self->o.names, (uint32_t)*id);
-        }
         if (name == NULL || *name == '\0') {
             snprintf(buf, len, "function@%p", op->fn);
             name = buf;
