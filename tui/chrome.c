@@ -53,7 +53,7 @@ void tui_json_str(FILE *out, const char *s)
 }
 
 /* ns as µs with 3 decimals, exactly. */
-static void put_us(FILE *out, int64_t ns)
+void tui_json_us(FILE *out, int64_t ns)
 {
     if (ns < 0) {
         putc('-', out);
@@ -283,12 +283,12 @@ int tui_chrome_write(tui_model_t *model, FILE *out, const struct tui_chrome_opts
             fprintf(out,
                     ",\"cat\":\"%s\",\"pid\":%u,\"tid\":%" PRIu32 ",\"ts\":", kind_cat(e->kind),
                     k->node, ctid);
-            put_us(out, g0 - origin);
+            tui_json_us(out, g0 - origin);
             if (e->kind == GPU_EV_INSTANT) {
                 fputs(",\"ph\":\"i\",\"s\":\"t\"", out);
             } else {
                 fputs(",\"ph\":\"X\",\"dur\":", out);
-                put_us(out, g1 - g0);
+                tui_json_us(out, g1 - g0);
             }
             write_args(out, e, k, raw);
             s.events++;
@@ -321,13 +321,13 @@ int tui_chrome_write(tui_model_t *model, FILE *out, const struct tui_chrome_opts
                             ",\n{\"ph\":\"s\",\"id\":%" PRIu64 ",\"name\":\"launch\",\"cat\":"
                             "\"flow\",\"pid\":%u,\"tid\":%" PRIu32 ",\"ts\":",
                             id, fe[i].node, fe[i].tid);
-                    put_us(out, fe[i].rel);
+                    tui_json_us(out, fe[i].rel);
                     fprintf(out,
                             "},\n{\"ph\":\"f\",\"bp\":\"e\",\"id\":%" PRIu64
                             ",\"name\":\"launch\",\"cat\":\"flow\",\"pid\":%u,\"tid\":%" PRIu32
                             ",\"ts\":",
                             id, fe[k].node, fe[k].tid);
-                    put_us(out, fe[k].rel);
+                    tui_json_us(out, fe[k].rel);
                     fputs("}", out);
                     s.flows++;
                 }

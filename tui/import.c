@@ -512,15 +512,6 @@ void imp_process_label(const struct imp_file *f, const struct imp_pid *p, const 
              is_pid ? " pid " : "", is_pid ? p->key : "");
 }
 
-void imp_put_us(FILE *out, int64_t ns)
-{
-    if (ns < 0) {
-        putc('-', out);
-        ns = ns == INT64_MIN ? INT64_MAX : -ns;
-    }
-    fprintf(out, "%" PRId64 ".%03d", ns / 1000, (int)(ns % 1000));
-}
-
 void imp_put_args(FILE *out, double unc, unsigned flags)
 {
     if (isfinite(unc))
@@ -586,8 +577,6 @@ bool imp_emit_x(struct imp_ctx *ctx, struct imp_file *f, const struct imp_pid *l
     fl |= f1;
     if (g1 < g0)
         g1 = g0;
-    if (!imp_keep(ctx, f, g0, unc, fl))
-        return false;
     if (ctx->sink) {
         uint8_t kind = strstr(cat, "memcpy")                             ? GPU_EV_MEMCPY
                        : strstr(cat, "kernel") || !strcmp(cat, "device") ? GPU_EV_KERNEL
@@ -596,8 +585,11 @@ bool imp_emit_x(struct imp_ctx *ctx, struct imp_file *f, const struct imp_pid *l
         if (!lane->device && (kind == GPU_EV_KERNEL || kind == GPU_EV_MEMCPY))
             kind = GPU_EV_RANGE;
         const char *d = tid + strcspn(tid, "0123456789");
-        return imp_sink_event(ctx, f, lane, (uint32_t)strtoul(d, NULL, 10), kind, 0, name, t0, t1);
+        struct imp_sink_ev ev = {lane, (uint32_t)strtoul(d, NULL, 10), kind, name, t0, t1};
+        return imp_sink_event(ctx, f, &ev, g0, unc, fl);
     }
+    if (!imp_keep(ctx, f, g0, unc, fl))
+        return false;
     FILE *out = ctx->out;
     fputs(*ctx->first ? "{\"ph\":\"X\",\"cat\":" : ",\n{\"ph\":\"X\",\"cat\":", out);
     *ctx->first = false;
@@ -607,9 +599,9 @@ bool imp_emit_x(struct imp_ctx *ctx, struct imp_file *f, const struct imp_pid *l
     fprintf(out, ",\"pid\":%" PRIu32 ",\"tid\":", lane->chrome);
     put_tid(out, tid);
     fputs(",\"ts\":", out);
-    imp_put_us(out, g0 - ctx->origin);
+    tui_json_us(out, g0 - ctx->origin);
     fputs(",\"dur\":", out);
-    imp_put_us(out, g1 - g0);
+    tui_json_us(out, g1 - g0);
     fputs(",\"args\":{", out);
     imp_put_args(out, unc, fl);
     if (args && args[0])
@@ -637,7 +629,7 @@ void imp_emit_flow(struct imp_ctx *ctx, struct imp_file *f, const struct imp_pid
     fprintf(out, ",\"pid\":%" PRIu32 ",\"tid\":", lane->chrome);
     put_tid(out, tid);
     fputs(",\"ts\":", out);
-    imp_put_us(out, g - ctx->origin);
+    tui_json_us(out, g - ctx->origin);
     fputs("}", out);
 }
 
@@ -656,32 +648,32 @@ void imp_emit_thread_name(struct imp_ctx *ctx, const struct imp_pid *lane, const
     fputs("}}", out);
 }
 
-bool imp_sink_event(struct imp_ctx *ctx, struct imp_file *f, const struct imp_pid *lane,
-                    uint32_t tid, uint8_t kind, uint8_t flags, const char *name, int64_t t0,
-                    int64_t t1)
+bool imp_sink_event(struct imp_ctx *ctx, struct imp_file *f, const struct imp_sink_ev *e,
+                    int64_t global, double unc, unsigned flags)
 {
     int64_t a, b;
-    if (tui_model_to_trace(ctx->model, (uint16_t)f->node, f->domain, t0, &a) != BASE_OK ||
-        tui_model_to_trace(ctx->model, (uint16_t)f->node, f->domain, t1, &b) != BASE_OK) {
-        f->written--; /* counted by imp_keep */
+    if (tui_model_to_trace(ctx->model, (uint16_t)f->node, f->domain, e->t0, &a) != BASE_OK ||
+        tui_model_to_trace(ctx->model, (uint16_t)f->node, f->domain, e->t1, &b) != BASE_OK) {
         f->dropped++;
         return false;
     }
-    gpu_event_t ev = {.kind = kind,
-                      .flags = flags,
+    if (!imp_keep(ctx, f, global, unc, flags))
+        return false;
+    const struct imp_pid *lane = e->lane;
+    gpu_event_t ev = {.kind = e->kind,
                       .node = (uint16_t)f->node,
                       .pid = IMP_TRACK_PID | lane->chrome,
-                      .tid = tid,
-                      .stream = tid,
+                      .tid = e->tid,
+                      .stream = e->tid,
                       .start_ns = a,
                       .end_ns = b < a ? a : b};
     if (lane->device) {
         const char *d = lane->key + strcspn(lane->key, "0123456789");
         ev.device = (uint16_t)strtoul(d, NULL, 10);
     }
-    if (strstr(name, "nccl") || strstr(name, "rccl"))
+    if (strstr(e->name, "nccl") || strstr(e->name, "rccl"))
         ev.flags |= GPU_EVF_COLLECTIVE;
-    ctx->sink(ctx->sink_arg, &ev, name);
+    ctx->sink(ctx->sink_arg, &ev, e->name);
     return true;
 }
 

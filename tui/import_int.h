@@ -110,10 +110,18 @@ void imp_process_label(const struct imp_file *f, const struct imp_pid *p, const 
 bool imp_emit_x(struct imp_ctx *ctx, struct imp_file *f, const struct imp_pid *lane,
                 const char *tid, const char *cat, const char *name, int64_t t0, int64_t t1,
                 const char *args);
-/* Sink mode: one event of kind `kind` on lane (tid: a thread or a stream). */
-bool imp_sink_event(struct imp_ctx *ctx, struct imp_file *f, const struct imp_pid *lane,
-                    uint32_t tid, uint8_t kind, uint8_t flags, const char *name, int64_t t0,
-                    int64_t t1);
+/* Sink mode: one event as its node's own (times of the file's clock); counted
+ * as imp_keep counts it (global, unc, flags: its mapped start) once its times
+ * reach the node's trace clock, else dropped. */
+struct imp_sink_ev {
+    const struct imp_pid *lane;
+    uint32_t tid; /* a thread, or a stream on a device lane */
+    uint8_t kind; /* GPU_EV_* */
+    const char *name;
+    int64_t t0, t1;
+};
+bool imp_sink_event(struct imp_ctx *ctx, struct imp_file *f, const struct imp_sink_ev *e,
+                    int64_t global, double unc, unsigned flags);
 void imp_emit_flow(struct imp_ctx *ctx, struct imp_file *f, const struct imp_pid *lane,
                    const char *tid, bool start, const char *id, int64_t t);
 /* A thread_name metadata event for a lane's tid. */
@@ -122,8 +130,6 @@ void imp_emit_thread_name(struct imp_ctx *ctx, const struct imp_pid *lane, const
 /* Every element of the JSON array the stream is at (its '[' next), to fn. */
 int imp_each(base_jstream_t *js, int (*fn)(void *ctx, const struct base_jspan *v, char *err),
              void *ctx, char *err);
-/* "ts" in µs relative to origin, 3 decimals. */
-void imp_put_us(FILE *out, int64_t ns);
 /* The dptop_* keys of an event's args (without braces), from imp_map's result. */
 void imp_put_args(FILE *out, double unc, unsigned flags);
 

@@ -445,21 +445,20 @@ struct emit_state {
     struct imp_file *f;
 };
 
-/* Sink mode: the event as one of its node's own (kinds from Kineto's categories). */
+/* Sink mode: the event as one of its node's own (kinds from Kineto's
+ * categories); what the console has no kind or lane for is left out, uncounted. */
 static int sink_event(struct imp_ctx *ctx, struct imp_file *f, const struct ev *e,
-                      const struct imp_pid *pid, int64_t t0, int64_t t1)
+                      const struct imp_pid *pid, int64_t t0, int64_t t1, int64_t global, double unc,
+                      unsigned flags)
 {
-    if (pid == NULL) {
-        f->written--;
-        return BASE_OK;
-    }
     uint8_t kind;
+    if (pid == NULL)
+        return BASE_OK;
     if (str_is(&e->ph, "i") || str_is(&e->ph, "I"))
         kind = GPU_EV_INSTANT;
-    else if (!str_is(&e->ph, "X")) {
-        f->written--; /* counted by imp_keep: the console has no kind for it */
+    else if (!str_is(&e->ph, "X"))
         return BASE_OK;
-    } else if (str_is(&e->cat, "kernel"))
+    else if (str_is(&e->cat, "kernel"))
         kind = GPU_EV_KERNEL;
     else if (str_is(&e->cat, "gpu_memcpy"))
         kind = GPU_EV_MEMCPY;
@@ -469,17 +468,16 @@ static int sink_event(struct imp_ctx *ctx, struct imp_file *f, const struct ev *
         kind = GPU_EV_API;
     else
         kind = GPU_EV_RANGE;
-    if (pid->device != tui_kind_on_device(kind)) {
-        f->written--; /* counted by imp_keep: device lanes hold GPU work only */
-        return BASE_OK;
-    }
+    if (pid->device != tui_kind_on_device(kind))
+        return BASE_OK; /* device lanes hold GPU work only (not gpu_user_annotation) */
     char name[256];
     base_jspan_str(&e->name, name, sizeof name);
     int64_t tid = 0;
     if (e->tid.n && e->tid.p[0] != '"')
         base_jspan_ns(&e->tid, 0, &tid);
-    imp_sink_event(ctx, f, pid, (uint32_t)(tid < 0 ? -tid : tid), kind, 0, name, t0,
-                   kind == GPU_EV_INSTANT ? t0 : t1);
+    struct imp_sink_ev ev = {pid, (uint32_t)(tid < 0 ? -tid : tid), kind, name,
+                             t0,  kind == GPU_EV_INSTANT ? t0 : t1};
+    imp_sink_event(ctx, f, &ev, global, unc, flags);
     return BASE_OK;
 }
 
@@ -535,10 +533,10 @@ static int emit_event(void *arg, const struct base_jspan *span, char *err)
             g1 = g0;
         if (g1 < g0)
             g1 = g0;
+        if (ctx->sink)
+            return sink_event(ctx, f, &e, pid, t0, t0 + (is_x ? d : 0), g0, unc, fl);
         if (!imp_keep(ctx, f, g0, unc, fl))
             return BASE_OK;
-        if (ctx->sink)
-            return sink_event(ctx, f, &e, pid, t0, t0 + (is_x ? d : 0));
     }
     if (ctx->sink)
         return BASE_OK; /* metadata and flows: the console names lanes itself */
@@ -560,9 +558,9 @@ static int emit_event(void *arg, const struct base_jspan *span, char *err)
         base_jspan_write(&kk, out);
         putc(':', out);
         if (is_ts && !meta) {
-            imp_put_us(out, g0 - ctx->origin);
+            tui_json_us(out, g0 - ctx->origin);
         } else if (is_dur && !meta) {
-            imp_put_us(out, g1 - g0);
+            tui_json_us(out, g1 - g0);
         } else if (is_pid && pid) {
             fprintf(out, "%" PRIu32, pid->chrome);
         } else if (is_id && is_flow) {

@@ -1420,20 +1420,10 @@ int tui_model_to_axis(tui_model_t *self, uint16_t node, int64_t trace_ns, enum t
     const struct mnode *m = find_node(self, node, false);
     if (m == NULL)
         return BASE_ERR;
-    if (clock == TUI_CLOCK_ALIGNED && tui_model_aligned(self, node)) {
-        clock_conv_result_t r;
-        if (clock_conv_to_global(self->conv, node, CLOCK_DOMAIN_TRACE, trace_ns, &r, NULL) ==
-            BASE_OK) {
-            if (r.flags & CLOCK_CONV_EXTRAPOLATED)
-                *flags |= TUI_T_EXTRAP;
-            if (r.flags & (CLOCK_CONV_GAP | CLOCK_CONV_STEP))
-                *flags |= TUI_T_GAP;
-            *out = r.t;
-            return BASE_OK;
-        }
+    if (clock == TUI_CLOCK_ALIGNED) {
+        double unc;
+        return tui_model_map(self, node, CLOCK_DOMAIN_TRACE, trace_ns, out, &unc, flags);
     }
-    if (clock == TUI_CLOCK_ALIGNED)
-        *flags |= TUI_T_RAW;
     return raw_time(self, m, trace_ns, out, flags);
 }
 

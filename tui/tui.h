@@ -477,6 +477,8 @@ bool tui_name_matches(const char *filter, const char *name);
 /* Write s as a JSON string (quotes included): control characters escaped,
  * invalid UTF-8 replaced by U+FFFD. */
 void tui_json_str(FILE *out, const char *s);
+/* ns as µs with exactly 3 decimals, as Chrome traces' ts and dur are written. */
+void tui_json_us(FILE *out, int64_t ns);
 
 /* ------------------------------------------------------------------------
  * XSpace export for TensorBoard / xprof (`.xplane.pb`, the messages of
