@@ -101,6 +101,7 @@ static const struct {
     {"relay_master", "dpnode"},
     {"sim_clock", "dpnode"},
     {"sim_late_us", "dpnode"},
+    {"sim_jitter_us", "dpnode"},
     {"sim_layers", "dpnode"},
     {"sim_path_delay", "dpnode"},
     {"sim_seed", "dpnode"},

@@ -327,8 +327,11 @@ struct gpu_sim_cfg {
     int64_t step_period_ns;    /* default 100 ms */
     uint32_t layers;           /* default 4, at most 64 */
     int32_t straggler_node;    /* -1: none */
-    int64_t straggler_late_ns; /* at most 20 % of the step period */
-    uint64_t seed;             /* kernel duration jitter */
+    int64_t straggler_late_ns; /* at most 10 % of the step period */
+    /* Every node's collective also starts up to this much late, per step:
+     * gpu_sim_arrival_jitter() of (step, node).  At most 10 % of the period. */
+    int64_t jitter_ns;
+    uint64_t seed; /* kernel duration jitter */
 };
 
 typedef struct gpu_sim gpu_sim_t;
@@ -343,6 +346,9 @@ void gpu_sim_destroy(gpu_sim_t **self);
  * step boundary; a call after a long pause skips steps older than two
  * periods (counted).  Returns the number of events handed. */
 int gpu_sim_poll(gpu_sim_t *self, int64_t true_now_ns, gpu_msg_fn fn, void *ctx, char *err);
+/* The arrival jitter of step k on node n for a bound j: splitmix64(k ·
+ * 2^16 + n) mod (j + 1) ns — reproducible by a test from the step number. */
+int64_t gpu_sim_arrival_jitter(uint64_t step, uint16_t node, int64_t jitter_ns);
 /* True start time of step k's collective on this node, and its true end. */
 void gpu_sim_collective_true(const gpu_sim_t *self, uint64_t step, int64_t *start_ns,
                              int64_t *end_ns);

@@ -104,6 +104,11 @@ gpu_sim_t *gpu_sim_new(const struct gpu_sim_cfg *cfg, gpu_sim_clock_fn clock, vo
                  cfg->straggler_late_ns);
         return NULL;
     }
+    if (cfg->jitter_ns < 0 || cfg->jitter_ns > cfg->step_period_ns / 10) {
+        base_err(err, "sim: arrival jitter %" PRId64 " ns is outside [0, step period / 10]",
+                 cfg->jitter_ns);
+        return NULL;
+    }
     if (cfg->pid == 0) {
         base_err(err, "sim: pid must not be 0");
         return NULL;
@@ -160,6 +165,13 @@ static int64_t jitter(const gpu_sim_t *self, uint64_t step, uint32_t i, int64_t 
     return d - (int64_t)(0.1 * u * (double)d);
 }
 
+int64_t gpu_sim_arrival_jitter(uint64_t step, uint16_t node, int64_t jitter_ns)
+{
+    if (jitter_ns <= 0)
+        return 0;
+    return (int64_t)(splitmix((step << 16) + node) % (uint64_t)(jitter_ns + 1));
+}
+
 static bool is_straggler(const gpu_sim_t *self)
 {
     return self->cfg.straggler_node >= 0 && self->cfg.straggler_node == (int32_t)self->cfg.node;
@@ -175,8 +187,10 @@ void gpu_sim_collective_true(const gpu_sim_t *self, uint64_t step, int64_t *star
 {
     assert(self);
     int64_t p = self->cfg.step_period_ns, t = (int64_t)step * p;
-    *start_ns = t + p * 7 / 10 + (is_straggler(self) ? self->cfg.straggler_late_ns : 0);
-    *end_ns = t + p * 8 / 10 + late_all(self);
+    *start_ns = t + p * 7 / 10 + (is_straggler(self) ? self->cfg.straggler_late_ns : 0) +
+                gpu_sim_arrival_jitter(step, self->cfg.node, self->cfg.jitter_ns);
+    /* Everyone ends together, after the latest arrival any node can have. */
+    *end_ns = t + p * 8 / 10 + late_all(self) + self->cfg.jitter_ns;
 }
 
 static gpu_event_t *add(gpu_sim_t *self, uint8_t kind, uint32_t name, uint64_t scope, int64_t start,
@@ -246,9 +260,9 @@ static void gen_step(gpu_sim_t *self, uint64_t k)
 {
     const int64_t p = self->cfg.step_period_ns, t = (int64_t)k * p;
     const uint32_t layers = self->cfg.layers;
-    const int64_t late_self = is_straggler(self) ? self->cfg.straggler_late_ns : 0;
     int64_t cs, ce;
     gpu_sim_collective_true(self, k, &cs, &ce);
+    const int64_t late_self = cs - (t + p * 7 / 10);
     uint64_t s = open_scope(self, 0);
 
     gpu_event_t *c = launch(self, GPU_EV_MEMCPY, N_MEMCPY, self->id_fixed[N_H2D], s, 2, t + p / 100,

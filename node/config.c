@@ -91,6 +91,8 @@ static const struct base_cfg_key keys[] = {
      "simulated workload: node id of the straggler (-1: none)"},
     {"sim_late_us", BASE_CFG_INT, "0", 0, 1000000000,
      "simulated workload: how late the straggler's collective starts, us"},
+    {"sim_jitter_us", BASE_CFG_INT, "0", 0, 1000000000,
+     "simulated workload: every node's collective starts up to this much late, per step, us"},
     {"trace_endpoint", BASE_CFG_STRING, "auto", 1, 0,
      "local link for libdptrace (auto: the default endpoint; none: no local link)"},
     {"sysfs_root", BASE_CFG_STRING, GPU_METRICS_ROOT, 1, 0, "where amdgpu device metrics are read"},
@@ -231,6 +233,12 @@ int node_config_check(const base_config_t *cfg, char *err)
                         "invalid value for sim_late_us: %lld (at most a tenth of sim_step_ms, %g "
                         "ms)",
                         (long long)late_us, step_ms);
+    int64_t jitter_us = base_config_int(cfg, "sim_jitter_us");
+    if ((double)jitter_us > step_ms * 1000.0 * 0.1)
+        return base_err(err,
+                        "invalid value for sim_jitter_us: %lld (at most a tenth of sim_step_ms, "
+                        "%g ms)",
+                        (long long)jitter_us, step_ms);
     const char *key = base_config_str(cfg, "probe_key");
     uint8_t k[NODE_PROBE_KEY_SIZE];
     if (*key && node_parse_key(key, k, e) != BASE_OK)

@@ -2261,6 +2261,308 @@ static void test_record_queue(void **state)
     rmdir(dir);
 }
 
+
+/* ---- collectives ---------------------------------------------------------------- */
+
+static void test_coll_names(void **state)
+{
+    (void)state;
+    char op[TUI_COLL_OP_LEN];
+    struct {
+        const char *name;
+        bool device;
+        const char *op;
+    } cases[] = {
+        {"ncclDevKernel_AllReduce_Sum_f32_RING_LL", true, "allreduce"},
+        {"ncclKernel_ReduceScatter_RING_LL_Sum_bf16", true, "reducescatter"},
+        {"ncclDevKernel_AllGather_RING_LL", true, "allgather"},
+        {"ncclDevKernel_Generic", true, "nccldevkernelgeneric"},
+        {"allreduce", true, "allreduce"},
+        {"allreduce", false, "allreduce"},
+        {"nccl:all_reduce", false, "allreduce"},
+        {"gloo:broadcast", false, "broadcast"},
+        {"c10d::allreduce_", false, "allreduce"},
+        {"nccl:_all_gather_base", false, "allgather"},
+        {"ncclAllReduce", false, "allreduce"},
+        {"record_param_comms", false, NULL},
+        {"hipLaunchKernel", false, NULL},
+        {"allreduce_grads_bucket", false, NULL}, /* a user's range that only mentions one */
+        {"", true, NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        int rc = tui_coll_op_of(cases[i].name, cases[i].device, op, sizeof op);
+        if (cases[i].op == NULL) {
+            assert_int_equal(rc, BASE_ERR);
+        } else {
+            assert_int_equal(rc, BASE_OK);
+            assert_string_equal(op, cases[i].op);
+        }
+    }
+}
+
+/*
+ * A model of nodes 1..n (reference 1) whose probe clocks are true time
+ * minus off[n] (the node fits say so, ± unc) and whose trace clocks are
+ * their probe clocks; each runs the simulated workload, fed in step by step.
+ */
+#define CN_MAX 8
+struct coll_rig {
+    tui_model_t *m;
+    gpu_sim_t *sim[CN_MAX + 1];
+    int64_t off[CN_MAX + 1];
+    int n;
+    int drop_node;       /* events of this node's step drop_step are lost */
+    uint64_t drop_step;
+};
+
+static int64_t rig_clock(void *ctx, int64_t t)
+{
+    return t - *(const int64_t *)ctx;
+}
+
+struct rig_fn {
+    struct coll_rig *r;
+    int node;
+};
+
+static void rig_msg(void *ctx, const gpu_msg_t *msg)
+{
+    struct rig_fn *f = ctx;
+    if (msg->kind == GPU_MSG_NAMES)
+        for (size_t i = 0; i < msg->nnames; i++)
+            tui_model_add_name(f->r->m, (uint16_t)f->node, msg->pid, msg->name_ids[i],
+                               msg->name_strs[i]);
+    if (msg->kind != GPU_MSG_EV || msg->nev == 0)
+        return;
+    gpu_event_t *ev = xcalloc(msg->nev, sizeof *ev);
+    size_t k = 0;
+    int64_t p = 10000000, base = T0 - T0 % p;
+    for (size_t i = 0; i < msg->nev; i++) {
+        int64_t t = msg->ev[i].start_ns + f->r->off[f->node];
+        bool drop = f->node == f->r->drop_node && (uint64_t)((t - base) / p) == f->r->drop_step;
+        if (!drop)
+            ev[k++] = msg->ev[i];
+    }
+    if (k)
+        apply_events(f->r->m, (uint16_t)f->node, msg->pid, ev, k, T0);
+    free(ev);
+}
+
+static void rig_init(struct coll_rig *r, int n, double unc, int straggler, int64_t late_ns,
+                     int64_t jitter_ns)
+{
+    memset(r, 0, sizeof *r);
+    r->m = tui_model_new(NULL);
+    r->n = n;
+    r->drop_node = -1;
+    for (int i = 1; i <= n; i++) {
+        r->off[i] = (i == 1) ? 0 : (int64_t)i * 1700000 - 4000000; /* ms apart */
+        int64_t lo = T0 - 10000000000LL, hi = T0 + 10000000000LL;
+        apply_ok(r->m, BUS_K_SNAP,
+                 "{\"node\":%d,\"pid\":0,\"a\":\"trace\",\"b\":\"probe\",\"pairs\":[[%lld,%lld],"
+                 "[%lld,%lld]]}",
+                 i, (long long)lo, (long long)lo, (long long)hi, (long long)hi);
+        apply_ok(r->m, BUS_K_NODE_FIT,
+                 "{\"window\":1,\"node\":%d,\"ref\":1,\"anchor_ns\":%lld,\"offset_ns\":%lld,"
+                 "\"drift_ppb\":0,\"uncertainty_ns\":%g,\"from_ns\":%lld,\"to_ns\":%lld,"
+                 "\"aligned\":true}",
+                 i, (long long)T0, (long long)r->off[i], i == 1 ? 0.0 : unc, (long long)lo,
+                 (long long)hi);
+        struct gpu_sim_cfg c;
+        gpu_sim_defaults(&c);
+        c.node = (uint16_t)i;
+        c.pid = 100 + (uint32_t)i;
+        c.step_period_ns = 10000000;
+        c.straggler_node = straggler;
+        c.straggler_late_ns = late_ns;
+        c.jitter_ns = jitter_ns;
+        char err[BASE_ERRLEN];
+        r->sim[i] = gpu_sim_new(&c, rig_clock, &r->off[i], err);
+        assert_non_null(r->sim[i]);
+    }
+}
+
+static void rig_run(struct coll_rig *r, int steps)
+{
+    char err[BASE_ERRLEN];
+    for (int s = 0; s <= steps; s++)
+        for (int i = 1; i <= r->n; i++) {
+            struct rig_fn f = {r, i};
+            assert_true(gpu_sim_poll(r->sim[i], T0 + (int64_t)s * 10000000, rig_msg, &f, err) >=
+                        0);
+        }
+}
+
+static void rig_free(struct coll_rig *r)
+{
+    for (int i = 1; i <= r->n; i++)
+        gpu_sim_destroy(&r->sim[i]);
+    tui_model_destroy(&r->m);
+}
+
+static int part_node(const tui_coll_t *c, uint32_t part)
+{
+    struct tui_coll_part p;
+    tui_coll_part(c, part, &p);
+    return p.key.node;
+}
+
+/* The straggler named last in every instance, exactly as late as it is;
+ * below the clocks' uncertainty, not called significant. */
+static void test_coll_straggler(void **state)
+{
+    (void)state;
+    const int64_t lates[] = {3000, 250000, 300};
+    for (size_t li = 0; li < sizeof lates / sizeof *lates; li++) {
+        struct coll_rig r;
+        rig_init(&r, 4, 500, 3, lates[li], 0);
+        rig_run(&r, 40);
+        tui_coll_t *c = tui_coll_new(0);
+        int got = tui_coll_update(c, r.m, true);
+        assert_true(got >= 35);
+        struct tui_coll_stats st;
+        tui_coll_stats(c, &st);
+        assert_int_equal(st.participants, 4); /* the kernels; host ranges left to them */
+        assert_int_equal(st.partial + st.mismatch + st.unaligned, 0);
+        /* the ± are 500 ns on both: together sqrt(2)·500 = 707 ns */
+        bool significant = lates[li] > 707;
+        for (size_t i = 0; i < tui_coll_nrecent(c); i++) {
+            const struct tui_coll_inst *in = tui_coll_recent(c, i);
+            assert_string_equal(in->op, "allreduce");
+            assert_int_equal(in->n, 4);
+            assert_int_equal(part_node(c, in->last_part), 3);
+            assert_true(llabs(in->lateness_ns - lates[li]) <= 2);
+            assert_true(llabs(in->skew_ns - lates[li]) <= 2);
+            assert_true(fabs(in->unc_ns - 707.1) < 1);
+            assert_int_equal(in->verdict, significant ? TUI_COLL_LATE : TUI_COLL_WITHIN);
+            /* everyone ends together: the transfer is the last one's whole collective */
+            assert_true(in->end_spread_ns <= 2);
+            assert_true(llabs(in->transfer_ns - (in->arr[3].end - in->arr[3].start)) <= 0);
+        }
+        for (size_t p = 0; p < tui_coll_nparts(c); p++) {
+            struct tui_coll_part pp;
+            tui_coll_part(c, p, &pp);
+            assert_int_equal(pp.instances, (uint64_t)got);
+            if (pp.key.node == 3) {
+                assert_int_equal(pp.last, (uint64_t)got);
+                assert_int_equal(pp.late, significant ? (uint64_t)got : 0);
+                assert_true(fabs(pp.ewma_late_ns - (double)lates[li]) < 3);
+                assert_true(fabs(pp.p95_late_ns - (double)lates[li]) < 3);
+            } else {
+                assert_int_equal(pp.last, 0);
+                assert_true(pp.mean_late_ns < 3);
+            }
+        }
+        assert_true(fabs(tui_coll_node_score(c, 3) - (double)lates[li]) < 3);
+        assert_true(tui_coll_node_score(c, 2) < 3);
+        assert_true(isnan(tui_coll_node_score(c, 9)));
+        /* Committed once: a second update finds nothing new. */
+        assert_int_equal(tui_coll_update(c, r.m, true), 0);
+        tui_coll_destroy(&c);
+        assert_null(c);
+        rig_free(&r);
+    }
+}
+
+/* Random arrival jitter on every node: the last one named as the simulation
+ * had it whenever its margin is beyond the clocks' uncertainty. */
+static void test_coll_jitter(void **state)
+{
+    (void)state;
+    struct coll_rig r;
+    rig_init(&r, 6, 2000, -1, 0, 400000);
+    rig_run(&r, 300);
+    tui_coll_t *c = tui_coll_new(1024);
+    int got = tui_coll_update(c, r.m, true);
+    assert_true(got >= 290);
+    size_t right = 0, called = 0, within = 0;
+    for (size_t i = 0; i < tui_coll_nrecent(c); i++) {
+        const struct tui_coll_inst *in = tui_coll_recent(c, i);
+        assert_int_equal(in->n, 6);
+        int truth = -1;
+        int64_t best = INT64_MIN, second = INT64_MIN;
+        for (int n = 1; n <= 6; n++) {
+            int64_t ts, te;
+            gpu_sim_collective_true(r.sim[n], in->step, &ts, &te);
+            if (ts > best) {
+                second = best;
+                best = ts;
+                truth = n;
+            } else if (ts > second) {
+                second = ts;
+            }
+        }
+        assert_true(llabs(in->lateness_ns - (best - second)) <= 2);
+        if (in->verdict == TUI_COLL_WITHIN) {
+            within++;
+            continue;
+        }
+        assert_int_equal(in->verdict, TUI_COLL_LATE);
+        called++;
+        right += part_node(c, in->last_part) == truth;
+    }
+    print_message("jitter: %zu of %zu significant calls right, %zu within uncertainty\n", right,
+                  called, within);
+    assert_true(called >= 250);
+    assert_int_equal(right, called);
+    tui_coll_destroy(&c);
+    rig_free(&r);
+}
+
+static size_t count_lines(const char *buf, const char *needle)
+{
+    size_t n = 0;
+    for (const char *p = buf; (p = strstr(p, needle)) != NULL; p += strlen(needle))
+        n++;
+    return n;
+}
+
+static void coll_to_file(void *ctx, const tui_coll_t *c, const struct tui_coll_inst *in)
+{
+    tui_coll_write_line(ctx, false, c, in);
+}
+
+/* A node missing from one instance: reported partial, with its name; one
+ * step number said twice: its collectives left out, counted. */
+static void test_coll_partial(void **state)
+{
+    (void)state;
+    struct coll_rig r;
+    rig_init(&r, 3, 500, 2, 5000, 0);
+    r.drop_node = 3;
+    r.drop_step = 10;
+    rig_run(&r, 20);
+    /* A second step 12 on node 1, begun just before step 18's collective. */
+    gpu_event_t st = ev_make(GPU_EV_STEP, 1, 101, 0, 0, T0 + 186500000, T0 + 186600000);
+    st.step = (uint64_t)(T0 / 10000000) + 12;
+    apply_events(r.m, 1, 101, &st, 1, T0);
+    tui_coll_t *c = tui_coll_new(0);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    tui_coll_set_sink(c, coll_to_file, f);
+    int got = tui_coll_update(c, r.m, true);
+    fclose(f);
+    struct tui_coll_stats st2;
+    tui_coll_stats(c, &st2);
+    assert_true(got >= 15);
+    assert_int_equal(st2.partial, 2);
+    assert_int_equal(st2.dup_step_events, 1);
+    assert_int_equal(count_lines(buf, "\"verdict\":\"partial\""), 2);
+    assert_int_equal(count_lines(buf, "\"missing\":[\"n3\"]"), 1);
+    assert_int_equal(count_lines(buf, "\"missing\":[\"n1\"]"), 1);
+    assert_int_equal(count_lines(buf, "\"seq\":"), (size_t)got);
+    /* every line is JSON */
+    for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
+        json_object *o = json_tokener_parse(line);
+        assert_non_null(o);
+        json_object_put(o);
+    }
+    free(buf);
+    tui_coll_destroy(&c);
+    rig_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -2287,6 +2589,10 @@ int main(void)
         cmocka_unit_test(test_export_format),
         cmocka_unit_test(test_name_filter),
         cmocka_unit_test(test_record_queue),
+        cmocka_unit_test(test_coll_names),
+        cmocka_unit_test(test_coll_straggler),
+        cmocka_unit_test(test_coll_jitter),
+        cmocka_unit_test(test_coll_partial),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

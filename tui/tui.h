@@ -414,6 +414,101 @@ const char *tui_sort_name(enum tui_sort key);
 void tui_sort_nodes(const tui_model_t *self, enum tui_sort key, bool descending, size_t *order);
 
 /* ------------------------------------------------------------------------
+ * Collectives (tui/coll.c, docs/COLLECTIVES.md): every instance of a
+ * collective matched across its participants (a GPU stream of collective
+ * kernels, or a host thread's collective ranges and calls), on the global
+ * time base: who arrived last, by how much, and whether that is more than
+ * the two maps' uncertainty can tell apart; per participant how often it was
+ * last and how late it runs.  Fed from a model's event store by
+ * tui_coll_update (live: about once a second; export: once, final).
+ */
+#define TUI_COLL_OP_LEN 24
+#define TUI_COLL_KEEP   512 /* instances kept for the console */
+#define TUI_COLL_NOSTEP UINT64_MAX
+
+enum tui_coll_verdict {
+    TUI_COLL_LATE,      /* the last one's lateness is beyond the clocks' uncertainty */
+    TUI_COLL_WITHIN,    /* every arrival within the clocks' uncertainty of the last */
+    TUI_COLL_PARTIAL,   /* participants missing (settled without them) */
+    TUI_COLL_MISMATCH,  /* the key paired what cannot be one instance */
+    TUI_COLL_UNALIGNED, /* a participant's node is not aligned: no call */
+};
+const char *tui_coll_verdict_name(enum tui_coll_verdict v);
+
+struct tui_coll_arrival {
+    uint32_t part;      /* participant index */
+    int64_t start, end; /* global ns */
+    double unc_ns;      /* the node map's ± at start (NAN: unaligned) */
+    unsigned flags;     /* TUI_T_* */
+};
+
+struct tui_coll_inst {
+    uint64_t seq; /* commit order, from 1 */
+    char op[TUI_COLL_OP_LEN];
+    uint64_t step; /* TUI_COLL_NOSTEP: the participants have no steps */
+    uint32_t ordinal;
+    size_t n;
+    struct tui_coll_arrival *arr; /* by arrival */
+    size_t nmissing;
+    uint32_t *missing;
+    enum tui_coll_verdict verdict;
+    int64_t first_ns, last_ns; /* first and last arrival */
+    int64_t skew_ns;           /* last − first arrival */
+    int64_t lateness_ns;       /* last − second last arrival */
+    double unc_ns;             /* what the clocks cannot tell apart between those two */
+    int64_t end_spread_ns;     /* latest − earliest end */
+    int64_t transfer_ns;       /* the last arriver's end − its arrival */
+    uint32_t last_part, second_part;
+};
+
+struct tui_coll_part {
+    struct tui_track_key key;
+    char label[32];
+    uint64_t instances, last, late; /* counted; last in; last and significant */
+    /* lateness in an instance: arrival − the median of the others', not below 0 */
+    double mean_late_ns, p95_late_ns, ewma_late_ns; /* p95 over the latest 256 */
+};
+
+struct tui_coll_stats {
+    uint64_t instances, late, within, partial, mismatch, unaligned;
+    uint64_t dup_step_events; /* left out: in a step number their process repeated */
+    uint64_t outside_steps;   /* left out: before their process's first step held */
+    uint64_t ops_over, parts_over;
+    size_t participants;
+};
+
+typedef struct tui_coll tui_coll_t;
+typedef void (*tui_coll_sink_fn)(void *ctx, const tui_coll_t *coll,
+                                 const struct tui_coll_inst *in);
+
+tui_coll_t *tui_coll_new(size_t keep_recent); /* 0: TUI_COLL_KEEP */
+void tui_coll_destroy(tui_coll_t **self);
+/* Forget everything (the model was reset). */
+void tui_coll_reset(tui_coll_t *self);
+/* Every instance committed is handed to fn (before it joins the recent ones). */
+void tui_coll_set_sink(tui_coll_t *self, tui_coll_sink_fn fn, void *ctx);
+/* Match what the model holds and commit what is settled (final: all);
+ * returns the number of instances committed. */
+int tui_coll_update(tui_coll_t *self, tui_model_t *model, bool final);
+size_t tui_coll_nrecent(const tui_coll_t *self);
+const struct tui_coll_inst *tui_coll_recent(const tui_coll_t *self, size_t newest_first);
+size_t tui_coll_nparts(const tui_coll_t *self);
+void tui_coll_part(const tui_coll_t *self, size_t i, struct tui_coll_part *out);
+/* "n3", or "n3.g1s7" / "n3.t42" where a node has several participants. */
+void tui_coll_label(const tui_coll_t *self, uint32_t part, char *buf, size_t len);
+/* A node's straggler score: the largest smoothed lateness of its participants (NAN: none). */
+double tui_coll_node_score(const tui_coll_t *self, uint16_t node);
+void tui_coll_stats(const tui_coll_t *self, struct tui_coll_stats *out);
+/* The operation a name is an instance of ("allreduce", ...): for GPU work
+ * flagged collective any name holding one (else the name itself), for host
+ * work a whole name of one (library prefix and variant suffix allowed). */
+int tui_coll_op_of(const char *name, bool device, char *op, size_t len);
+/* One instance as a JSON line or a CSV row (docs/COLLECTIVES.md). */
+void tui_coll_csv_header(FILE *out);
+void tui_coll_write_line(FILE *out, bool csv, const tui_coll_t *self,
+                         const struct tui_coll_inst *in);
+
+/* ------------------------------------------------------------------------
  * Chrome Trace Event output (snapshot and export).  One process per node,
  * one thread per GPU queue and per host thread, times in µs on the global
  * time base relative to `origin_ns` (in the metadata), and the alignment
