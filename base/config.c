@@ -69,6 +69,7 @@ static const struct {
     {"exit_with_parent", "dpnode"},
     {"export", "dptop"},
     {"export_windows", "dptop"},
+    {"export_collectives", "dptop"},
     {"forget_down_s", "dpnode"},
     {"format", "dptop"},
     {"fps", "dptop"},

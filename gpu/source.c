@@ -97,20 +97,21 @@ static int sim_probe(char *err)
 
 static void *sim_open(const struct gpu_source_opts *o, char *err)
 {
-    static const char *const known[] = {"step_ms", "step_us", "layers", "straggler",
-                                        "late_us", "jitter_us", "seed", "device", NULL};
+    static const char *const known[] = {"step_ms", "step_us",   "layers", "straggler", "late_us",
+                                        "late_ns", "jitter_us", "seed",   "device",    NULL};
     struct gpu_sim_cfg cfg;
     gpu_sim_defaults(&cfg);
     cfg.node = o->node;
     cfg.pid = o->pid;
     int64_t step_ms = cfg.step_period_ns / 1000000, step_us = 0, layers = cfg.layers,
-            straggler = -1, late_us = 0, jitter_us = 0, seed = 1, device = 0;
+            straggler = -1, late_us = 0, late_ns = -1, jitter_us = 0, seed = 1, device = 0;
     if (gpu_opts_check(o->options, known, err) != BASE_OK ||
         gpu_opts_int(o->options, "sim", "step_ms", 1, 60000, &step_ms, err) != BASE_OK ||
         gpu_opts_int(o->options, "sim", "step_us", 0, 60000000, &step_us, err) != BASE_OK ||
         gpu_opts_int(o->options, "sim", "layers", 1, 64, &layers, err) != BASE_OK ||
         gpu_opts_int(o->options, "sim", "straggler", -1, 65535, &straggler, err) != BASE_OK ||
         gpu_opts_int(o->options, "sim", "late_us", 0, 6000000, &late_us, err) != BASE_OK ||
+        gpu_opts_int(o->options, "sim", "late_ns", -1, 6000000000LL, &late_ns, err) != BASE_OK ||
         gpu_opts_int(o->options, "sim", "jitter_us", 0, 6000000, &jitter_us, err) != BASE_OK ||
         gpu_opts_int(o->options, "sim", "seed", 0, INT64_MAX, &seed, err) != BASE_OK ||
         gpu_opts_int(o->options, "sim", "device", 0, 65535, &device, err) != BASE_OK)
@@ -118,7 +119,7 @@ static void *sim_open(const struct gpu_source_opts *o, char *err)
     cfg.step_period_ns = step_us > 0 ? step_us * 1000 : step_ms * 1000000;
     cfg.layers = (uint32_t)layers;
     cfg.straggler_node = (int32_t)straggler;
-    cfg.straggler_late_ns = late_us * 1000;
+    cfg.straggler_late_ns = late_ns >= 0 ? late_ns : late_us * 1000;
     cfg.jitter_ns = jitter_us * 1000;
     cfg.seed = (uint64_t)seed;
     cfg.device = (uint16_t)device;

@@ -1581,11 +1581,12 @@ static void set_identity(node_agent_t *self, int id)
             self->wl_cfg.seed = (uint64_t)id + 1;
         const struct gpu_sim_cfg *c = &self->wl_cfg;
         char opts[256], err[BASE_ERRLEN];
-        snprintf(opts, sizeof opts,
-                 "step_us=%lld,layers=%u,straggler=%d,late_us=%lld,jitter_us=%lld,seed=%llu,device=%u",
-                 (long long)(c->step_period_ns / 1000), c->layers, c->straggler_node,
-                 (long long)(c->straggler_late_ns / 1000), (long long)(c->jitter_ns / 1000),
-                 (unsigned long long)c->seed, c->device);
+        snprintf(
+            opts, sizeof opts,
+            "step_us=%lld,layers=%u,straggler=%d,late_ns=%lld,jitter_us=%lld,seed=%llu,device=%u",
+            (long long)(c->step_period_ns / 1000), c->layers, c->straggler_node,
+            (long long)c->straggler_late_ns, (long long)(c->jitter_ns / 1000),
+            (unsigned long long)c->seed, c->device);
         struct gpu_source_opts so = {.node = (uint16_t)id,
                                      .pid = c->pid,
                                      .options = opts,
@@ -1919,7 +1920,7 @@ node_agent_t *node_agent_new(const base_config_t *cfg, char *err)
     self->wl_cfg.step_period_ns = (int64_t)llround(base_config_double(cfg, "sim_step_ms") * 1e6);
     self->wl_cfg.layers = (uint32_t)base_config_int(cfg, "sim_layers");
     self->wl_cfg.straggler_node = (int32_t)base_config_int(cfg, "sim_straggler");
-    self->wl_cfg.straggler_late_ns = base_config_int(cfg, "sim_late_us") * 1000;
+    self->wl_cfg.straggler_late_ns = llround(base_config_double(cfg, "sim_late_us") * 1000);
     self->wl_cfg.jitter_ns = base_config_int(cfg, "sim_jitter_us") * 1000;
     self->wl_cfg.seed = (uint64_t)base_config_int(cfg, "sim_seed");
     if (open_ingest(self, cfg, err) != BASE_OK)

@@ -89,8 +89,8 @@ static const struct base_cfg_key keys[] = {
     {"sim_layers", BASE_CFG_INT, "4", 1, 64, "simulated workload: layers per pass"},
     {"sim_straggler", BASE_CFG_INT, "-1", -1, 65535,
      "simulated workload: node id of the straggler (-1: none)"},
-    {"sim_late_us", BASE_CFG_INT, "0", 0, 1000000000,
-     "simulated workload: how late the straggler's collective starts, us"},
+    {"sim_late_us", BASE_CFG_DOUBLE, "0", 0, 1000000000,
+     "simulated workload: how late the straggler's collective starts, us (ns resolution)"},
     {"sim_jitter_us", BASE_CFG_INT, "0", 0, 1000000000,
      "simulated workload: every node's collective starts up to this much late, per step, us"},
     {"trace_endpoint", BASE_CFG_STRING, "auto", 1, 0,
@@ -227,12 +227,12 @@ int node_config_check(const base_config_t *cfg, char *err)
             return base_err(err, "invalid value for sim_clock: %s", e);
     }
     double step_ms = base_config_double(cfg, "sim_step_ms");
-    int64_t late_us = base_config_int(cfg, "sim_late_us");
-    if ((double)late_us > step_ms * 1000.0 * 0.1)
+    double late_us = base_config_double(cfg, "sim_late_us");
+    if (late_us > step_ms * 1000.0 * 0.1)
         return base_err(err,
-                        "invalid value for sim_late_us: %lld (at most a tenth of sim_step_ms, %g "
+                        "invalid value for sim_late_us: %g (at most a tenth of sim_step_ms, %g "
                         "ms)",
-                        (long long)late_us, step_ms);
+                        late_us, step_ms);
     int64_t jitter_us = base_config_int(cfg, "sim_jitter_us");
     if ((double)jitter_us > step_ms * 1000.0 * 0.1)
         return base_err(err,

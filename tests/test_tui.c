@@ -2261,7 +2261,6 @@ static void test_record_queue(void **state)
     rmdir(dir);
 }
 
-
 /* ---- collectives ---------------------------------------------------------------- */
 
 static void test_coll_names(void **state)
@@ -2311,7 +2310,7 @@ struct coll_rig {
     gpu_sim_t *sim[CN_MAX + 1];
     int64_t off[CN_MAX + 1];
     int n;
-    int drop_node;       /* events of this node's step drop_step are lost */
+    int drop_node; /* events of this node's step drop_step are lost */
     uint64_t drop_step;
 };
 
@@ -2388,8 +2387,7 @@ static void rig_run(struct coll_rig *r, int steps)
     for (int s = 0; s <= steps; s++)
         for (int i = 1; i <= r->n; i++) {
             struct rig_fn f = {r, i};
-            assert_true(gpu_sim_poll(r->sim[i], T0 + (int64_t)s * 10000000, rig_msg, &f, err) >=
-                        0);
+            assert_true(gpu_sim_poll(r->sim[i], T0 + (int64_t)s * 10000000, rig_msg, &f, err) >= 0);
         }
 }
 

@@ -28,6 +28,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define COLL_MAX_OPS    256
 #define COLL_MAX_PARTS  65536
@@ -103,7 +104,8 @@ static const char *const known_ops[] = {
     "reducescatter", "allreduce", "allgather", "alltoall", "broadcast",
     "barrier",       "reduce",    "gather",    "scatter",
 };
-static const char *const lib_prefixes[] = {"", "nccl", "rccl", "gloo", "mpi", "c10d", "ucc", "dist"};
+static const char *const lib_prefixes[] = {"",    "nccl", "rccl", "gloo",
+                                           "mpi", "c10d", "ucc",  "dist"};
 static const char *const op_suffixes[] = {
     "", "base", "coalesced", "tensor", "tensorcoalesced", "intotensor", "intotensorcoalesced", "v"};
 
@@ -442,6 +444,9 @@ static void collect_cands(tui_coll_t *self, tui_model_t *model, uint64_t *outsid
             }
             int part = -2;
             int64_t outer_end = INT64_MIN;
+            /* The map's ± holds its probe clock; the trace clock reaches
+             * it through snapshot pairs, whose error between pairs adds. */
+            double snap = tui_model_snap_dev(model, ti->key.node);
             for (size_t k = 0; k < ti->count; k++) {
                 const tui_ev_t *e = tui_store_ev(st, t, k);
                 int op;
@@ -480,7 +485,7 @@ static void collect_cands(tui_coll_t *self, tui_model_t *model, uint64_t *outsid
                     tui_model_map(model, ti->key.node, CLOCK_DOMAIN_TRACE, e->end, &c.g1, &u1,
                                   &f1) != BASE_OK)
                     continue;
-                c.unc = u0;
+                c.unc = u0 + snap;
                 c.flags = f0 | f1;
                 add_cand(self, &c);
             }
@@ -621,9 +626,10 @@ static void commit(tui_coll_t *self, const struct group *g, const uint32_t *expe
         const struct tui_coll_arrival *second = &in.arr[in.n - 2];
         in.second_part = second->part;
         in.lateness_ns = last->start - second->start;
-        /* The ± are 3σ bounds of independent map errors: the difference of
-         * two times is off by at most their root sum of squares.  Two
-         * participants of one node share its map, whose error cancels. */
+        /* The ± are 3σ-like bounds of independent errors (map plus snapshot
+         * pairs): the difference of two times is off by at most their root
+         * sum of squares.  Two participants of one node share its clocks,
+         * whose errors cancel. */
         bool same = self->parts[last->part].key.node == self->parts[second->part].key.node;
         in.unc_ns = same ? 0 : sqrt(last->unc_ns * last->unc_ns + second->unc_ns * second->unc_ns);
     }
@@ -696,8 +702,7 @@ int tui_coll_update(tui_coll_t *self, tui_model_t *model, bool final)
         while (j < self->ncand && self->cand[j].op == self->cand[i].op &&
                self->cand[j].step == self->cand[i].step && self->cand[j].ord == self->cand[i].ord) {
             skip = skip || self->cand[j].dup;
-            g.last_arrival =
-                self->cand[j].g0 > g.last_arrival ? self->cand[j].g0 : g.last_arrival;
+            g.last_arrival = self->cand[j].g0 > g.last_arrival ? self->cand[j].g0 : g.last_arrival;
             j++;
         }
         g.n = j - i;
@@ -944,11 +949,74 @@ void tui_coll_write_line(FILE *out, bool csv, const tui_coll_t *self,
         fprintf(out, "%s{\"rank\":", i ? "," : "");
         tui_json_str(out, lab);
         fprintf(out,
-                ",\"node\":%u,\"start_ns\":%" PRId64 ",\"end_ns\":%" PRId64
-                ",\"wait_ns\":%" PRId64 ",\"unc_ns\":",
+                ",\"node\":%u,\"start_ns\":%" PRId64 ",\"end_ns\":%" PRId64 ",\"wait_ns\":%" PRId64
+                ",\"unc_ns\":",
                 self->parts[a->part].key.node, a->start, a->end, in->last_ns - a->start);
         put_unc(out, a->unc_ns);
         putc('}', out);
     }
     fputs("]}\n", out);
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+    size_t a = strlen(s), b = strlen(suffix);
+    return a >= b && strcasecmp(s + a - b, suffix) == 0;
+}
+
+struct file_sink {
+    FILE *out;
+    bool csv;
+};
+
+static void file_line(void *ctx, const tui_coll_t *c, const struct tui_coll_inst *in)
+{
+    struct file_sink *fs = ctx;
+    tui_coll_write_line(fs->out, fs->csv, c, in);
+}
+
+int tui_coll_write_file(tui_coll_t *self, tui_model_t *model, const char *path, char *err)
+{
+    assert(self && model && path);
+    base_afile_t *af = base_afile_open(path, err);
+    if (af == NULL)
+        return BASE_ERR;
+    struct file_sink fs = {base_afile_stream(af), ends_with(path, ".csv")};
+    if (fs.csv)
+        tui_coll_csv_header(fs.out);
+    tui_coll_set_sink(self, file_line, &fs);
+    tui_coll_update(self, model, true);
+    tui_coll_set_sink(self, NULL, NULL);
+    return base_afile_commit(&af, err);
+}
+
+void tui_coll_report(const tui_coll_t *self, FILE *out, const char *path)
+{
+    assert(self && out);
+    const struct tui_coll_stats *s = &self->st;
+    fprintf(out,
+            "dptop: wrote %" PRIu64 " collective instances to %s: %" PRIu64
+            " with a late rank, %" PRIu64 " within the clocks' uncertainty, %" PRIu64
+            " partial, %" PRIu64 " mismatched, %" PRIu64 " unaligned\n",
+            s->instances, path ? path : "-", s->late, s->within, s->partial, s->mismatch,
+            s->unaligned);
+    if (s->dup_step_events || s->outside_steps)
+        fprintf(out,
+                "dptop: collectives left out: %" PRIu64 " in a step number their process "
+                "repeated, %" PRIu64 " before their process's first step\n",
+                s->dup_step_events, s->outside_steps);
+    /* The participant most often last, with a significant call. */
+    size_t best = SIZE_MAX;
+    for (size_t i = 0; i < self->nparts; i++)
+        if (self->parts[i].late &&
+            (best == SIZE_MAX || self->parts[i].late > self->parts[best].late))
+            best = i;
+    if (best == SIZE_MAX)
+        return;
+    struct tui_coll_part p;
+    tui_coll_part(self, best, &p);
+    fprintf(out,
+            "dptop: most often late: %s, last in %" PRIu64 " of %" PRIu64 " (%" PRIu64
+            " beyond the clocks' uncertainty), lateness mean %.0f ns, p95 %.0f ns\n",
+            p.label, p.last, p.instances, p.late, p.mean_late_ns, p.p95_late_ns);
 }

@@ -53,6 +53,7 @@ static int run_replay(const base_config_t *cfg, const char *arg, volatile sig_at
     fclose(f);
     struct tui_export_req req = {.out = base_config_str(cfg, "export"),
                                  .windows = base_config_str(cfg, "export_windows"),
+                                 .collectives = base_config_str(cfg, "export_collectives"),
                                  .imports = import_args,
                                  .nimports = nimport_args,
                                  .strict = import_strict,
@@ -60,7 +61,7 @@ static int run_replay(const base_config_t *cfg, const char *arg, volatile sig_at
 
     /* Checked in main(): the value is one of the names. */
     tui_export_format_parse(base_config_str(cfg, "format"), &req.format);
-    if (req.out[0] || req.windows[0] || req.map[0])
+    if (req.out[0] || req.windows[0] || req.collectives[0] || req.map[0])
         return tui_export_run(cfg, arg, &req, stop);
     return tui_replay_run(cfg, arg, &req, stop);
 }
@@ -124,6 +125,10 @@ static const struct base_cfg_key cfg_keys[] = {
     {"export_windows", BASE_CFG_STRING, "", 1, 0,
      "with --replay: write the window statistics (win, edge_fit, node_fit, solve) as JSON "
      "lines to this file and exit"},
+    {"export_collectives", BASE_CFG_STRING, "", 1, 0,
+     "with --replay: write every collective instance (arrivals, last rank, skew, lateness "
+     "against the clocks' uncertainty) to this file and exit: CSV when it ends in .csv, else "
+     "JSON lines"},
     {"map", BASE_CFG_STRING, "", 1, 0,
      "with --replay: times of a node's clock on stdin (ns, or JSON lines) to global times on "
      "stdout, through the recording's maps: NODE[:realtime|monotonic|boottime], or lines (each "
@@ -326,13 +331,14 @@ int main(int argc, char **argv)
                 base_config_str(cfg, "format"));
         goto out;
     }
-    const char *export_opts[] = {"export", "export_windows", "map"};
+    const char *export_opts[] = {"export", "export_windows", "map", "export_collectives"};
     for (size_t i = 0; i < BASE_ARRAY_LEN(export_opts); i++)
         if (base_config_str(cfg, export_opts[i])[0] && (mode == NULL || mode->run != run_replay)) {
             fprintf(stderr, "dptop: --%s needs --replay FILE\n",
                     i == 0   ? "export"
                     : i == 1 ? "export-windows"
-                             : "map");
+                    : i == 2 ? "map"
+                             : "export-collectives");
             goto out;
         }
     if (nimport_args && (mode == NULL || mode->run != run_replay)) {
@@ -347,6 +353,12 @@ int main(int argc, char **argv)
     if (base_config_str(cfg, "export")[0] &&
         strcmp(base_config_str(cfg, "export"), base_config_str(cfg, "export_windows")) == 0) {
         fprintf(stderr, "dptop: --export and --export-windows name the same file\n");
+        goto out;
+    }
+    const char *coll_out = base_config_str(cfg, "export_collectives");
+    if (coll_out[0] && (strcmp(coll_out, base_config_str(cfg, "export")) == 0 ||
+                        strcmp(coll_out, base_config_str(cfg, "export_windows")) == 0)) {
+        fprintf(stderr, "dptop: --export-collectives names the same file as another export\n");
         goto out;
     }
     argv0 = argv[0];

@@ -24,6 +24,13 @@ struct mnode {
     struct tui_node pub;
     size_t raw_pairs; /* trace -> probe snapshot pairs held by the clock conversion */
     int64_t raw_last;
+    /* The last three trace pairs and how far each middle one lay off the
+     * line through its neighbours: what interpolating between pairs can be
+     * wrong by (the ring's largest of the latest SNAP_DEV). */
+    int64_t px[3], py[3];
+    size_t np;
+    double dev[8];
+    size_t ndev, dev_pos;
     size_t boot_pairs; /* boottime -> probe */
     int64_t boot_last;
     bool have_shift; /* trace + shift ~ arrival time, when no pairs */
@@ -842,6 +849,27 @@ static enum base_dec on_solve(tui_model_t *self, json_object *h, char *err)
     return BASE_DEC_OK;
 }
 
+static void snap_deviation(struct mnode *m, int64_t x, int64_t y)
+{
+    if (m->np == 3) {
+        memmove(m->px, m->px + 1, 2 * sizeof *m->px);
+        memmove(m->py, m->py + 1, 2 * sizeof *m->py);
+        m->np = 2;
+    }
+    m->px[m->np] = x;
+    m->py[m->np++] = y;
+    if (m->np < 3 || m->px[2] == m->px[0])
+        return;
+    /* In the pairs' own offsets (probe − trace): exact in a double. */
+    double o0 = (double)(m->py[0] - m->px[0]), o1 = (double)(m->py[1] - m->px[1]),
+           o2 = (double)(m->py[2] - m->px[2]);
+    double f = (double)(m->px[1] - m->px[0]) / (double)(m->px[2] - m->px[0]);
+    m->dev[m->dev_pos] = fabs(o1 - (o0 + f * (o2 - o0)));
+    m->dev_pos = (m->dev_pos + 1) % (sizeof m->dev / sizeof *m->dev);
+    if (m->ndev < sizeof m->dev / sizeof *m->dev)
+        m->ndev++;
+}
+
 static enum base_dec on_snap(tui_model_t *self, const bus_msg_t *msg, json_object *h, char *err)
 {
     uint16_t id;
@@ -885,9 +913,23 @@ static enum base_dec on_snap(tui_model_t *self, const bus_msg_t *msg, json_objec
                                 CLOCK_DOMAIN_PROBE, x, y, NULL) == BASE_OK) {
             (*count)++;
             *last = x;
+            if (!boot)
+                snap_deviation(m, x, y);
         }
     }
     return BASE_DEC_OK;
+}
+
+double tui_model_snap_dev(const tui_model_t *self, uint16_t node)
+{
+    assert(self);
+    const struct mnode *m = find_node((tui_model_t *)self, node, false);
+    if (m == NULL || m->ndev == 0)
+        return 0;
+    double worst = 0;
+    for (size_t i = 0; i < m->ndev; i++)
+        worst = fmax(worst, m->dev[i]);
+    return worst;
 }
 
 static enum base_dec on_names(tui_model_t *self, const bus_msg_t *msg, json_object *h, char *err)

@@ -414,6 +414,7 @@ int tui_export_run(const base_config_t *cfg, const char *path, const struct tui_
     char err[BASE_ERRLEN];
     const char *out = req && req->out && req->out[0] ? req->out : NULL;
     const char *wout = req && req->windows && req->windows[0] ? req->windows : NULL;
+    const char *cout = req && req->collectives && req->collectives[0] ? req->collectives : NULL;
     const char *map = req && req->map && req->map[0] ? req->map : NULL;
     /* With --map, stdout carries the mapped times: the summary goes to stderr. */
     FILE *info = map ? stderr : stdout;
@@ -445,8 +446,9 @@ int tui_export_run(const base_config_t *cfg, const char *path, const struct tui_
      * merged into a Chrome trace. */
     tui_import_t *imp = NULL;
     if (req->nimports) {
-        if (!out) {
-            fprintf(stderr, "dptop: --import needs --export OUT (a Chrome trace or an XSpace)\n");
+        if (!out && !cout) {
+            fprintf(stderr, "dptop: --import needs --export OUT (a Chrome trace or an XSpace) or "
+                            "--export-collectives OUT\n");
             return 2;
         }
         imp = tui_import_new(req->strict);
@@ -606,6 +608,24 @@ int tui_export_run(const base_config_t *cfg, const char *path, const struct tui_
             goto done;
         }
     }
+    tui_coll_t *coll = NULL;
+    if (cout) {
+        /* Imported events take part as their nodes' own (the XSpace has
+         * already put them in the model). */
+        if (imp && !(out && fmt == TUI_EXPORT_XPLANE)) {
+            if (tui_import_load(imp, model, budget, err) != BASE_OK) {
+                fprintf(stderr, "dptop: %s\n", err);
+                goto done;
+            }
+            tui_import_apply(imp, model);
+        }
+        coll = tui_coll_new(0);
+        if (tui_coll_write_file(coll, model, cout, err) != BASE_OK) {
+            fprintf(stderr, "dptop: %s\n", err);
+            tui_coll_destroy(&coll);
+            goto done;
+        }
+    }
     if (map) {
         struct clock_map_stats ms;
         mapo.ctx = model;
@@ -647,6 +667,10 @@ int tui_export_run(const base_config_t *cfg, const char *path, const struct tui_
                 " node_fit and %" PRIu64 " solve lines to %s (%" PRIu64
                 " repeated messages skipped)\n",
                 ws.win, ws.edge_fit, ws.node_fit, ws.solve, wout, ws.duplicates);
+    if (coll) {
+        tui_coll_report(coll, info, cout);
+        tui_coll_destroy(&coll);
+    }
     if (ws.undeduped)
         fprintf(info,
                 "dptop: %" PRIu64 " window messages were written without the repeat check "

@@ -369,6 +369,10 @@ bool tui_model_aligned(const tui_model_t *self, uint16_t node);
  */
 int tui_model_map(tui_model_t *self, uint16_t node, uint32_t domain, int64_t local, int64_t *out,
                   double *unc, unsigned *flags);
+/* What a node's trace -> probe snapshot pairs can be wrong by between
+ * pairs, which the maps' ± leave out: the largest deviation of a pair from
+ * the line through its two neighbours, over the latest 8 (0: unknown). */
+double tui_model_snap_dev(const tui_model_t *self, uint16_t node);
 /* A time of another domain of a node on its trace clock (through its
  * snapshot pairs only): how imported events join the node's own. */
 int tui_model_to_trace(tui_model_t *self, uint16_t node, uint32_t domain, int64_t local,
@@ -507,6 +511,11 @@ int tui_coll_op_of(const char *name, bool device, char *op, size_t len);
 void tui_coll_csv_header(FILE *out);
 void tui_coll_write_line(FILE *out, bool csv, const tui_coll_t *self,
                          const struct tui_coll_inst *in);
+/* A final update written whole to path (through path.tmp and rename): CSV
+ * when it ends in ".csv", else JSON lines. */
+int tui_coll_write_file(tui_coll_t *self, tui_model_t *model, const char *path, char *err);
+/* What was written, in a few lines: counts per verdict, the participant most often late. */
+void tui_coll_report(const tui_coll_t *self, FILE *out, const char *path);
 
 /* ------------------------------------------------------------------------
  * Chrome Trace Event output (snapshot and export).  One process per node,
@@ -741,6 +750,7 @@ struct tui_export_req {
     const char *out; /* NULL or "": no trace; an XSpace to a directory: one file per node */
     enum tui_export_format format;
     const char *windows;        /* NULL or "": no window statistics */
+    const char *collectives;    /* NULL or "": no collectives (CSV by ".csv", else JSON lines) */
     const char *const *imports; /* --import arguments, [NODE=]FILE[@START_NS] or a directory */
     size_t nimports;
     bool strict;     /* drop imported events outside the aligned windows instead of flagging them */
