@@ -177,6 +177,70 @@ static void write_alignment(FILE *out, tui_model_t *m)
     fputs("]", out);
 }
 
+/* The collectives' process: beyond every node id. */
+#define COLL_PID 65536u
+
+struct coll_ctx {
+    FILE *out;
+    bool *first;
+    int64_t origin;
+    uint64_t counters;
+};
+
+/* Each instance with a call as a point of the "arrival skew" counter track. */
+static void coll_counter(void *arg, const tui_coll_t *c, const struct tui_coll_inst *in)
+{
+    struct coll_ctx *ctx = arg;
+    if (in->verdict != TUI_COLL_LATE && in->verdict != TUI_COLL_WITHIN)
+        return;
+    FILE *out = ctx->out;
+    if (ctx->counters++ == 0) {
+        fprintf(out,
+                "%s{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%u,\"args\":{\"name\":"
+                "\"collectives: arrival skew\"}}",
+                *ctx->first ? "" : ",\n", COLL_PID);
+        *ctx->first = false;
+    }
+    char lab[32];
+    tui_coll_label(c, in->last_part, lab, sizeof lab);
+    fprintf(out, ",\n{\"ph\":\"C\",\"name\":");
+    tui_json_str(out, in->op);
+    fprintf(out, ",\"pid\":%u,\"ts\":", COLL_PID);
+    tui_json_us(out, in->first_ns - ctx->origin);
+    fputs(",\"args\":{\"skew_us\":", out);
+    tui_json_us(out, in->skew_ns);
+    fputs(",\"late_us\":", out);
+    tui_json_us(out, in->verdict == TUI_COLL_LATE ? in->lateness_ns : 0);
+    fputs("}}", out);
+}
+
+static void write_collectives(FILE *out, const tui_coll_t *c)
+{
+    struct tui_coll_stats cs;
+    tui_coll_stats(c, &cs);
+    fprintf(out,
+            ",\"collectives\":{\"instances\":%" PRIu64 ",\"late\":%" PRIu64
+            ",\"within_uncertainty\":%" PRIu64 ",\"partial\":%" PRIu64 ",\"mismatch\":%" PRIu64
+            ",\"unaligned\":%" PRIu64 ",\"ranks\":[",
+            cs.instances, cs.late, cs.within, cs.partial, cs.mismatch, cs.unaligned);
+    for (size_t i = 0; i < tui_coll_nparts(c); i++) {
+        struct tui_coll_part p;
+        tui_coll_part(c, i, &p);
+        fprintf(out, "%s{\"rank\":", i ? "," : "");
+        tui_json_str(out, p.label);
+        fprintf(out,
+                ",\"node\":%u,\"instances\":%" PRIu64 ",\"last\":%" PRIu64 ",\"late\":%" PRIu64,
+                p.key.node, p.instances, p.last, p.late);
+        const double v[3] = {p.mean_late_ns, p.p95_late_ns, p.ewma_late_ns};
+        const char *const k[3] = {"mean_late_ns", "p95_late_ns", "ewma_late_ns"};
+        for (int j = 0; j < 3; j++)
+            if (isfinite(v[j]))
+                fprintf(out, ",\"%s\":%.0f", k[j], v[j]);
+        fputs("}", out);
+    }
+    fputs("]}", out);
+}
+
 int tui_chrome_write(tui_model_t *model, FILE *out, const struct tui_chrome_opts *opts,
                      struct tui_chrome_stats *st, char *err)
 {
@@ -336,8 +400,16 @@ int tui_chrome_write(tui_model_t *model, FILE *out, const struct tui_chrome_opts
     }
     free(fe);
     free(order);
-    if (o.imports && tui_import_write_events(o.imports, model, out, origin, &first, err) != BASE_OK)
+    /* Collectives of what is written (the model's own events). */
+    tui_coll_t *coll = tui_coll_new(1);
+    struct coll_ctx cc = {out, &first, origin, 0};
+    tui_coll_set_sink(coll, coll_counter, &cc);
+    tui_coll_update(coll, model, true);
+    if (o.imports &&
+        tui_import_write_events(o.imports, model, out, origin, &first, err) != BASE_OK) {
+        tui_coll_destroy(&coll);
         return BASE_ERR;
+    }
 
     struct tui_summary sum;
     tui_model_summary(model, &sum);
@@ -355,6 +427,8 @@ int tui_chrome_write(tui_model_t *model, FILE *out, const struct tui_chrome_opts
             ",\"ev_drops\":%" PRIu64 ",",
             sum.ref, origin, s.events, s.raw_events, s.flows, sum.evicted, sum.ev_drops);
     write_alignment(out, model);
+    write_collectives(out, coll);
+    tui_coll_destroy(&coll);
     if (o.imports) {
         fputs(",", out);
         tui_import_write_meta(o.imports, out);

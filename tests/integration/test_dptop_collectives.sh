@@ -51,6 +51,23 @@ echo "$out"
 c=$($CHK csv "$IT_TMP/late.csv" "$IT_TMP/late.jsonl") || it_fail "$c"
 echo "$c"
 
+# The Chrome trace: the collectives in its metadata and an arrival-skew counter.
+"$B/dptop" --replay "$IT_TMP/late.dprec" --export "$IT_TMP/late.json" >/dev/null 2>&1 ||
+    it_fail "Chrome export failed"
+/usr/bin/python3 - "$IT_TMP/late.json" "$IT_TMP/late.jsonl" <<'PY' || it_fail "Chrome trace collectives"
+import json, sys
+d = json.load(open(sys.argv[1]))
+lines = [json.loads(l) for l in open(sys.argv[2])]
+called = [x for x in lines if x["verdict"] == "late"]
+m = d["metadata"]["collectives"]
+n2 = [r for r in m["ranks"] if r["rank"] == "n2"][0]
+ctr = [e for e in d["traceEvents"] if e.get("ph") == "C" and e["pid"] == 65536]
+print(f"chrome: {m['instances']} instances, n2 late in {n2['late']}, {len(ctr)} counter points")
+assert m["instances"] == len(lines) and m["late"] == len(called), m
+assert n2["late"] == len(called) and abs(n2["mean_late_ns"] - 1500000) < 1000, n2
+assert len(ctr) == len(called) and all(abs(e["args"]["late_us"] - 1500) < 1 for e in ctr)
+PY
+
 cluster tiny 14 --sim-straggler=2 --sim-late-us=0.005
 w=$($CHK within "$IT_TMP/tiny.jsonl") || it_fail "$w"
 echo "$w"
