@@ -148,6 +148,77 @@ static void advance(tui_model_t *m, struct sim_node *nodes, int n, int64_t from,
     }
 }
 
+/*
+ * The matcher on 64 nodes x 8 GPUs (a process per GPU, its collective on
+ * its own stream: 512 ranks an instance), node 5 late by 200 us and every
+ * rank jittered by up to 50 us; beside the plain replay of the same
+ * messages into the model, in the same run.
+ */
+static void bench_collectives(int steps)
+{
+    enum { GPUS = 8 };
+    struct tui_model_opts mo = {.event_budget = 8u << 20};
+    tui_model_t *m = tui_model_new(&mo);
+    struct sim_node *ns = calloc(NODES * GPUS, sizeof *ns);
+    for (int i = 0; i < NODES * GPUS; i++) {
+        int node = i / GPUS;
+        struct gpu_sim_cfg c;
+        gpu_sim_defaults(&c);
+        c.node = (uint16_t)node;
+        c.device = (uint16_t)(i % GPUS);
+        c.pid = 1000 + (uint32_t)i;
+        c.seed = (uint64_t)i + 1;
+        c.straggler_node = 5;
+        c.straggler_late_ns = 200000;
+        c.jitter_ns = 50000;
+        ns[i].node = node;
+        ns[i].off_ns = node == 0 ? 0 : (double)(node % 13) * 1.1e6 - 7e6;
+        ns[i].drift_ppm = node == 0 ? 0 : (double)(node % 7) * 3 - 9;
+        ns[i].sim = gpu_sim_new(&c, node_trace, &ns[i], NULL);
+    }
+    int64_t a = base_monotonic_ns();
+    for (int64_t t = T_START + 50000000LL; t <= T_START + (int64_t)steps * STEP_NS;
+         t += 50000000LL) {
+        bool snap = (t - T_START) % STEP_NS == 0, fit = (t - T_START) % 2000000000LL == 0;
+        for (int i = 0; i < NODES * GPUS; i++) {
+            struct feed f = {m, ns[i].node, t + 30000000LL};
+            if (snap && i % GPUS == 0)
+                clocks_at(m, &ns[i], t, fit);
+            gpu_sim_poll(ns[i].sim, t, on_gpu, &f, NULL);
+        }
+    }
+    double replay_s = (double)(base_monotonic_ns() - a) / 1e9;
+    tui_coll_t *c = tui_coll_new(0);
+    a = base_monotonic_ns();
+    int got = tui_coll_update(c, m, true);
+    double match_s = (double)(base_monotonic_ns() - a) / 1e9;
+    struct tui_coll_stats cs;
+    tui_coll_stats(c, &cs);
+    uint64_t straggler_last = 0;
+    for (size_t i = 0; i < tui_coll_nparts(c); i++) {
+        struct tui_coll_part p;
+        tui_coll_part(c, i, &p);
+        if (p.key.node == 5)
+            straggler_last += p.last;
+    }
+    size_t events = tui_store_count(tui_model_store(m));
+    printf("collectives: %d nodes x %d GPUs, %zu events, %d instances of %zu ranks (%" PRIu64
+           " late, %" PRIu64 " within, %" PRIu64 " partial), node 5 last in %" PRIu64 "\n",
+           NODES, GPUS, events, got, cs.participants, cs.late, cs.within, cs.partial,
+           straggler_last);
+    printf("%-44s %9.3f s\n", "plain replay into the model (baseline)", replay_s);
+    printf("%-44s %9.3f s\n", "matching every instance", match_s);
+    printf("BENCH collectives_instances_per_s %.0f inst/s\n", got / match_s);
+    printf("BENCH collectives_arrivals_per_s %.0f arrivals/s\n",
+           (double)got * (double)cs.participants / match_s);
+    printf("BENCH collectives_match_vs_replay %.3f x\n", match_s / replay_s);
+    tui_coll_destroy(&c);
+    for (int i = 0; i < NODES * GPUS; i++)
+        gpu_sim_destroy(&ns[i].sim);
+    free(ns);
+    tui_model_destroy(&m);
+}
+
 static double pct(double *v, size_t n, double p)
 {
     qsort(v, n, sizeof *v, base_cmp_double);
@@ -343,7 +414,7 @@ int main(void)
     if (in == NULL || out == NULL)
         return 1;
     int64_t mono = base_monotonic_ns(), t_true = T_START;
-    struct frames base_full, full, live, zoom;
+    struct frames base_full, full, live, zoom, coll;
     tui_app_t *app = open_app(m, in, out);
     run_frames(app, m, nodes, NODES, &t_true, &mono, 100, false, true, &base_full, NULL);
     tui_app_destroy(&app);
@@ -363,6 +434,10 @@ int main(void)
     double ing_ms;
     run_frames(app, m, nodes, NODES, &t_true, &mono, 300, true, true, &full, &ing_ms);
     run_frames(app, m, nodes, NODES, &t_true, &mono, 300, true, false, &live, NULL);
+    /* The collectives view in the windows' place (matching runs once a second in every run). */
+    tui_app_key(app, 'c');
+    run_frames(app, m, nodes, NODES, &t_true, &mono, 300, true, true, &coll, NULL);
+    tui_app_key(app, 'c');
     /* Zoomed out over about a minute of every node, paused on it. */
     tui_app_key(app, ' ');
     for (int i = 0; i < 9; i++)
@@ -397,6 +472,8 @@ int main(void)
     printf("%-44s %9s %9s %9s\n", "frame (ms)", "p50", "p99", "max");
     printf("%-44s %9.3f %9.3f %9.3f\n", "baseline: empty model, every panel", base_full.p50,
            base_full.p99, base_full.max);
+    printf("%-44s %9.3f %9.3f %9.3f\n", "full budget, live, collectives view", coll.p50, coll.p99,
+           coll.max);
     printf("%-44s %9.3f %9.3f %9.3f\n", "full budget, live, every panel redrawn", full.p50,
            full.p99, full.max);
     printf("%-44s %9.3f %9.3f %9.3f\n", "full budget, live, as the console runs", live.p50,
@@ -415,6 +492,7 @@ int main(void)
     printf("BENCH tui_frame_p50 %.3f ms\n", full.p50);
     printf("BENCH tui_frame_p99 %.3f ms\n", full.p99);
     printf("BENCH tui_frame_live_p99 %.3f ms\n", live.p99);
+    printf("BENCH tui_frame_collectives_view_p99 %.3f ms\n", coll.p99);
     printf("BENCH tui_frame_zoomed_out_p99 %.3f ms\n", zoom.p99);
     printf("BENCH tui_frame_empty_p50 %.3f ms\n", base_full.p50);
     printf("BENCH tui_frame_p50_vs_empty %.2f x\n", full.p50 / base_full.p50);
@@ -427,6 +505,8 @@ int main(void)
     for (int i = 0; i < NODES; i++)
         gpu_sim_destroy(&nodes[i].sim);
     tui_model_destroy(&m);
+
+    bench_collectives(40);
 
     /* The real program's CPU share at 10 frames/s. */
     char dir[PATH_MAX], dptop[PATH_MAX + 16], dpnode[PATH_MAX + 16];

@@ -696,6 +696,22 @@ void tui_app_key(tui_app_t *app, int ch)
     case 's':
         tui_app_snapshot(app);
         return;
+    case 'c': {
+        /* The collectives take the windows table's place (and its focus). */
+        struct tui_pane *wp = &app->pane[TUI_P_WINDOWS];
+        app->show_coll = !app->show_coll;
+        wp->panel = app->show_coll ? &tui_panel_coll : tui_panels[TUI_P_WINDOWS];
+        wp->scroll = wp->sel = 0;
+        if (app->show_coll) {
+            app->focus = TUI_P_WINDOWS;
+            app->slot_table = TUI_P_WINDOWS;
+        }
+        tui_app_status(app, TUI_MSG_INFO,
+                       app->show_coll ? "collectives (c: back to the windows)" : "windows");
+        layout(app);
+        tui_app_mark_all_dirty(app);
+        return;
+    }
     case 'r':
         tui_app_toggle_record(app);
         return;
@@ -733,6 +749,7 @@ void tui_app_frame(tui_app_t *app, int64_t now)
     assert(app);
     if (app->last_tick_ns == 0 || now - app->last_tick_ns >= 1000000000LL) {
         tui_model_tick(app->model, base_realtime_ns());
+        tui_coll_update(app->coll, app->model, false);
         app->last_tick_ns = now;
         tui_app_mark_all_dirty(app); /* rates and offsets move once a second */
     }
@@ -820,6 +837,7 @@ tui_app_t *tui_app_new(tui_model_t *model, const struct tui_app_opts *opts, char
         return NULL;
     struct tui_app *app = xcalloc(1, sizeof *app);
     app->model = model;
+    app->coll = tui_coll_new(0);
     app->fps = opts->fps > 0 ? opts->fps : 10;
     app->record_flush_ms = opts->record_flush_ms > 0 ? opts->record_flush_ms : 250;
     app->clock = TUI_CLOCK_ALIGNED;
@@ -923,6 +941,7 @@ void tui_app_destroy(tui_app_t **self)
         fclose(app->term_in);
     free(app->lanes);
     free(app->order);
+    tui_coll_destroy(&app->coll);
     free(app);
     *self = NULL;
 }

@@ -35,6 +35,9 @@
 #define COLL_RECENT     256 /* lateness values kept per participant (p95) */
 #define COLL_EWMA_ALPHA 0.1
 #define COLL_SETTLE_NS  2000000000LL
+/* Live, each track is scanned back this far from its newest event (or 2.5
+ * of the longest step seen, if longer): the settle time, with room. */
+#define COLL_LOOKBACK_NS 4000000000LL
 
 struct part {
     struct tui_track_key key;
@@ -92,6 +95,8 @@ struct tui_coll {
     int64_t watermark; /* first arrival of the newest instance committed */
     bool have_watermark;
     uint64_t seq;
+    int64_t max_step_ns;          /* longest step seen: how far back a live scan looks */
+    int64_t scan_ns;              /* this update's lookback (INT64_MAX: everything) */
     struct tui_coll_inst *recent; /* ring of `keep` */
     size_t nrecent, recent_head;
     struct tui_coll_stats st;
@@ -309,6 +314,7 @@ void tui_coll_reset(tui_coll_t *self)
     self->nnames = self->capnames = 0;
     self->have_watermark = false;
     self->seq = 0;
+    self->max_step_ns = 0;
     memset(&self->st, 0, sizeof self->st);
 }
 
@@ -345,6 +351,19 @@ static int cmp_step(const void *pa, const void *pb)
     return (a->start > b->start) - (a->start < b->start);
 }
 
+/* The first event of a track a scan looks at: everything, or the lookback
+ * (steps: one longest step further, to find the step of the first). */
+static size_t scan_start(const tui_coll_t *self, tui_store_t *st, size_t t, bool steps)
+{
+    if (self->scan_ns == INT64_MAX)
+        return 0;
+    const struct tui_track_info *ti = tui_store_track(st, t);
+    int64_t back = self->scan_ns + (steps ? self->max_step_ns : 0);
+    if (ti->last_start < INT64_MIN + back)
+        return 0;
+    return tui_store_lower_bound(st, t, ti->last_start - back);
+}
+
 static void collect_steps(tui_coll_t *self, tui_store_t *st)
 {
     self->nsteps = 0;
@@ -352,10 +371,12 @@ static void collect_steps(tui_coll_t *self, tui_store_t *st)
         const struct tui_track_info *ti = tui_store_track(st, t);
         if (!ti->key.host)
             continue;
-        for (size_t k = 0; k < ti->count; k++) {
+        for (size_t k = scan_start(self, st, t, true); k < ti->count; k++) {
             const tui_ev_t *e = tui_store_ev(st, t, k);
             if (e->kind != GPU_EV_STEP)
                 continue;
+            if (e->end - e->start > self->max_step_ns)
+                self->max_step_ns = e->end - e->start;
             if (self->nsteps == self->capsteps) {
                 self->capsteps = self->capsteps ? self->capsteps * 2 : 256;
                 self->steps = xrealloc(self->steps, self->capsteps * sizeof *self->steps);
@@ -447,7 +468,7 @@ static void collect_cands(tui_coll_t *self, tui_model_t *model, uint64_t *outsid
             /* The map's ± holds its probe clock; the trace clock reaches
              * it through snapshot pairs, whose error between pairs adds. */
             double snap = tui_model_snap_dev(model, ti->key.node);
-            for (size_t k = 0; k < ti->count; k++) {
+            for (size_t k = scan_start(self, st, t, false); k < ti->count; k++) {
                 const tui_ev_t *e = tui_store_ev(st, t, k);
                 int op;
                 if (pass == 0) {
@@ -623,14 +644,24 @@ static void commit(tui_coll_t *self, const struct group *g, const uint32_t *expe
     in.transfer_ns = last->end - last->start;
     in.unc_ns = NAN;
     if (in.n >= 2) {
+        /* Who everyone waited for is a node: the last rank is measured
+         * against the latest arrival on another node (GPUs of one node
+         * arriving together are a tie that no clock can break), or, all on
+         * one node, against the one before it. */
         const struct tui_coll_arrival *second = &in.arr[in.n - 2];
+        uint16_t lnode = self->parts[last->part].key.node;
+        for (size_t i = in.n - 1; i-- > 0;)
+            if (self->parts[in.arr[i].part].key.node != lnode) {
+                second = &in.arr[i];
+                break;
+            }
         in.second_part = second->part;
         in.lateness_ns = last->start - second->start;
         /* The ± are 3σ-like bounds of independent errors (map plus snapshot
          * pairs): the difference of two times is off by at most their root
          * sum of squares.  Two participants of one node share its clocks,
          * whose errors cancel. */
-        bool same = self->parts[last->part].key.node == self->parts[second->part].key.node;
+        bool same = self->parts[second->part].key.node == lnode;
         in.unc_ns = same ? 0 : sqrt(last->unc_ns * last->unc_ns + second->unc_ns * second->unc_ns);
     }
     if (in.nmissing || in.n < 2)
@@ -677,6 +708,13 @@ int tui_coll_update(tui_coll_t *self, tui_model_t *model, bool final)
 {
     assert(self && model);
     uint64_t outside = 0;
+    /* Live: what can still be uncommitted is recent (the settle time), so
+     * a scan of a long store looks back only so far. */
+    self->scan_ns = INT64_MAX;
+    if (!final && self->have_watermark) {
+        int64_t s = self->max_step_ns * 5 / 2;
+        self->scan_ns = s > COLL_LOOKBACK_NS ? s : COLL_LOOKBACK_NS;
+    }
     collect_steps(self, tui_model_store(model));
     collect_cands(self, model, &outside);
     self->st.outside_steps = outside;

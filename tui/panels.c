@@ -281,6 +281,7 @@ enum ncol {
     C_TS,
     C_REJ,
     C_EVS,
+    C_LATE,
     C_N
 };
 static const struct {
@@ -289,15 +290,26 @@ static const struct {
     enum tui_sort sort;
 } ncols[C_N] = {
     /* Device figures before probe details: the Windows table has those per edge. */
-    [C_ID] = {"ID", 5, 0, TUI_SORT_ID},           [C_HOST] = {"HOST", 12, 1, TUI_SORT_HOST},
-    [C_STATE] = {"STATE", 9, 0, TUI_SORT_STATE},  [C_OFF] = {"OFFSET", 13, 0, TUI_SORT_OFFSET},
-    [C_DRIFT] = {"DRIFT", 11, 1, TUI_SORT_DRIFT}, [C_UNC] = {"±UNC", 9, 0, TUI_SORT_UNC},
-    [C_RTTMIN] = {"RTTmin", 8, 5, TUI_SORT_RTT},  [C_RTTMED] = {"RTTmed", 8, 2, TUI_SORT_RTT},
-    [C_PRB] = {"PRB/s", 6, 4, TUI_SORT_PROBES},   [C_PURE] = {"PURE%", 6, 5, TUI_SORT_PURE},
-    [C_LOSS] = {"LOSS%", 6, 4, TUI_SORT_LOSS},    [C_GPU] = {"GPU%", 5, 2, TUI_SORT_GPU},
-    [C_VRAM] = {"VRAM", 10, 3, TUI_SORT_VRAM},    [C_POWER] = {"W", 5, 4, TUI_SORT_POWER},
-    [C_TEMP] = {"°C", 4, 4, TUI_SORT_TEMP},       [C_TS] = {"TS", 4, 3, TUI_SORT_STAMPS},
-    [C_REJ] = {"REJ", 5, 3, TUI_SORT_REJECTS},    [C_EVS] = {"EV/s", 7, 2, TUI_SORT_EVENTS},
+    [C_ID] = {"ID", 5, 0, TUI_SORT_ID},
+    [C_HOST] = {"HOST", 12, 1, TUI_SORT_HOST},
+    [C_STATE] = {"STATE", 9, 0, TUI_SORT_STATE},
+    [C_OFF] = {"OFFSET", 13, 0, TUI_SORT_OFFSET},
+    [C_DRIFT] = {"DRIFT", 11, 1, TUI_SORT_DRIFT},
+    [C_UNC] = {"±UNC", 9, 0, TUI_SORT_UNC},
+    [C_RTTMIN] = {"RTTmin", 8, 5, TUI_SORT_RTT},
+    [C_RTTMED] = {"RTTmed", 8, 2, TUI_SORT_RTT},
+    [C_PRB] = {"PRB/s", 6, 4, TUI_SORT_PROBES},
+    [C_PURE] = {"PURE%", 6, 5, TUI_SORT_PURE},
+    [C_LOSS] = {"LOSS%", 6, 4, TUI_SORT_LOSS},
+    [C_GPU] = {"GPU%", 5, 2, TUI_SORT_GPU},
+    [C_VRAM] = {"VRAM", 10, 3, TUI_SORT_VRAM},
+    [C_POWER] = {"W", 5, 4, TUI_SORT_POWER},
+    [C_TEMP] = {"°C", 4, 4, TUI_SORT_TEMP},
+    [C_TS] = {"TS", 4, 3, TUI_SORT_STAMPS},
+    [C_REJ] = {"REJ", 5, 3, TUI_SORT_REJECTS},
+    [C_EVS] = {"EV/s", 7, 2, TUI_SORT_EVENTS},
+    /* Straggler score: the smoothed lateness at collectives (not sortable). */
+    [C_LATE] = {"LATE", 8, 1, TUI_SORT_NKEYS},
 };
 
 /*
@@ -327,8 +339,9 @@ static void pick_columns(int n, const int *width, const int *prio, int w, int *x
 }
 
 /* A device column no node has a reading for is left out (no GPU, a simulated one). */
-static void node_columns(const tui_model_t *model, int w, int xs[C_N])
+static void node_columns(const struct tui_app *app, int w, int xs[C_N])
 {
+    const tui_model_t *model = app->model;
     int width[C_N], prio[C_N];
     bool have[C_N] = {0};
     for (size_t i = 0; i < tui_model_nnodes(model); i++) {
@@ -345,6 +358,8 @@ static void node_columns(const tui_model_t *model, int w, int xs[C_N])
         bool device = c == C_GPU || c == C_VRAM || c == C_POWER || c == C_TEMP;
         prio[c] = device && !have[c] ? PRIO_NEVER : ncols[c].prio;
     }
+    if (app->coll == NULL || tui_coll_nparts(app->coll) == 0)
+        prio[C_LATE] = PRIO_NEVER;
     pick_columns(C_N, width, prio, w, xs);
 }
 
@@ -460,6 +475,14 @@ static void node_cell(struct tui_app *app, const struct tui_node *n, int c, char
     case C_EVS:
         tui_fmt_count(buf, len, n->events_per_s);
         break;
+    case C_LATE: {
+        double v = app->coll ? tui_coll_node_score(app->coll, n->id) : NAN;
+        fmt_or_dash(buf, len, v, tui_fmt_dur);
+        /* Late beyond a tenth of a millisecond, smoothed: a chronic straggler. */
+        if (isfinite(v) && v > 100000)
+            *attr = app->role[R_WARN];
+        break;
+    }
     default:
         break;
     }
@@ -497,7 +520,7 @@ static void nodes_draw(struct tui_app *app, struct tui_pane *p)
     if (p->h < 2)
         return;
     int xs[C_N];
-    node_columns(app->model, p->w, xs);
+    node_columns(app, p->w, xs);
     for (int c = 0; c < C_N; c++) {
         if (xs[c] < 0)
             continue;
@@ -622,9 +645,11 @@ static bool nodes_mouse(struct tui_app *app, struct tui_pane *p, int y, int x, m
     }
     if (y == 1) { /* a column header: sort by it, again to invert */
         int xs[C_N];
-        node_columns(app->model, p->w, xs);
+        node_columns(app, p->w, xs);
         for (int c = 0; c < C_N; c++)
             if (xs[c] >= 0 && x >= xs[c] && x < xs[c] + ncols[c].width) {
+                if (ncols[c].sort == TUI_SORT_NKEYS)
+                    continue;
                 if (app->sort == ncols[c].sort)
                     app->sort_desc = !app->sort_desc;
                 app->sort = ncols[c].sort;
@@ -850,6 +875,187 @@ static bool windows_mouse(struct tui_app *app, struct tui_pane *p, int y, int x,
     return true;
 }
 
+/* ---- collectives view ---------------------------------------------------------- */
+
+static void coll_draw(struct tui_app *app, struct tui_pane *p)
+{
+    struct tui_coll_stats cs = {0};
+    if (app->coll)
+        tui_coll_stats(app->coll, &cs);
+    size_t n = app->coll ? tui_coll_nrecent(app->coll) : 0;
+    char title[200];
+    snprintf(title, sizeof title,
+             " Collectives: %" PRIu64 " (%" PRIu64 " late, %" PRIu64 " within ±, %" PRIu64
+             " partial%s), newest first; Enter: timeline, c: windows ",
+             cs.instances, cs.late, cs.within, cs.partial + cs.mismatch + cs.unaligned,
+             cs.mismatch ? ", some mismatched" : "");
+    tui_draw_title(app, p, title);
+    if (p->h < 2)
+        return;
+    static const struct {
+        const char *name;
+        int w, prio;
+    } cols[] = {{"OP", 10, 0},   {"STEP", 7, 3},    {"RANKS", 5, 2}, {"SKEW", 9, 0},
+                {"LAST", 10, 0}, {"LATE", 9, 0},    {"±UNC", 8, 1},  {"CALL", 8, 0},
+                {"XFER", 9, 4},  {"MISSING", 12, 4}};
+    int xs[BASE_ARRAY_LEN(cols)], width[BASE_ARRAY_LEN(cols)], prio[BASE_ARRAY_LEN(cols)];
+    for (size_t c = 0; c < BASE_ARRAY_LEN(cols); c++) {
+        width[c] = cols[c].w;
+        prio[c] = cols[c].prio;
+    }
+    pick_columns((int)BASE_ARRAY_LEN(cols), width, prio, p->w, xs);
+    for (size_t c = 0; c < BASE_ARRAY_LEN(cols); c++)
+        if (xs[c] >= 0)
+            (c == 0 || c == 4 || c == 9
+                 ? tui_put(p->win, 1, xs[c], cols[c].name, cols[c].w, app->role[R_COLHDR])
+                 : put_right(p->win, 1, xs[c], cols[c].w, cols[c].name, app->role[R_COLHDR]));
+    int rows = p->h - 2;
+    if (n == 0) {
+        tui_put(p->win, 2, 0, "no collective matched yet (NCCL/RCCL kernels, allreduce ranges …)",
+                p->w, app->role[R_DIM]);
+        return;
+    }
+    if (p->sel >= (int)n)
+        p->sel = (int)n - 1;
+    if (p->sel < 0)
+        p->sel = 0;
+    if (p->sel < p->scroll)
+        p->scroll = p->sel;
+    if (p->sel >= p->scroll + rows)
+        p->scroll = p->sel - rows + 1;
+    for (int r = 0; r < rows && p->scroll + r < (int)n; r++) {
+        const struct tui_coll_inst *in = tui_coll_recent(app->coll, (size_t)(p->scroll + r));
+        char v[BASE_ARRAY_LEN(cols)][48];
+        memset(v, 0, sizeof v);
+        bool full = in->verdict != TUI_COLL_PARTIAL;
+        snprintf(v[0], sizeof v[0], "%s", in->op);
+        if (in->step != TUI_COLL_NOSTEP)
+            snprintf(v[1], sizeof v[1], "…%03" PRIu64, in->step % 1000);
+        snprintf(v[2], sizeof v[2], "%zu", in->n);
+        tui_fmt_dur(v[3], sizeof v[3], (double)in->skew_ns);
+        if (full) {
+            tui_coll_label(app->coll, in->last_part, v[4], sizeof v[4]);
+            tui_fmt_dur(v[5], sizeof v[5], (double)in->lateness_ns);
+        }
+        if (isfinite(in->unc_ns)) {
+            char d[24];
+            tui_fmt_dur(d, sizeof d, in->unc_ns);
+            snprintf(v[6], sizeof v[6], "±%s", d);
+        }
+        snprintf(v[7], sizeof v[7], "%s",
+                 in->verdict == TUI_COLL_LATE       ? "late"
+                 : in->verdict == TUI_COLL_WITHIN   ? "within±"
+                 : in->verdict == TUI_COLL_PARTIAL  ? "partial"
+                 : in->verdict == TUI_COLL_MISMATCH ? "mismatch"
+                                                    : "raw");
+        tui_fmt_dur(v[8], sizeof v[8], (double)in->transfer_ns);
+        for (size_t i = 0; i < in->nmissing; i++) {
+            char lab[32];
+            tui_coll_label(app->coll, in->missing[i], lab, sizeof lab);
+            size_t l = strlen(v[9]);
+            snprintf(v[9] + l, sizeof v[9] - l, "%s%s", i ? " " : "", lab);
+        }
+        bool sel = p->scroll + r == p->sel && app->focus == TUI_P_WINDOWS;
+        chtype base = sel ? app->role[R_SELECTED] : in->seq == app->hl.seq ? A_BOLD : A_NORMAL;
+        for (size_t c = 0; c < BASE_ARRAY_LEN(cols); c++) {
+            if (xs[c] < 0)
+                continue;
+            chtype a = base;
+            if (!sel && c == 7)
+                a = in->verdict == TUI_COLL_LATE     ? app->role[R_WARN]
+                    : in->verdict == TUI_COLL_WITHIN ? base
+                                                     : app->role[R_DIM];
+            if (c == 0 || c == 4 || c == 9)
+                tui_put(p->win, 2 + r, xs[c], v[c][0] ? v[c] : "-", cols[c].w, a);
+            else
+                put_right(p->win, 2 + r, xs[c], cols[c].w, v[c][0] ? v[c] : "-", a);
+        }
+    }
+}
+
+/* Jump the timeline to an instance: paused, its arrivals in view and marked. */
+static void coll_jump(struct tui_app *app, const struct tui_coll_inst *in)
+{
+    struct tui_coll_hl *h = &app->hl;
+    memset(h, 0, sizeof *h);
+    h->seq = in->seq;
+    for (size_t i = 0; i < in->n && h->n < TUI_HL_MAX; i++) {
+        struct tui_coll_part pp;
+        tui_coll_part(app->coll, in->arr[i].part, &pp);
+        h->node[h->n] = pp.key.node;
+        h->start[h->n] = in->arr[i].start;
+        h->last[h->n++] = i + 1 == in->n && in->verdict != TUI_COLL_PARTIAL;
+    }
+    /* The arrivals, their skew an eighth of the view (the collective runs
+     * on past its right edge: zoom out to see it end). */
+    int64_t span = in->skew_ns * 8;
+    if (span < 20000)
+        span = 20000;
+    app->clock = TUI_CLOCK_ALIGNED;
+    app->span_ns = span;
+    app->paused = true;
+    if (app->replay)
+        tui_replay_pause(app, true);
+    app->right_ns = in->first_ns + span * 3 / 4;
+    char lab[32];
+    tui_coll_label(app->coll, in->last_part, lab, sizeof lab);
+    char d[24];
+    tui_fmt_dur(d, sizeof d, (double)in->lateness_ns);
+    tui_app_status(app, TUI_MSG_INFO, "%s #%" PRIu64 ": %zu ranks, last %s by %s (%s)", in->op,
+                   in->seq, in->n, in->verdict == TUI_COLL_PARTIAL ? "?" : lab, d,
+                   tui_coll_verdict_name(in->verdict));
+    tui_app_mark_all_dirty(app);
+}
+
+static bool coll_key(struct tui_app *app, struct tui_pane *p, int key)
+{
+    int page = p->h > 3 ? p->h - 2 : 1;
+    switch (key) {
+    case KEY_UP:
+    case 'k':
+        p->sel--;
+        return true;
+    case KEY_DOWN:
+    case 'j':
+        p->sel++;
+        return true;
+    case KEY_PPAGE:
+        p->sel -= page;
+        return true;
+    case KEY_NPAGE:
+        p->sel += page;
+        return true;
+    case KEY_HOME:
+        p->sel = 0;
+        return true;
+    case '\n':
+    case '\r':
+    case KEY_ENTER: {
+        const struct tui_coll_inst *in =
+            app->coll && p->sel >= 0 ? tui_coll_recent(app->coll, (size_t)p->sel) : NULL;
+        if (in)
+            coll_jump(app, in);
+        return true;
+    }
+    default:
+        return false;
+    }
+}
+
+static bool coll_mouse(struct tui_app *app, struct tui_pane *p, int y, int x, mmask_t b)
+{
+    if (b & BUTTON4_PRESSED)
+        p->sel -= 3;
+    else if (b & BUTTON5_PRESSED)
+        p->sel += 3;
+    else if (y >= 2)
+        p->sel = p->scroll + y - 2;
+    return true;
+}
+
+const struct tui_panel tui_panel_coll = {"collectives", true,       coll_draw,
+                                         coll_key,      coll_mouse, NULL};
+
 /* ---- status line -------------------------------------------------------------- */
 
 static void status_draw(struct tui_app *app, struct tui_pane *p)
@@ -928,6 +1134,9 @@ static const char *const help_lines[] = {
     "<  >  I      node table: previous / next sort column, invert",
     "click        select a row or lane; click a column head: sort",
     "Enter        nodes: jump to the timeline",
+    "c            collectives (in the windows' place): newest first, last",
+    "             rank and its lateness ± what the clocks tell apart;",
+    "             Enter jumps the timeline there, its ranks marked",
     "s            snapshot: Chrome trace of what is buffered",
     "r            start / stop recording the bus (live only)",
     "[  ]  PgUp/PgDn  replay: seek -10 s / +10 s",
@@ -943,6 +1152,8 @@ static const char *const help_lines[] = {
     "title); with none, ±UNC cannot include it: probe more node pairs.",
     "A host's own stamp asymmetry shows in no loop: ±UNC includes what",
     "the master assumes of it (Windows title; dpnode --stamp-asym-ns).",
+    "Node LATE: a node's smoothed lateness at collectives (arrival −",
+    "the median of the others'): high and steady, a chronic straggler.",
     "Windows table: ±UNC is the edge fit's own statistical bound; no edge",
     "sees its path's asymmetry, so it is narrower than the error: the",
     "nodes' ±UNC is the one to trust.",

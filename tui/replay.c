@@ -162,6 +162,8 @@ void tui_replay_seek(struct tui_app *app, int64_t delta)
             return;
         }
         tui_model_reset(app->model);
+        tui_coll_reset(app->coll);
+        memset(&app->hl, 0, sizeof app->hl);
         if (app->imports)
             tui_import_apply(app->imports, app->model);
         before = rp->problems = 0;

@@ -346,6 +346,33 @@ static void draw_axis(struct tui_app *app, struct tui_pane *p, int y, int lw, co
     }
 }
 
+/* Whether a node took part in the instance the collectives view jumped to:
+ * 0 no, 1 yes, 2 it was the last to arrive. */
+static int coll_marked(const struct tui_app *app, uint16_t node)
+{
+    int r = 0;
+    for (size_t i = 0; i < app->hl.n; i++)
+        if (app->hl.node[i] == node)
+            r = app->hl.last[i] ? 2 : r ? r : 1;
+    return r;
+}
+
+/* Its arrivals on the node's lane: '▼' in the column each started (aligned axis only). */
+static void coll_marks(struct tui_app *app, WINDOW *win, int y, int lw, int w, const tui_axis_t *ax,
+                       uint16_t node)
+{
+    if (app->clock != TUI_CLOCK_ALIGNED)
+        return;
+    for (size_t i = 0; i < app->hl.n; i++) {
+        if (app->hl.node[i] != node)
+            continue;
+        int col = tui_axis_col(ax, app->hl.start[i]);
+        if (col < 0 || col >= w)
+            continue;
+        tui_put(win, y, lw + col, "▼", 1, app->hl.last[i] ? app->role[R_WARN] : A_BOLD);
+    }
+}
+
 void tui_timeline_draw(struct tui_app *app, struct tui_pane *p)
 {
     int lw = label_width(p->w);
@@ -432,6 +459,9 @@ void tui_timeline_draw(struct tui_app *app, struct tui_pane *p)
         bool down = n && n->state == TUI_NODE_DOWN;
         bool sel = l->node_row && (int)l->node == app->sel_node;
         chtype la = sel ? app->role[R_SELECTED] : l->node_row ? A_BOLD : app->role[R_DIM];
+        int hl = l->node_row ? coll_marked(app, l->node) : 0;
+        if (hl && !sel)
+            la = hl > 1 ? app->role[R_WARN] : A_BOLD | A_UNDERLINE;
         if (l->node_row && (raw || down)) {
             char lab[64];
             snprintf(lab, sizeof lab, "%s%s", raw ? "⚠" : "✖", l->label);
@@ -458,6 +488,8 @@ void tui_timeline_draw(struct tui_app *app, struct tui_pane *p)
         for (size_t j = 0; j < nt; j++)
             if (tui_store_track(st, tracks[j])->key.host != dev)
                 draw_track(&c, tracks[j], -1);
+        if (hl)
+            coll_marks(app, p->win, y, lw, w, &ax, l->node);
     }
     free(maps);
 }

@@ -49,6 +49,19 @@ enum tui_pane_id {
 
 /* The one table of panels, indexed by enum tui_pane_id. */
 extern const struct tui_panel *const tui_panels[TUI_P_NPANES];
+/* The collectives view: `c` shows it in the windows table's place. */
+extern const struct tui_panel tui_panel_coll;
+
+/* The instance the collectives view jumped to: its arrivals, marked on the
+ * timeline's node lanes. */
+#define TUI_HL_MAX 64
+struct tui_coll_hl {
+    uint64_t seq; /* 0: none */
+    size_t n;
+    uint16_t node[TUI_HL_MAX];
+    int64_t start[TUI_HL_MAX];
+    bool last[TUI_HL_MAX];
+};
 
 /* Colour roles; attributes come from the palette (colour or monochrome). */
 enum tui_role {
@@ -123,6 +136,11 @@ struct tui_app {
     uint64_t rec_msgs, rec_dropped; /* handed to the writer / refused by its full queue */
     struct tui_replay *replay;      /* --replay */
     tui_import_t *imports;          /* --replay with --import: held from the start */
+
+    /* collectives: matched once a second; `c` shows them */
+    tui_coll_t *coll;
+    bool show_coll;
+    struct tui_coll_hl hl;
 
     /* view */
     enum tui_clock clock;
