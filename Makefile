@@ -140,7 +140,9 @@ asan:
 deps:
 	@bash scripts/deps.sh
 
+# The tests also run a real framework: torch.distributed (gloo) ranks.
 test: deps
+	@bash scripts/deps.sh python3-torch
 	$(MAKE) -j$(JOBS) tests-build
 	$(MAKE) asan
 	bash tests/run.sh build build/asan

@@ -550,19 +550,13 @@ static int cmp_key(const void *pa, const void *pb)
 struct group {
     size_t from, n;
     int64_t first, last_arrival;
-    bool complete, dup_part;
+    bool complete, overlap;
 };
 
 static int cmp_group(const void *pa, const void *pb)
 {
     const struct group *a = pa, *b = pb;
     return (a->first > b->first) - (a->first < b->first);
-}
-
-static int cmp_i64(const void *pa, const void *pb)
-{
-    int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
-    return (a > b) - (a < b);
 }
 
 /* Median of the others' arrivals, for lateness: sorted arrivals without i. */
@@ -603,7 +597,7 @@ static int cmp_arr(const void *pa, const void *pb)
 }
 
 static void commit(tui_coll_t *self, const struct group *g, const uint32_t *expect, size_t nexpect,
-                   int64_t spacing)
+                   bool *here)
 {
     struct tui_coll_inst in = {0};
     const struct cand *c0 = &self->cand[g->from];
@@ -620,16 +614,16 @@ static void commit(tui_coll_t *self, const struct group *g, const uint32_t *expe
         raw = raw || (c->flags & TUI_T_RAW) || !isfinite(c->unc);
     }
     qsort(in.arr, in.n, sizeof *in.arr, cmp_arr);
-    /* Who was expected and is not here. */
-    for (size_t i = 0; i < nexpect; i++) {
-        bool here = false;
-        for (size_t j = 0; j < in.n && !here; j++)
-            here = in.arr[j].part == expect[i];
-        if (!here) {
+    /* Who was expected and is not here (here[]: scratch of nparts, all false). */
+    for (size_t j = 0; j < in.n; j++)
+        here[in.arr[j].part] = true;
+    for (size_t i = 0; i < nexpect; i++)
+        if (!here[expect[i]]) {
             in.missing = xrealloc(in.missing, (in.nmissing + 1) * sizeof *in.missing);
             in.missing[in.nmissing++] = expect[i];
         }
-    }
+    for (size_t j = 0; j < in.n; j++)
+        here[in.arr[j].part] = false;
     const struct tui_coll_arrival *first = &in.arr[0], *last = &in.arr[in.n - 1];
     in.first_ns = first->start;
     in.last_ns = last->start;
@@ -666,7 +660,7 @@ static void commit(tui_coll_t *self, const struct group *g, const uint32_t *expe
     }
     if (in.nmissing || in.n < 2)
         in.verdict = TUI_COLL_PARTIAL;
-    else if (g->dup_part || (spacing > 0 && in.skew_ns > spacing / 2))
+    else if (g->overlap)
         in.verdict = TUI_COLL_MISMATCH;
     else if (raw)
         in.verdict = TUI_COLL_UNALIGNED;
@@ -748,50 +742,42 @@ int tui_coll_update(tui_coll_t *self, tui_model_t *model, bool final)
             gr[ng++] = g;
         i = j;
     }
-    /* The participants of each operation; the median spacing of its
-     * instances (a skew beyond half of it pairs different instances). */
+    /* The participants of each operation. */
     uint32_t *expect = xcalloc(self->nparts + 1, sizeof *expect);
-    int64_t *firsts = xcalloc(ng + 1, sizeof *firsts);
-    struct summary_t {
-        size_t nexpect;
-        int64_t spacing;
-    } *opsum = xcalloc(self->nops + 1, sizeof *opsum);
+    size_t *nexpect = xcalloc(self->nops + 1, sizeof *nexpect);
     uint32_t **opexp = xcalloc(self->nops + 1, sizeof *opexp);
+    bool *seen = xcalloc(self->nparts + 1, sizeof *seen);
     for (size_t o = 0; o < self->nops; o++) {
-        bool *seen = xcalloc(self->nparts + 1, sizeof *seen);
-        size_t nf = 0;
-        for (size_t i = 0; i < ng; i++) {
-            if (self->cand[gr[i].from].op != o)
-                continue;
-            for (size_t k = 0; k < gr[i].n; k++)
-                seen[self->cand[gr[i].from + k].part] = true;
-            firsts[nf++] = gr[i].first;
-        }
+        memset(seen, 0, (self->nparts + 1) * sizeof *seen);
+        for (size_t i = 0; i < ng; i++)
+            if (self->cand[gr[i].from].op == o)
+                for (size_t k = 0; k < gr[i].n; k++)
+                    seen[self->cand[gr[i].from + k].part] = true;
         size_t ne = 0;
         for (size_t p = 0; p < self->nparts; p++)
             if (seen[p])
                 expect[ne++] = (uint32_t)p;
         opexp[o] = xcalloc(ne + 1, sizeof **opexp);
         memcpy(opexp[o], expect, ne * sizeof *expect);
-        opsum[o].nexpect = ne;
-        if (nf >= 3) {
-            qsort(firsts, nf, sizeof *firsts, cmp_i64);
-            for (size_t i = 0; i + 1 < nf; i++)
-                firsts[i] = firsts[i + 1] - firsts[i];
-            qsort(firsts, nf - 1, sizeof *firsts, cmp_i64);
-            opsum[o].spacing = firsts[(nf - 1) / 2];
-        }
-        free(seen);
+        nexpect[o] = ne;
     }
-    for (size_t i = 0; i < ng; i++) {
-        const struct cand *c = &self->cand[gr[i].from];
-        gr[i].complete = gr[i].n == opsum[c->op].nexpect;
-        /* One participant twice in a key: its ordinals cannot be trusted. */
-        for (size_t a = 0; a < gr[i].n && !gr[i].dup_part; a++)
-            for (size_t b = a + 1; b < gr[i].n && !gr[i].dup_part; b++)
-                gr[i].dup_part = c[a].part == c[b].part;
-    }
+    memset(seen, 0, (self->nparts + 1) * sizeof *seen);
+    for (size_t i = 0; i < ng; i++)
+        gr[i].complete = gr[i].n == nexpect[self->cand[gr[i].from].op];
     qsort(gr, ng, sizeof *gr, cmp_group);
+    /* Paired right, a blocking collective's instances of one operation do
+     * not overlap: every participant leaves one only after the last arrived,
+     * so the next one's first arrival comes after this one's last.  Keys
+     * that pair different instances (a rank skipped one) overlap. */
+    size_t *prev = xcalloc(self->nops + 1, sizeof *prev);
+    for (size_t i = 0; i < ng; i++) {
+        uint16_t op = self->cand[gr[i].from].op;
+        if (prev[op] && gr[prev[op] - 1].last_arrival > gr[i].first)
+            gr[i].overlap = gr[prev[op] - 1].overlap = true;
+        prev[op] = i + 1;
+    }
+    free(prev);
+
     struct tui_summary sum;
     tui_model_summary(model, &sum);
     int64_t horizon = final ? INT64_MAX : sum.latest_global - COLL_SETTLE_NS;
@@ -802,14 +788,14 @@ int tui_coll_update(tui_coll_t *self, tui_model_t *model, bool final)
         if (!gr[i].complete && gr[i].last_arrival >= horizon)
             break; /* a participant's events may still be on the way */
         uint16_t op = self->cand[gr[i].from].op;
-        commit(self, &gr[i], opexp[op], opsum[op].nexpect, opsum[op].spacing);
+        commit(self, &gr[i], opexp[op], nexpect[op], seen);
         committed++;
     }
     for (size_t o = 0; o < self->nops; o++)
         free(opexp[o]);
     free(opexp);
-    free(opsum);
-    free(firsts);
+    free(nexpect);
+    free(seen);
     free(expect);
     free(gr);
     return committed;
