@@ -381,8 +381,8 @@ static void collect_steps(tui_coll_t *self, tui_store_t *st)
                 self->capsteps = self->capsteps ? self->capsteps * 2 : 256;
                 self->steps = xrealloc(self->steps, self->capsteps * sizeof *self->steps);
             }
-            self->steps[self->nsteps++] =
-                (struct step_rec){ti->key.node, ti->key.pid, e->start, e->u.x.step, false};
+            self->steps[self->nsteps++] = (struct step_rec){
+                ti->key.node, tui_import_process_of(ti->key.pid), e->start, e->u.x.step, false};
         }
     }
     qsort(self->steps, self->nsteps, sizeof *self->steps, cmp_step);
@@ -459,7 +459,8 @@ static void collect_cands(tui_coll_t *self, tui_model_t *model, uint64_t *outsid
             if (pass == 1) {
                 bool skip = false;
                 for (size_t i = 0; i < ndev && !skip; i++)
-                    skip = dev[i].node == ti->key.node && dev[i].pid == ti->key.pid;
+                    skip = dev[i].node == ti->key.node &&
+                           dev[i].pid == tui_import_process_of(ti->key.pid);
                 if (skip)
                     continue;
             }
@@ -492,7 +493,8 @@ static void collect_cands(tui_coll_t *self, tui_model_t *model, uint64_t *outsid
                 if (part < 0)
                     break;
                 struct cand c = {.part = (uint32_t)part, .op = (uint16_t)op, .t0 = e->start};
-                int s = step_at(self, ti->key.node, ti->key.pid, e->start, &c.step, &c.dup);
+                int s = step_at(self, ti->key.node, tui_import_process_of(ti->key.pid), e->start,
+                                &c.step, &c.dup);
                 if (s == 0) {
                     (*outside)++; /* before the first step held: its key is not known */
                     continue;
@@ -515,7 +517,7 @@ static void collect_cands(tui_coll_t *self, tui_model_t *model, uint64_t *outsid
                     capdev = capdev ? capdev * 2 : 16;
                     dev = xrealloc(dev, capdev * sizeof *dev);
                 }
-                dev[ndev++] = (struct proc_key){ti->key.node, ti->key.pid};
+                dev[ndev++] = (struct proc_key){ti->key.node, tui_import_process_of(ti->key.pid)};
             }
         }
     }
@@ -545,6 +547,13 @@ static int cmp_key(const void *pa, const void *pb)
         return a->ord < b->ord ? -1 : 1;
     return (a->g0 > b->g0) - (a->g0 < b->g0);
 }
+
+/* Who takes part in an operation: participants and their first and last step. */
+struct opinfo {
+    uint32_t *part;
+    uint64_t *lo, *hi;
+    size_t n;
+};
 
 /* A group of candidates (one key) before it is committed. */
 struct group {
@@ -596,8 +605,7 @@ static int cmp_arr(const void *pa, const void *pb)
     return a->part < b->part ? -1 : a->part > b->part;
 }
 
-static void commit(tui_coll_t *self, const struct group *g, const uint32_t *expect, size_t nexpect,
-                   bool *here)
+static void commit(tui_coll_t *self, const struct group *g, const struct opinfo *oi, bool *here)
 {
     struct tui_coll_inst in = {0};
     const struct cand *c0 = &self->cand[g->from];
@@ -617,10 +625,10 @@ static void commit(tui_coll_t *self, const struct group *g, const uint32_t *expe
     /* Who was expected and is not here (here[]: scratch of nparts, all false). */
     for (size_t j = 0; j < in.n; j++)
         here[in.arr[j].part] = true;
-    for (size_t i = 0; i < nexpect; i++)
-        if (!here[expect[i]]) {
+    for (size_t i = 0; i < oi->n; i++)
+        if (!here[oi->part[i]] && oi->lo[i] <= in.step && in.step <= oi->hi[i]) {
             in.missing = xrealloc(in.missing, (in.nmissing + 1) * sizeof *in.missing);
-            in.missing[in.nmissing++] = expect[i];
+            in.missing[in.nmissing++] = oi->part[i];
         }
     for (size_t j = 0; j < in.n; j++)
         here[in.arr[j].part] = false;
@@ -742,28 +750,47 @@ int tui_coll_update(tui_coll_t *self, tui_model_t *model, bool final)
             gr[ng++] = g;
         i = j;
     }
-    /* The participants of each operation. */
-    uint32_t *expect = xcalloc(self->nparts + 1, sizeof *expect);
-    size_t *nexpect = xcalloc(self->nops + 1, sizeof *nexpect);
-    uint32_t **opexp = xcalloc(self->nops + 1, sizeof *opexp);
+    /* The participants of each operation, and the steps each took part
+     * in: an instance expects those whose steps reach over its own (two
+     * jobs in one recording, or a rank that joined late, are not missing). */
+    struct opinfo *info = xcalloc(self->nops + 1, sizeof *info);
+    uint64_t *lo = xcalloc(self->nparts + 1, sizeof *lo),
+             *hi = xcalloc(self->nparts + 1, sizeof *hi);
     bool *seen = xcalloc(self->nparts + 1, sizeof *seen);
     for (size_t o = 0; o < self->nops; o++) {
         memset(seen, 0, (self->nparts + 1) * sizeof *seen);
         for (size_t i = 0; i < ng; i++)
-            if (self->cand[gr[i].from].op == o)
-                for (size_t k = 0; k < gr[i].n; k++)
-                    seen[self->cand[gr[i].from + k].part] = true;
-        size_t ne = 0;
+            for (size_t k = 0; k < gr[i].n; k++) {
+                const struct cand *c = &self->cand[gr[i].from + k];
+                if (c->op != o)
+                    break;
+                if (!seen[c->part] || c->step < lo[c->part])
+                    lo[c->part] = c->step;
+                if (!seen[c->part] || c->step > hi[c->part])
+                    hi[c->part] = c->step;
+                seen[c->part] = true;
+            }
+        struct opinfo *oi = &info[o];
         for (size_t p = 0; p < self->nparts; p++)
-            if (seen[p])
-                expect[ne++] = (uint32_t)p;
-        opexp[o] = xcalloc(ne + 1, sizeof **opexp);
-        memcpy(opexp[o], expect, ne * sizeof *expect);
-        nexpect[o] = ne;
+            oi->n += seen[p];
+        oi->part = xcalloc(oi->n + 1, sizeof *oi->part);
+        oi->lo = xcalloc(oi->n + 1, sizeof *oi->lo);
+        oi->hi = xcalloc(oi->n + 1, sizeof *oi->hi);
+        for (size_t p = 0, k = 0; p < self->nparts; p++)
+            if (seen[p]) {
+                oi->part[k] = (uint32_t)p;
+                oi->lo[k] = lo[p];
+                oi->hi[k++] = hi[p];
+            }
     }
     memset(seen, 0, (self->nparts + 1) * sizeof *seen);
-    for (size_t i = 0; i < ng; i++)
-        gr[i].complete = gr[i].n == nexpect[self->cand[gr[i].from].op];
+    for (size_t i = 0; i < ng; i++) {
+        const struct cand *c = &self->cand[gr[i].from];
+        size_t want = 0;
+        for (size_t k = 0; k < info[c->op].n; k++)
+            want += info[c->op].lo[k] <= c->step && c->step <= info[c->op].hi[k];
+        gr[i].complete = gr[i].n >= want;
+    }
     qsort(gr, ng, sizeof *gr, cmp_group);
     /* Paired right, a blocking collective's instances of one operation do
      * not overlap: every participant leaves one only after the last arrived,
@@ -788,15 +815,18 @@ int tui_coll_update(tui_coll_t *self, tui_model_t *model, bool final)
         if (!gr[i].complete && gr[i].last_arrival >= horizon)
             break; /* a participant's events may still be on the way */
         uint16_t op = self->cand[gr[i].from].op;
-        commit(self, &gr[i], opexp[op], nexpect[op], seen);
+        commit(self, &gr[i], &info[op], seen);
         committed++;
     }
-    for (size_t o = 0; o < self->nops; o++)
-        free(opexp[o]);
-    free(opexp);
-    free(nexpect);
+    for (size_t o = 0; o < self->nops; o++) {
+        free(info[o].part);
+        free(info[o].lo);
+        free(info[o].hi);
+    }
+    free(info);
+    free(lo);
+    free(hi);
     free(seen);
-    free(expect);
     free(gr);
     return committed;
 }

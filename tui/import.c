@@ -585,7 +585,7 @@ bool imp_emit_x(struct imp_ctx *ctx, struct imp_file *f, const struct imp_pid *l
         if (!lane->device && (kind == GPU_EV_KERNEL || kind == GPU_EV_MEMCPY))
             kind = GPU_EV_RANGE;
         const char *d = tid + strcspn(tid, "0123456789");
-        struct imp_sink_ev ev = {lane, (uint32_t)strtoul(d, NULL, 10), kind, name, t0, t1};
+        struct imp_sink_ev ev = {lane, (uint32_t)strtoul(d, NULL, 10), kind, name, t0, t1, 0};
         return imp_sink_event(ctx, f, &ev, g0, unc, fl);
     }
     if (!imp_keep(ctx, f, g0, unc, fl))
@@ -666,7 +666,8 @@ bool imp_sink_event(struct imp_ctx *ctx, struct imp_file *f, const struct imp_si
                       .tid = e->tid,
                       .stream = e->tid,
                       .start_ns = a,
-                      .end_ns = b < a ? a : b};
+                      .end_ns = b < a ? a : b,
+                      .step = e->step};
     if (lane->device) {
         const char *d = lane->key + strcspn(lane->key, "0123456789");
         ev.device = (uint16_t)strtoul(d, NULL, 10);
@@ -675,6 +676,14 @@ bool imp_sink_event(struct imp_ctx *ctx, struct imp_file *f, const struct imp_si
         ev.flags |= GPU_EVF_COLLECTIVE;
     ctx->sink(ctx->sink_arg, &ev, e->name);
     return true;
+}
+
+uint32_t tui_import_process_of(uint32_t pid)
+{
+    if (!(pid & IMP_TRACK_PID))
+        return pid;
+    uint32_t chrome = pid & ~IMP_TRACK_PID;
+    return IMP_TRACK_PID | (chrome / IMP_PID_STRIDE * IMP_PID_STRIDE);
 }
 
 /* ---- the events as their nodes' own (console, XSpace) ------------------------- */

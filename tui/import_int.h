@@ -119,6 +119,7 @@ struct imp_sink_ev {
     uint8_t kind; /* GPU_EV_* */
     const char *name;
     int64_t t0, t1;
+    uint64_t step; /* GPU_EV_STEP */
 };
 bool imp_sink_event(struct imp_ctx *ctx, struct imp_file *f, const struct imp_sink_ev *e,
                     int64_t global, double unc, unsigned flags);

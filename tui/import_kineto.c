@@ -25,6 +25,7 @@
 #include "tui/import_int.h"
 
 #include <assert.h>
+#include <ctype.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -472,11 +473,20 @@ static int sink_event(struct imp_ctx *ctx, struct imp_file *f, const struct ev *
         return BASE_OK; /* device lanes hold GPU work only (not gpu_user_annotation) */
     char name[256];
     base_jspan_str(&e->name, name, sizeof name);
+    /* The profiler's step ranges are the steps (torch.profiler's step()). */
+    uint64_t step = 0;
+    char *endp;
+    if (kind == GPU_EV_RANGE && strncmp(name, "ProfilerStep#", 13) == 0 &&
+        isdigit((unsigned char)name[13])) {
+        step = strtoull(name + 13, &endp, 10);
+        if (*endp == 0)
+            kind = GPU_EV_STEP;
+    }
     int64_t tid = 0;
     if (e->tid.n && e->tid.p[0] != '"')
         base_jspan_ns(&e->tid, 0, &tid);
     struct imp_sink_ev ev = {pid, (uint32_t)(tid < 0 ? -tid : tid), kind, name,
-                             t0,  kind == GPU_EV_INSTANT ? t0 : t1};
+                             t0,  kind == GPU_EV_INSTANT ? t0 : t1, step};
     imp_sink_event(ctx, f, &ev, global, unc, flags);
     return BASE_OK;
 }

@@ -783,6 +783,9 @@ int tui_import_write_events(tui_import_t *self, tui_model_t *model, FILE *out, i
 int tui_import_load(tui_import_t *self, tui_model_t *folded, size_t budget, char *err);
 void tui_import_apply(const tui_import_t *self, tui_model_t *model);
 uint64_t tui_import_loaded(const tui_import_t *self, uint64_t *over_budget);
+/* The process an imported lane's pid belongs to (its file's: the host lane
+ * and the GPU lanes of one trace share its steps); other pids as they are. */
+uint32_t tui_import_process_of(uint32_t pid);
 /* "imports":[...] for the export's metadata. */
 void tui_import_write_meta(const tui_import_t *self, FILE *out);
 /* File i in one line (what metadata.imports says), to free: XSpace's warnings. */

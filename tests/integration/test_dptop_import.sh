@@ -49,6 +49,25 @@ cat "$IT_TMP/imp.out"
 [ "$(grep -c '^dptop: imported .* as node [0-2] (Kineto' "$IT_TMP/imp.out")" -eq 3 ] ||
     it_fail "not three import lines: $(cat "$IT_TMP/imp.out")"
 
+# Collectives of the imported job: rank r joins its allreduce 0.7 ms after
+# rank r-1 (kineto_gen), so rank 2 (node 0) is everyone's wait, 0.7 ms late;
+# keyed by ProfilerStep#N, apart from the recording's own simulated job.
+"$B/dptop" --replay "$REC" --import "$IT_TMP"/gen/rank*.json* --export-collectives "$IT_TMP/coll.jsonl" \
+    >"$IT_TMP/coll.out" 2>&1 || it_fail "collectives of the imports failed: $(cat "$IT_TMP/coll.out")"
+"$IT_PY" - "$IT_TMP/coll.jsonl" <<'PY' || it_fail "the imported job's collectives"
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+imp = [x for x in lines if x["step"] is not None and x["step"] < 1000]
+own = [x for x in lines if x["step"] is not None and x["step"] >= 1000]
+ok = [x for x in imp if x["verdict"] == "late" and x["ranks"] == 3 and
+      x["last_rank"].startswith("n0.") and abs(x["lateness_ns"] - 700000) <= 3000]
+print(f"imported job: {len(ok)} of {len(imp)} allreduce instances name node 0's rank 0.7 ms late; "
+      f"the recording's own: {len(own)} instances, "
+      f"{sum(1 for x in own if x['verdict'] == 'partial')} partial")
+assert len(imp) == 20 and len(ok) == 20, [(x["last_rank"], x["lateness_ns"], x["verdict"]) for x in imp][:5]
+assert all(len(x["arrivals"]) <= 3 for x in own)
+PY
+
 "$IT_PY" - "$OUT" "$IT_TMP/truth.json" <<'EOF' || it_fail "the imported ranks are not aligned"
 import gzip, json, sys
 d = json.load(open(sys.argv[1]))
