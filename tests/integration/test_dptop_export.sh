@@ -176,6 +176,27 @@ $IT_PY -c "import sys; e, b = float('$end'), float('$back' or -1); sys.exit(0 if
     it_fail "'[' from the end at +$end s went to +$back s"
 echo "fast replay: end at +$end s, ']' stays, '[' to +$back s"
 "${TM[@]}" send-keys -t fast q
+# The collectives view (c) in the windows' place, on the whole recording;
+# Enter jumps the timeline to the newest instance and marks its ranks' arrivals.
+"${TM[@]}" new-session -d -s coll -x 150 -y 45 \
+    "env LANG=C.UTF-8 LC_ALL=C.UTF-8 $B/dptop --replay $IT_TMP/run.dprec --speed 0 2>$IT_TMP/coll.err"
+it_wait 30 sh -c "tmux -L $SOCK capture-pane -p -t coll | grep -q 'run.dprec +[0-9.]*s 100% max end'" ||
+    it_fail "the collectives replay never reached its end"
+collpane() { tmux -L "$SOCK" capture-pane -p -t coll; }
+"${TM[@]}" send-keys -t coll c
+it_wait 10 sh -c "tmux -L $SOCK capture-pane -p -t coll | grep -q 'Collectives: [1-9]'" ||
+    it_fail "no collectives view: $(collpane | head -5)"
+it_wait 10 sh -c "tmux -L $SOCK capture-pane -p -t coll | grep -Eq 'allreduce +3 +[0-9.]+(ns|µs|ms) +n[0-2] '" ||
+    it_fail "no collective instance rows: $(collpane | head -8)"
+# The newest may be partial (the recording ended inside it): the first whole one.
+k=$(collpane | grep -E ' allreduce +[0-9]+ ' | grep -n ' allreduce +3 ' | head -1 | cut -d: -f1)
+for _ in $(seq 2 "${k:-1}"); do "${TM[@]}" send-keys -t coll j; done
+"${TM[@]}" send-keys -t coll Enter
+it_wait 10 sh -c "tmux -L $SOCK capture-pane -p -t coll | grep -Eq 'allreduce #[0-9]+: 3 ranks, last n[0-2] by'" ||
+    it_fail "Enter did not jump to the instance: $(collpane | tail -2)"
+[ "$(collpane | grep -c '▼')" -ge 3 ] || it_fail "the ranks' arrivals are not marked: $(collpane)"
+collpane | grep -q ' LATE' || it_fail "no LATE column in the node table"
+"${TM[@]}" send-keys -t coll q
 # A locale that is not UTF-8 (no LANG at all): the console draws in a
 # UTF-8 one all the same, and says so in its log, where it drew '?' and
 # raw line-drawing letters.
