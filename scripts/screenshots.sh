@@ -8,6 +8,7 @@
 #   dptop-help     the help overlay
 #   dptop-aligned  paused and zoomed in on a step: collectives line up
 #   dptop-raw      the same moment on raw clocks: staggered by the offsets
+#   dptop-collectives  the collectives view, jumped to an instance
 #
 # Usage: scripts/screenshots.sh [BUILD_DIR]   (make screenshots)
 # Installs aha and chromium when missing (scripts/deps.sh).
@@ -101,5 +102,13 @@ render dptop-aligned "dptop: aligned clocks, the collectives line up"
 wait_for 10 'RAW: each node'
 sleep 0.5
 render dptop-raw "dptop: raw clocks, the collectives are staggered by the clock offsets"
+# Back to aligned and live; the collectives view, and a jump to an instance.
+"${TM[@]}" send-keys -t shot a End c
+wait_for 20 'Collectives: [1-9]'
+sleep 2
+"${TM[@]}" send-keys -t shot j Enter
+wait_for 10 'allreduce #[0-9]+: '
+sleep 0.5
+render dptop-collectives "dptop: collectives, the last rank and its lateness against the clocks' uncertainty"
 "${TM[@]}" send-keys -t shot q
 sleep 2

@@ -702,6 +702,7 @@ void tui_app_key(tui_app_t *app, int ch)
         app->show_coll = !app->show_coll;
         wp->panel = app->show_coll ? &tui_panel_coll : tui_panels[TUI_P_WINDOWS];
         wp->scroll = wp->sel = 0;
+        app->coll_sel = 0;
         if (app->show_coll) {
             app->focus = TUI_P_WINDOWS;
             app->slot_table = TUI_P_WINDOWS;

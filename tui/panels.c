@@ -889,6 +889,11 @@ static void coll_draw(struct tui_app *app, struct tui_pane *p)
              " partial%s), newest first; Enter: timeline, c: windows ",
              cs.instances, cs.late, cs.within, cs.partial + cs.mismatch + cs.unaligned,
              cs.mismatch ? ", some mismatched" : "");
+    if (tui_strwidth(title) > p->w) /* the counts first: the keys are in the help */
+        snprintf(title, sizeof title,
+                 " Collectives: %" PRIu64 " (%" PRIu64 " late, %" PRIu64 " within ±, %" PRIu64
+                 " other) ",
+                 cs.instances, cs.late, cs.within, cs.partial + cs.mismatch + cs.unaligned);
     tui_draw_title(app, p, title);
     if (p->h < 2)
         return;
@@ -915,10 +920,13 @@ static void coll_draw(struct tui_app *app, struct tui_pane *p)
                 p->w, app->role[R_DIM]);
         return;
     }
-    if (p->sel >= (int)n)
-        p->sel = (int)n - 1;
-    if (p->sel < 0)
-        p->sel = 0;
+    /* The selection stays on its instance while newer ones push it down. */
+    p->sel = 0;
+    for (size_t i = 0; app->coll_sel && i < n; i++)
+        if (tui_coll_recent(app->coll, i)->seq == app->coll_sel) {
+            p->sel = (int)i;
+            break;
+        }
     if (p->sel < p->scroll)
         p->scroll = p->sel;
     if (p->sel >= p->scroll + rows)
@@ -1007,34 +1015,46 @@ static void coll_jump(struct tui_app *app, const struct tui_coll_inst *in)
     tui_app_mark_all_dirty(app);
 }
 
+/* Select row `row` of the newest-first list (clamped); row 0 follows the newest. */
+static void coll_select(struct tui_app *app, struct tui_pane *p, int row)
+{
+    int n = app->coll ? (int)tui_coll_nrecent(app->coll) : 0;
+    row = row >= n ? n - 1 : row;
+    row = row < 0 ? 0 : row;
+    p->sel = row;
+    app->coll_sel = row > 0 ? tui_coll_recent(app->coll, (size_t)row)->seq : 0;
+}
+
 static bool coll_key(struct tui_app *app, struct tui_pane *p, int key)
 {
     int page = p->h > 3 ? p->h - 2 : 1;
     switch (key) {
     case KEY_UP:
     case 'k':
-        p->sel--;
+        coll_select(app, p, p->sel - 1);
         return true;
     case KEY_DOWN:
     case 'j':
-        p->sel++;
+        coll_select(app, p, p->sel + 1);
         return true;
     case KEY_PPAGE:
-        p->sel -= page;
+        coll_select(app, p, p->sel - page);
         return true;
     case KEY_NPAGE:
-        p->sel += page;
+        coll_select(app, p, p->sel + page);
         return true;
     case KEY_HOME:
-        p->sel = 0;
+        coll_select(app, p, 0);
         return true;
     case '\n':
     case '\r':
     case KEY_ENTER: {
         const struct tui_coll_inst *in =
             app->coll && p->sel >= 0 ? tui_coll_recent(app->coll, (size_t)p->sel) : NULL;
-        if (in)
+        if (in) {
+            app->coll_sel = in->seq; /* it stays selected */
             coll_jump(app, in);
+        }
         return true;
     }
     default:
@@ -1045,11 +1065,11 @@ static bool coll_key(struct tui_app *app, struct tui_pane *p, int key)
 static bool coll_mouse(struct tui_app *app, struct tui_pane *p, int y, int x, mmask_t b)
 {
     if (b & BUTTON4_PRESSED)
-        p->sel -= 3;
+        coll_select(app, p, p->sel - 3);
     else if (b & BUTTON5_PRESSED)
-        p->sel += 3;
+        coll_select(app, p, p->sel + 3);
     else if (y >= 2)
-        p->sel = p->scroll + y - 2;
+        coll_select(app, p, p->scroll + y - 2);
     return true;
 }
 

@@ -164,6 +164,7 @@ void tui_replay_seek(struct tui_app *app, int64_t delta)
         tui_model_reset(app->model);
         tui_coll_reset(app->coll);
         memset(&app->hl, 0, sizeof app->hl);
+        app->coll_sel = 0;
         if (app->imports)
             tui_import_apply(app->imports, app->model);
         before = rp->problems = 0;

@@ -140,6 +140,7 @@ struct tui_app {
     /* collectives: matched once a second; `c` shows them */
     tui_coll_t *coll;
     bool show_coll;
+    uint64_t coll_sel; /* the selected instance's seq (0: the newest), kept as new ones come */
     struct tui_coll_hl hl;
 
     /* view */
