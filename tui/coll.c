@@ -385,7 +385,8 @@ static void collect_steps(tui_coll_t *self, tui_store_t *st)
                 ti->key.node, tui_import_process_of(ti->key.pid), e->start, e->u.x.step, false};
         }
     }
-    qsort(self->steps, self->nsteps, sizeof *self->steps, cmp_step);
+    if (self->nsteps > 1)
+        qsort(self->steps, self->nsteps, sizeof *self->steps, cmp_step);
     /* A step number seen twice in a process (a restart, two threads both
      * counting): the later begins are not trusted to key anything. */
     for (size_t i = 0; i < self->nsteps; i++) {
