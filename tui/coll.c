@@ -560,6 +560,7 @@ struct opinfo {
 struct group {
     size_t from, n;
     int64_t first, last_arrival;
+    uint64_t jlo, jhi; /* the steps of the job its ranks belong to */
     bool complete, overlap;
 };
 
@@ -627,7 +628,7 @@ static void commit(tui_coll_t *self, const struct group *g, const struct opinfo 
     for (size_t j = 0; j < in.n; j++)
         here[in.arr[j].part] = true;
     for (size_t i = 0; i < oi->n; i++)
-        if (!here[oi->part[i]] && oi->lo[i] <= in.step && in.step <= oi->hi[i]) {
+        if (!here[oi->part[i]] && oi->lo[i] <= g->jhi && g->jlo <= oi->hi[i]) {
             in.missing = xrealloc(in.missing, (in.nmissing + 1) * sizeof *in.missing);
             in.missing[in.nmissing++] = oi->part[i];
         }
@@ -751,26 +752,29 @@ int tui_coll_update(tui_coll_t *self, tui_model_t *model, bool final)
             gr[ng++] = g;
         i = j;
     }
-    /* The participants of each operation, and the steps each took part
-     * in: an instance expects those whose steps reach over its own (two
-     * jobs in one recording, or a rank that joined late, are not missing). */
+    /* Per operation, its participants and the steps each took part in.  An
+     * instance's job is the steps its present ranks ran; it expects every
+     * participant whose steps meet the job's: a rank that joined late or
+     * left early is missing where it is absent, another job's ranks (apart
+     * in steps: the recording's own and an imported one) are not. */
     struct opinfo *info = xcalloc(self->nops + 1, sizeof *info);
     uint64_t *lo = xcalloc(self->nparts + 1, sizeof *lo),
              *hi = xcalloc(self->nparts + 1, sizeof *hi);
     bool *seen = xcalloc(self->nparts + 1, sizeof *seen);
     for (size_t o = 0; o < self->nops; o++) {
         memset(seen, 0, (self->nparts + 1) * sizeof *seen);
-        for (size_t i = 0; i < ng; i++)
+        for (size_t i = 0; i < ng; i++) {
+            if (self->cand[gr[i].from].op != o)
+                continue;
             for (size_t k = 0; k < gr[i].n; k++) {
                 const struct cand *c = &self->cand[gr[i].from + k];
-                if (c->op != o)
-                    break;
                 if (!seen[c->part] || c->step < lo[c->part])
                     lo[c->part] = c->step;
                 if (!seen[c->part] || c->step > hi[c->part])
                     hi[c->part] = c->step;
                 seen[c->part] = true;
             }
+        }
         struct opinfo *oi = &info[o];
         for (size_t p = 0; p < self->nparts; p++)
             oi->n += seen[p];
@@ -783,15 +787,23 @@ int tui_coll_update(tui_coll_t *self, tui_model_t *model, bool final)
                 oi->lo[k] = lo[p];
                 oi->hi[k++] = hi[p];
             }
+        for (size_t i = 0; i < ng; i++) {
+            const struct cand *c = &self->cand[gr[i].from];
+            if (c->op != o)
+                continue;
+            gr[i].jlo = UINT64_MAX;
+            gr[i].jhi = 0;
+            for (size_t k = 0; k < gr[i].n; k++) {
+                gr[i].jlo = lo[c[k].part] < gr[i].jlo ? lo[c[k].part] : gr[i].jlo;
+                gr[i].jhi = hi[c[k].part] > gr[i].jhi ? hi[c[k].part] : gr[i].jhi;
+            }
+            size_t want = 0;
+            for (size_t k = 0; k < oi->n; k++)
+                want += oi->lo[k] <= gr[i].jhi && gr[i].jlo <= oi->hi[k];
+            gr[i].complete = gr[i].n >= want;
+        }
     }
     memset(seen, 0, (self->nparts + 1) * sizeof *seen);
-    for (size_t i = 0; i < ng; i++) {
-        const struct cand *c = &self->cand[gr[i].from];
-        size_t want = 0;
-        for (size_t k = 0; k < info[c->op].n; k++)
-            want += info[c->op].lo[k] <= c->step && c->step <= info[c->op].hi[k];
-        gr[i].complete = gr[i].n >= want;
-    }
     qsort(gr, ng, sizeof *gr, cmp_group);
     /* Paired right, a blocking collective's instances of one operation do
      * not overlap: every participant leaves one only after the last arrived,
