@@ -140,9 +140,10 @@ asan:
 deps:
 	@bash scripts/deps.sh
 
-# The tests also run a real framework: torch.distributed (gloo) ranks.
+# The tests also run a real framework (torch.distributed, gloo ranks) and
+# read the Perfetto export with protoc --decode_raw.
 test: deps
-	@bash scripts/deps.sh python3-torch
+	@bash scripts/deps.sh python3-torch protobuf-compiler
 	$(MAKE) -j$(JOBS) tests-build
 	$(MAKE) asan
 	bash tests/run.sh build build/asan

@@ -70,6 +70,7 @@ static const struct {
     {"export", "dptop"},
     {"export_windows", "dptop"},
     {"export_collectives", "dptop"},
+    {"snapshot_format", "dptop"},
     {"forget_down_s", "dpnode"},
     {"format", "dptop"},
     {"fps", "dptop"},

@@ -219,6 +219,21 @@ static void bench_collectives(int steps)
     tui_model_destroy(&m);
 }
 
+/* A stream that only counts what is written to it (bytes of an export). */
+static ssize_t count_write(void *cookie, const char *buf, size_t n)
+{
+    (void)buf;
+    *(uint64_t *)cookie += n;
+    return (ssize_t)n;
+}
+
+static FILE *counting_stream(uint64_t *bytes)
+{
+    cookie_io_functions_t io = {.write = count_write};
+    *bytes = 0;
+    return fopencookie(bytes, "w", io);
+}
+
 static double pct(double *v, size_t n, double p)
 {
     qsort(v, n, sizeof *v, base_cmp_double);
@@ -448,12 +463,21 @@ int main(void)
     fclose(out);
 
     /* Chrome trace of the whole buffer. */
-    FILE *dn = fopen("/dev/null", "w");
+    uint64_t json_bytes = 0;
+    FILE *dn = counting_stream(&json_bytes);
     struct tui_chrome_opts co = {.flows = true, .source = "bench"};
     struct tui_chrome_stats cs;
     a = base_monotonic_ns();
     tui_chrome_write(m, dn, &co, &cs, NULL);
     double export_s = (double)(base_monotonic_ns() - a) / 1e9;
+    fclose(dn);
+    /* The same events in Perfetto's format, in the same run. */
+    uint64_t pf_bytes = 0;
+    dn = counting_stream(&pf_bytes);
+    struct tui_pftrace_stats ps = {0};
+    a = base_monotonic_ns();
+    tui_pftrace_write(m, dn, NULL, &ps, NULL);
+    double pf_s = (double)(base_monotonic_ns() - a) / 1e9;
     fclose(dn);
     /* The same events as an XSpace (TensorBoard / xprof), in the same run. */
     dn = fopen("/dev/null", "w");
@@ -500,6 +524,16 @@ int main(void)
     printf("BENCH tui_snapshot_events_per_s %.0f ev/s\n", (double)cs.events / export_s);
     printf("BENCH tui_xplane_events_per_s %.0f ev/s\n", xrate);
     printf("BENCH tui_xplane_vs_snapshot %.2f x\n", xrate / crate);
+    printf("perfetto: %" PRIu64 " slices, %" PRIu64 " flows, %" PRIu64
+           " bytes in %.2f s; Chrome JSON %" PRIu64 " bytes\n",
+           ps.slices, ps.flows, pf_bytes, pf_s, json_bytes);
+    printf("BENCH export_json_bytes_per_event %.1f B\n", (double)json_bytes / (double)cs.events);
+    printf("BENCH export_pftrace_bytes_per_event %.1f B\n",
+           (double)pf_bytes / (double)(ps.slices + ps.instants));
+    printf("BENCH export_pftrace_vs_json_size %.2f x smaller\n",
+           (double)json_bytes / (double)(pf_bytes ? pf_bytes : 1));
+    printf("BENCH export_pftrace_events_per_s %.0f ev/s\n",
+           (double)(ps.slices + ps.instants) / pf_s);
     printf("BENCH tui_xplane_bytes_per_event %.1f B\n",
            xs.events ? (double)xs.bytes / (double)xs.events : 0);
     for (int i = 0; i < NODES; i++)

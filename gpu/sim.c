@@ -270,26 +270,30 @@ static void gen_step(gpu_sim_t *self, uint64_t k)
     if (c != NULL)
         c->copy_kind = GPU_COPY_H2D;
 
-    /* Forward. */
+    /* Forward.  Host ranges nest as a program's push/pop do: a layer's
+     * range holds its launch and closes before the next layer's opens (the
+     * kernel runs on, asynchronously), the pass's range holds its layers'. */
     int64_t fd = p * 30 / 100 / layers, f0 = t + p * 5 / 100;
     uint64_t f = open_scope(self, s);
-    add(self, GPU_EV_RANGE, self->id_fixed[N_FORWARD], f, f0 - LEAD_NS, f0 + fd * layers);
+    add(self, GPU_EV_RANGE, self->id_fixed[N_FORWARD], f, f0 - LEAD_NS,
+        f0 + fd * layers - LEAD_NS - 500);
     for (uint32_t i = 0; i < layers; i++) {
         int64_t ks = f0 + fd * i, ke = ks + jitter(self, k, i, fd);
         uint64_t l = open_scope(self, f);
-        add(self, GPU_EV_RANGE, self->id_layer[i], l, ks - LEAD_NS, ke);
+        add(self, GPU_EV_RANGE, self->id_layer[i], l, ks - LEAD_NS, ks + fd - LEAD_NS - 1000);
         launch(self, GPU_EV_KERNEL, N_LAUNCH, self->id_fwd[i], l, 1, ks, ke, 0, 0);
     }
 
     /* Backward, stretched on the straggler. */
     int64_t bd = (p * 30 / 100 + late_self) / layers, b0 = t + p * 35 / 100;
     uint64_t b = open_scope(self, s);
-    add(self, GPU_EV_RANGE, self->id_fixed[N_BACKWARD], b, b0 - LEAD_NS, b0 + bd * layers);
+    add(self, GPU_EV_RANGE, self->id_fixed[N_BACKWARD], b, b0 - LEAD_NS,
+        b0 + bd * layers - LEAD_NS - 500);
     for (uint32_t j = 0; j < layers; j++) {
         uint32_t i = layers - 1 - j;
         int64_t ks = b0 + bd * j, ke = ks + jitter(self, k, 1000 + i, bd);
         uint64_t l = open_scope(self, b);
-        add(self, GPU_EV_RANGE, self->id_layer[i], l, ks - LEAD_NS, ke);
+        add(self, GPU_EV_RANGE, self->id_layer[i], l, ks - LEAD_NS, ks + bd - LEAD_NS - 1000);
         launch(self, GPU_EV_KERNEL, N_LAUNCH, self->id_bwd[i], l, 1, ks, ke, 0, 0);
     }
 
@@ -307,7 +311,8 @@ static void gen_step(gpu_sim_t *self, uint64_t k)
     c = launch(self, GPU_EV_MEMCPY, N_MEMCPY, self->id_fixed[N_D2H], s, 2, o1, d1, 4096, 0);
     if (c != NULL)
         c->copy_kind = GPU_COPY_D2H;
-    gpu_event_t *w = add(self, GPU_EV_SYNC, self->id_fixed[N_SYNC], s, o1 - LEAD_NS / 4, d1 + 5000);
+    /* The host waits once the copy's call has returned. */
+    gpu_event_t *w = add(self, GPU_EV_SYNC, self->id_fixed[N_SYNC], s, o1, d1 + 5000);
     if (w != NULL)
         w->stream = 2;
     gpu_event_t *st = add(self, GPU_EV_STEP, self->id_fixed[N_STEP], s, t, d1 + p / 100);

@@ -2561,6 +2561,55 @@ static void test_coll_partial(void **state)
     rig_free(&r);
 }
 
+/* Perfetto's format: a slice partly overlapping an open one on its track
+ * goes to an overlap track (counted), nested ones stay; nothing is lost. */
+static void test_pftrace_overlaps(void **state)
+{
+    (void)state;
+    tui_model_t *m = tui_model_new(NULL);
+    feed_two_nodes(m, true);
+    int64_t s0 = 1001600000000LL;
+    gpu_event_t ev[4];
+    ev[0] = ev_make(GPU_EV_RANGE, 1, 10, 0, 1, s0, s0 + 100000);          /* A */
+    ev[1] = ev_make(GPU_EV_RANGE, 1, 10, 0, 1, s0 + 50000, s0 + 150000);  /* B: overlaps A */
+    ev[2] = ev_make(GPU_EV_RANGE, 1, 10, 0, 1, s0 + 60000, s0 + 70000);   /* C: inside A */
+    ev[3] = ev_make(GPU_EV_INSTANT, 1, 10, 0, 1, s0 + 65000, s0 + 65000); /* a mark */
+    apply_events(m, 1, 10, ev, 4, T0);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    struct tui_pftrace_stats st;
+    char err[BASE_ERRLEN];
+    assert_int_equal(tui_pftrace_write(m, f, NULL, &st, err), BASE_OK);
+    fclose(f);
+    assert_int_equal(st.overlaps_split, 1);
+    assert_int_equal(st.overlaps_dropped, 0);
+    /* feed_two_nodes' 6 events, A, B and C */
+    assert_int_equal(st.slices, 6 + 3);
+    assert_int_equal(st.instants, 1);
+    assert_int_equal(st.flows, 2); /* each node's launch -> kernel */
+    assert_int_equal(st.bytes, len);
+    /* The file is a Trace: packets (field 1, length-delimited) end to end. */
+    size_t pos = 0, packets = 0;
+    while (pos < len) {
+        assert_int_equal(buf[pos], 0x0a);
+        pos++;
+        uint64_t n = 0;
+        int shift = 0;
+        while (buf[pos] & 0x80) {
+            n |= (uint64_t)(buf[pos++] & 0x7f) << shift;
+            shift += 7;
+        }
+        n |= (uint64_t)buf[pos++] << shift;
+        pos += n;
+        packets++;
+    }
+    assert_int_equal(pos, len);
+    assert_int_equal(packets, st.packets);
+    free(buf);
+    tui_model_destroy(&m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -2591,6 +2640,7 @@ int main(void)
         cmocka_unit_test(test_coll_straggler),
         cmocka_unit_test(test_coll_jitter),
         cmocka_unit_test(test_coll_partial),
+        cmocka_unit_test(test_pftrace_overlaps),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

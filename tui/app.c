@@ -371,6 +371,13 @@ static void snapshot_report(struct tui_app *app, const struct snap_result *r)
 
 static void snapshot_write(struct tui_app *app, struct snap_result *r)
 {
+    if (app->snap_perfetto) {
+        struct tui_pftrace_stats ps = {0};
+        r->rc = tui_pftrace_write_file(app->model, app->snap_path, NULL, &ps, r->err);
+        r->events = ps.slices + ps.instants;
+        r->raw_events = ps.raw_events;
+        return;
+    }
     struct tui_chrome_opts o = {.flows = true, .source = "snapshot", .hub = app->hub};
     struct tui_chrome_stats st = {0};
     r->rc = tui_chrome_write_file(app->model, app->snap_path, &o, &st, r->err);
@@ -412,7 +419,8 @@ void tui_app_snapshot(struct tui_app *app)
         return;
     }
     if (tui_snapshot_path(app->snap_path, sizeof app->snap_path, app->outdir,
-                          base_realtime_ns() / 1000000000LL, "json", err) != BASE_OK) {
+                          base_realtime_ns() / 1000000000LL,
+                          app->snap_perfetto ? "pftrace" : "json", err) != BASE_OK) {
         tui_app_status(app, TUI_MSG_ERROR, "snapshot failed: %s", err);
         return;
     }
@@ -841,6 +849,7 @@ tui_app_t *tui_app_new(tui_model_t *model, const struct tui_app_opts *opts, char
     app->coll = tui_coll_new(0);
     app->fps = opts->fps > 0 ? opts->fps : 10;
     app->record_flush_ms = opts->record_flush_ms > 0 ? opts->record_flush_ms : 250;
+    app->snap_perfetto = opts->snap_perfetto;
     app->clock = TUI_CLOCK_ALIGNED;
     app->span_ns = DEFAULT_SPAN_NS;
     app->sel_node = -1;
@@ -1097,6 +1106,7 @@ static void app_opts_from_cfg(const base_config_t *cfg, struct tui_app_opts *o)
     o->outdir = base_config_str(cfg, "output_dir");
     o->fps = (int)base_config_int(cfg, "fps");
     o->record_flush_ms = (int)base_config_int(cfg, "record_flush_ms");
+    o->snap_perfetto = strcmp(base_config_str(cfg, "snapshot_format"), "perfetto") == 0;
     o->color = base_config_bool(cfg, "color");
 }
 

@@ -119,12 +119,15 @@ static const struct base_cfg_key cfg_keys[] = {
     {"speed", BASE_CFG_DOUBLE, "1", 0, 1000, "replay speed (0: as fast as possible)"},
     {"export", BASE_CFG_STRING, "", 1, 0,
      "with --replay: write the merged, aligned trace to this file and exit (a Chrome trace; "
-     "an XSpace for TensorBoard when it ends in .pb, or to a directory: one file per node)"},
+     "Perfetto's own format when it ends in .pftrace or .perfetto-trace; an XSpace for "
+     "TensorBoard when it ends in .pb, or to a directory: one file per node)"},
     {"format", BASE_CFG_STRING, "auto", 1, 0,
-     "--export format: auto (by the name), chrome or xplane"},
+     "--export format: auto (by the name), chrome, xplane or perfetto"},
     {"export_windows", BASE_CFG_STRING, "", 1, 0,
      "with --replay: write the window statistics (win, edge_fit, node_fit, solve) as JSON "
      "lines to this file and exit"},
+    {"snapshot_format", BASE_CFG_STRING, "chrome", 1, 0,
+     "what the console's s writes: chrome (a Chrome trace, .json) or perfetto (.pftrace)"},
     {"export_collectives", BASE_CFG_STRING, "", 1, 0,
      "with --replay: write every collective instance (arrivals, last rank, skew, lateness "
      "against the clocks' uncertainty) to this file and exit: CSV when it ends in .csv, else "
@@ -327,8 +330,15 @@ int main(int argc, char **argv)
     }
     enum tui_export_format fmt;
     if (tui_export_format_parse(base_config_str(cfg, "format"), &fmt) != BASE_OK) {
-        fprintf(stderr, "dptop: invalid value for format: '%s' (auto, chrome or xplane)\n",
+        fprintf(stderr,
+                "dptop: invalid value for format: '%s' (auto, chrome, xplane or perfetto)\n",
                 base_config_str(cfg, "format"));
+        goto out;
+    }
+    const char *sf = base_config_str(cfg, "snapshot_format");
+    if (strcmp(sf, "chrome") != 0 && strcmp(sf, "perfetto") != 0) {
+        fprintf(stderr, "dptop: invalid value for snapshot_format: '%s' (chrome or perfetto)\n",
+                sf);
         goto out;
     }
     const char *export_opts[] = {"export", "export_windows", "map", "export_collectives"};

@@ -5,6 +5,6 @@
 tui_SRCS := tui/axis.c tui/store.c tui/model.c tui/chrome.c tui/app.c tui/panels.c \
             tui/timeline.c tui/replay.c tui/demo.c tui/record.c tui/recq.c \
             tui/xplane.c tui/winexport.c tui/import.c tui/import_kineto.c tui/import_rocprof.c \
-            tui/import_xplane.c tui/coll.c
+            tui/import_xplane.c tui/coll.c tui/perfetto.c
 PROGRAMS += dptop
 dptop_SRCS := tui/main.c

@@ -214,7 +214,7 @@ void tui_replay_describe(const struct tui_app *app, char *buf, size_t len)
 
 int tui_export_format_parse(const char *s, enum tui_export_format *out)
 {
-    static const char *const names[] = {"auto", "chrome", "xplane"};
+    static const char *const names[] = {"auto", "chrome", "xplane", "perfetto"};
     for (size_t i = 0; i < BASE_ARRAY_LEN(names); i++)
         if (strcmp(s, names[i]) == 0) {
             *out = (enum tui_export_format)i;
@@ -228,6 +228,9 @@ enum tui_export_format tui_export_format_of(const char *path, enum tui_export_fo
     if (asked != TUI_EXPORT_AUTO)
         return asked;
     size_t n = strlen(path);
+    if ((n >= 8 && strcmp(path + n - 8, ".pftrace") == 0) ||
+        (n >= 15 && strcmp(path + n - 15, ".perfetto-trace") == 0))
+        return TUI_EXPORT_PERFETTO;
     return n >= 3 && strcmp(path + n - 3, ".pb") == 0 ? TUI_EXPORT_XPLANE : TUI_EXPORT_CHROME;
 }
 
@@ -554,13 +557,14 @@ int tui_export_run(const base_config_t *cfg, const char *path, const struct tui_
     bus_recreader_stats(rd, &rs);
     struct tui_chrome_stats cs = {0};
     struct tui_xplane_stats xs = {0};
+    struct tui_pftrace_stats ps = {0};
     if (imp && tui_import_prepare(imp, model, first_arrival, last_arrival, err) != BASE_OK) {
         fprintf(stderr, "dptop: %s\n", err);
         goto done;
     }
     /* An XSpace holds what the model holds: the imported events join their
      * nodes' own there (the Chrome trace copies them as they were written). */
-    if (imp && fmt == TUI_EXPORT_XPLANE) {
+    if (imp && out && (fmt == TUI_EXPORT_XPLANE || fmt == TUI_EXPORT_PERFETTO)) {
         if (tui_import_load(imp, model, budget, err) != BASE_OK) {
             fprintf(stderr, "dptop: %s\n", err);
             goto done;
@@ -570,6 +574,12 @@ int tui_export_run(const base_config_t *cfg, const char *path, const struct tui_
     if (out && fmt == TUI_EXPORT_CHROME) {
         struct tui_chrome_opts o = {.flows = true, .source = "export", .hub = path, .imports = imp};
         if (tui_chrome_write_file(model, out, &o, &cs, err) != BASE_OK) {
+            fprintf(stderr, "dptop: %s\n", err);
+            goto done;
+        }
+    } else if (out && fmt == TUI_EXPORT_PERFETTO) {
+        struct tui_pftrace_opts o = {.source = path};
+        if (tui_pftrace_write_file(model, out, &o, &ps, err) != BASE_OK) {
             fprintf(stderr, "dptop: %s\n", err);
             goto done;
         }
@@ -615,7 +625,7 @@ int tui_export_run(const base_config_t *cfg, const char *path, const struct tui_
     if (cout) {
         /* Imported events take part as their nodes' own (the XSpace has
          * already put them in the model). */
-        if (imp && !(out && fmt == TUI_EXPORT_XPLANE)) {
+        if (imp && !(out && (fmt == TUI_EXPORT_XPLANE || fmt == TUI_EXPORT_PERFETTO))) {
             if (tui_import_load(imp, model, budget, err) != BASE_OK) {
                 fprintf(stderr, "dptop: %s\n", err);
                 goto done;
@@ -653,12 +663,24 @@ int tui_export_run(const base_config_t *cfg, const char *path, const struct tui_
     rc = map_errors ? 1 : 0;
     double secs = (double)(base_monotonic_ns() - t0) / 1e9;
     uint64_t evicted = tui_store_evicted(tui_model_store(model));
+    if (out && fmt == TUI_EXPORT_PERFETTO)
+        fprintf(info,
+                "dptop: exported %" PRIu64 " slices, %" PRIu64 " marks, %" PRIu64
+                " flows and %" PRIu64 " counter points on %" PRIu64 " tracks from %" PRIu64
+                " messages to %s (%" PRIu64 " bytes) in %.2f s\n",
+                ps.slices, ps.instants, ps.flows, ps.counters, ps.tracks, msgs, out, ps.bytes,
+                secs);
+    if (ps.overlaps_split || ps.overlaps_dropped)
+        fprintf(info,
+                "dptop: %" PRIu64 " slices partly overlapped an open one on their track: put on "
+                "overlap tracks (%" PRIu64 " beyond the third dropped)\n",
+                ps.overlaps_split, ps.overlaps_dropped);
     if (out && fmt == TUI_EXPORT_CHROME)
         fprintf(info,
                 "dptop: exported %" PRIu64 " events and %" PRIu64 " flows from %" PRIu64
                 " messages to %s in %.2f s\n",
                 cs.events, cs.flows, msgs, out, secs);
-    else if (out)
+    else if (out && fmt == TUI_EXPORT_XPLANE)
         fprintf(info,
                 "dptop: exported %" PRIu64 " events in %" PRIu64 " planes, %" PRIu64
                 " scope pairs, from %" PRIu64 " messages to %s%s (%" PRIu64 " bytes) in %.2f s\n",
@@ -685,7 +707,7 @@ int tui_export_run(const base_config_t *cfg, const char *path, const struct tui_
             rs.corrupt, rs.skipped_bytes, rs.truncated_bytes, rejected);
     if (imp)
         tui_import_report(imp, info);
-    uint64_t raw = cs.raw_events + xs.raw_events;
+    uint64_t raw = cs.raw_events + xs.raw_events + ps.raw_events;
     if (raw)
         fprintf(info, "dptop: %" PRIu64 " events of unaligned nodes are on their raw clocks\n",
                 raw);

@@ -666,6 +666,33 @@ int tui_xplane_write_dir(tui_model_t *model, const tui_scopes_t *scopes, const c
                          char *err);
 
 /* ------------------------------------------------------------------------
+ * Perfetto's native format (`.pftrace`, `.perfetto-trace`; tui/perfetto.c,
+ * docs/PERFETTO.md): TracePackets of TrackEvents on the global time base,
+ * interned names and categories, a process per (node, process) with its
+ * host threads and GPU streams as tracks, flows from API calls to their GPU
+ * work, counters of each node's offset and ± and of the collectives'
+ * arrival skew, each node's own clock in ClockSnapshots.  Written in time
+ * order through a heap of tracks; memory beyond the model's is per track.
+ */
+struct tui_pftrace_opts {
+    const char *source; /* reserved */
+};
+struct tui_pftrace_stats {
+    uint64_t packets, tracks, slices, instants, flows, counters, clock_snapshots;
+    uint64_t raw_events;       /* of unaligned nodes, on their raw clocks */
+    uint64_t skipped;          /* could not be placed in time */
+    uint64_t overlaps_split;   /* partly overlapping an open slice: put on an overlap track */
+    uint64_t overlaps_dropped; /* the same, beyond the last overlap track */
+    uint64_t bytes;
+};
+int tui_pftrace_write(tui_model_t *model, FILE *out, const struct tui_pftrace_opts *opts,
+                      struct tui_pftrace_stats *st, char *err);
+/* Through path.tmp and rename, like tui_chrome_write_file. */
+int tui_pftrace_write_file(tui_model_t *model, const char *path,
+                           const struct tui_pftrace_opts *opts, struct tui_pftrace_stats *st,
+                           char *err);
+
+/* ------------------------------------------------------------------------
  * Window statistics export (seed "window manager"): the win, edge_fit,
  * node_fit and solve messages of a recording as JSON Lines, each its header
  * object (edge_fit and node_fit are the objects of SPEC.md §4.5) plus
@@ -704,6 +731,7 @@ struct tui_app_opts {
     const char *outdir;  /* snapshots and recordings (NULL: ".") */
     int fps;             /* frames per second (0: 10) */
     int record_flush_ms; /* recordings started with `r` (0: 250) */
+    bool snap_perfetto;  /* `s` writes Perfetto's format (.pftrace), not a Chrome trace */
     bool color;          /* false, NO_COLOR or a terminal without colours: monochrome */
     FILE *in, *out;      /* NULL: /dev/tty */
     const char *term;    /* NULL: $TERM */
@@ -740,11 +768,11 @@ int tui_replay_run(const base_config_t *cfg, const char *path, const struct tui_
  * Chrome trace or an XSpace, by `format` or by the output's name) and/or
  * the window statistics as JSON Lines.
  */
-enum tui_export_format { TUI_EXPORT_AUTO, TUI_EXPORT_CHROME, TUI_EXPORT_XPLANE };
-/* "auto", "chrome", "xplane"; BASE_ERR for anything else. */
+enum tui_export_format { TUI_EXPORT_AUTO, TUI_EXPORT_CHROME, TUI_EXPORT_XPLANE, TUI_EXPORT_PERFETTO };
+/* "auto", "chrome", "xplane", "perfetto"; BASE_ERR for anything else. */
 int tui_export_format_parse(const char *s, enum tui_export_format *out);
-/* By the name: ".pb" (".xplane.pb") is an XSpace, anything else Chrome JSON.
- * AUTO is resolved the same way. */
+/* By the name: ".pb" (".xplane.pb") is an XSpace, ".pftrace" or
+ * ".perfetto-trace" Perfetto's format, anything else Chrome JSON. */
 enum tui_export_format tui_export_format_of(const char *path, enum tui_export_format asked);
 struct tui_export_req {
     const char *out; /* NULL or "": no trace; an XSpace to a directory: one file per node */

@@ -117,6 +117,7 @@ struct tui_app {
     bool color;
     int fps;
     int record_flush_ms;
+    bool snap_perfetto; /* `s` writes .pftrace */
     char outdir[1024];
     char hub[256];
     struct bus_limits limits;

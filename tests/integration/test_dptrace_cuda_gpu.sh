@@ -211,10 +211,10 @@ for path, node in zip(sys.argv[3:], (0, 0, 1)):
     truth = [int(l.split()[3]) for l in log.splitlines() if l.startswith("cuda_app: spin ")]
     T0 = truth[0] if T0 is None else T0
     mine = [e for e in x if e["pid"] == node and lane_pid[(e["pid"], e["tid"])] == pid]
-    k = collections.Counter(e["name"] for e in mine if e["cat"] == "kernel")
+    k = collections.Counter(e["name"] for e in mine if e["args"]["kind"] == "kernel")
     assert k["spin_kernel"] == 2 * steps, (node, pid, k)
     assert k["void scale_kernel<float>(float*, float, int)"] == steps, (node, pid, k)
-    assert sum(1 for e in mine if e["cat"] == "memcpy") == 2 * steps + 1, (node, pid)
+    assert sum(1 for e in mine if e["args"]["kind"] == "memcpy") == 2 * steps + 1, (node, pid)
     # DPTOP_TRACE_CUDA_API=all: every runtime call, the queries too.
     q = sum(1 for e in mine if e["name"] == "cudaGetLastError")
     assert q == 3 * steps, "node %d pid %d: cudaGetLastError calls recorded: %d" % (node, pid, q)

@@ -445,7 +445,9 @@ def check_chrome(res, chrome_path):
     for e in d["traceEvents"]:
         if e.get("ph") not in ("X", "i"):
             continue
-        key = (e["pid"], e["name"], e["args"]["trace_ns"], e["cat"])
+        # API calls and GPU work share the category "gpu"; their kind is in args.
+        cat = e["args"]["kind"] if e["cat"] == "gpu" else e["cat"]
+        key = (e["pid"], e["name"], e["args"]["trace_ns"], cat)
         want[key] = round(e["ts"] * 1000) + origin
     got = {}
     cat = {"kernel_details": "kernel", "memcpy_details": "memcpy", "Memset_details": "memset"}
