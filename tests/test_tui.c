@@ -2607,6 +2607,36 @@ static void test_pftrace_overlaps(void **state)
     assert_int_equal(pos, len);
     assert_int_equal(packets, st.packets);
     free(buf);
+
+    /* The Chrome trace puts B on an overlap thread beside its own. */
+    buf = NULL;
+    len = 0;
+    f = open_memstream(&buf, &len);
+    struct tui_chrome_stats cs;
+    struct tui_chrome_opts co = {.flows = true};
+    assert_int_equal(tui_chrome_write(m, f, &co, &cs, err), BASE_OK);
+    fclose(f);
+    assert_int_equal(cs.overlaps_split, 1);
+    assert_int_equal(cs.overlaps_dropped, 0);
+    json_object *o = json_tokener_parse(buf);
+    assert_non_null(o);
+    json_object *evs = json_object_object_get(o, "traceEvents");
+    int64_t over_tid = -1, b_tid = -2;
+    for (size_t i = 0; i < json_object_array_length(evs); i++) {
+        json_object *e = json_object_array_get_idx(evs, i);
+        const char *ph = json_object_get_string(json_object_object_get(e, "ph"));
+        int64_t tid = json_object_get_int64(json_object_object_get(e, "tid"));
+        json_object *args = json_object_object_get(e, "args");
+        if (strcmp(ph, "M") == 0 && args && json_object_object_get(args, "name") &&
+            strstr(json_object_get_string(json_object_object_get(args, "name")), "(overlaps 1)"))
+            over_tid = tid;
+        if (strcmp(ph, "X") == 0 &&
+            json_object_get_int64(json_object_object_get(args, "trace_ns")) == s0 + 50000)
+            b_tid = tid;
+    }
+    assert_int_equal(over_tid, b_tid);
+    json_object_put(o);
+    free(buf);
     tui_model_destroy(&m);
 }
 

@@ -242,6 +242,50 @@ static void write_collectives(FILE *out, const tui_coll_t *c)
     fputs("]}", out);
 }
 
+/*
+ * Viewers keep a thread's slices only where they nest (Perfetto drops one
+ * that starts inside an open slice and ends after it).  Real push/pop ranges
+ * nest, but two sources on one thread, or maps that moved between two
+ * events, may not: such a slice goes to an overlap thread beside its own.
+ */
+#define CHROME_LEVELS 8
+struct level {
+    uint32_t tid; /* 0: not made yet */
+    int64_t *stack;
+    size_t depth, cap;
+};
+
+/* The level a slice [g0, g1] nests in; -1: none of them. */
+static int level_for(struct level *lv, int64_t g0, int64_t g1)
+{
+    for (int l = 0; l < CHROME_LEVELS; l++) {
+        while (lv[l].depth && lv[l].stack[lv[l].depth - 1] <= g0)
+            lv[l].depth--;
+        if (lv[l].depth && g1 > lv[l].stack[lv[l].depth - 1])
+            continue;
+        if (lv[l].depth == lv[l].cap) {
+            lv[l].cap = lv[l].cap ? lv[l].cap * 2 : 16;
+            lv[l].stack = xreallocarray(lv[l].stack, lv[l].cap, sizeof *lv[l].stack);
+        }
+        lv[l].stack[lv[l].depth++] = g1;
+        return l;
+    }
+    return -1;
+}
+
+static void thread_meta(FILE *out, uint16_t node, uint32_t tid, const char *name)
+{
+    fprintf(out,
+            ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%u,\"tid\":%" PRIu32
+            ",\"args\":{\"name\":",
+            node, tid);
+    tui_json_str(out, name);
+    fprintf(out,
+            "}},\n{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":%u,\"tid\":%" PRIu32
+            ",\"args\":{\"sort_index\":%" PRIu32 "}}",
+            node, tid, tid);
+}
+
 int tui_chrome_write(tui_model_t *model, FILE *out, const struct tui_chrome_opts *opts,
                      struct tui_chrome_stats *st, char *err)
 {
@@ -315,15 +359,10 @@ int tui_chrome_write(tui_model_t *model, FILE *out, const struct tui_chrome_opts
         else
             snprintf(tname, sizeof tname, "pid %" PRIu32 " gpu%u stream %" PRIu32, k->pid,
                      k->device, k->id);
-        fprintf(out,
-                ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%u,\"tid\":%" PRIu32
-                ",\"args\":{\"name\":",
-                k->node, ctid);
-        tui_json_str(out, tname);
-        fprintf(out,
-                "}},\n{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":%u,\"tid\":%" PRIu32
-                ",\"args\":{\"sort_index\":%" PRIu32 "}}",
-                k->node, ctid, ctid);
+        thread_meta(out, k->node, ctid, tname);
+        struct level lv[CHROME_LEVELS];
+        memset(lv, 0, sizeof lv);
+        lv[0].tid = ctid;
         for (size_t j = 0; j < info->count; j++) {
             const tui_ev_t *e = tui_store_ev(store, ti, j);
             int64_t g0, g1;
@@ -339,6 +378,22 @@ int tui_chrome_write(tui_model_t *model, FILE *out, const struct tui_chrome_opts
             if ((o.from_global && g1 < o.from_global) || (o.to_global && g0 > o.to_global))
                 continue;
             bool raw = (f0 | f1) & TUI_T_RAW;
+            uint32_t tid = ctid;
+            if (e->kind != GPU_EV_INSTANT) {
+                int l = level_for(lv, g0, g1);
+                if (l < 0) {
+                    s.overlaps_dropped++;
+                    continue;
+                }
+                if (lv[l].tid == 0) {
+                    char oname[128];
+                    lv[l].tid = ++ctid;
+                    snprintf(oname, sizeof oname, "%s (overlaps %d)", tname, l);
+                    thread_meta(out, k->node, lv[l].tid, oname);
+                }
+                tid = lv[l].tid;
+                s.overlaps_split += l > 0;
+            }
             const char *name = tui_model_name(model, k->node, k->pid, e->name_id);
             char fallback[48];
             if (name == NULL) {
@@ -349,7 +404,7 @@ int tui_chrome_write(tui_model_t *model, FILE *out, const struct tui_chrome_opts
             tui_json_str(out, name);
             fprintf(out,
                     ",\"cat\":\"%s\",\"pid\":%u,\"tid\":%" PRIu32 ",\"ts\":", kind_cat(e->kind),
-                    k->node, ctid);
+                    k->node, tid);
             tui_json_us(out, g0 - origin);
             if (e->kind == GPU_EV_INSTANT) {
                 fputs(",\"ph\":\"i\",\"s\":\"t\"", out);
@@ -367,9 +422,11 @@ int tui_chrome_write(tui_model_t *model, FILE *out, const struct tui_chrome_opts
                     fe = xreallocarray(fe, capfe, sizeof *fe);
                 }
                 fe[nfe++] = (struct flow_end){
-                    k->node, e->kind == GPU_EV_API, k->pid, e->corr_id, ctid, g0 - origin};
+                    k->node, e->kind == GPU_EV_API, k->pid, e->corr_id, tid, g0 - origin};
             }
         }
+        for (int l = 0; l < CHROME_LEVELS; l++)
+            free(lv[l].stack);
     }
     if (nfe) {
         qsort(fe, nfe, sizeof *fe, cmp_flow);
@@ -427,8 +484,10 @@ int tui_chrome_write(tui_model_t *model, FILE *out, const struct tui_chrome_opts
             "\"time_base\":\"global: the reference node's probe clock (CLOCK_REALTIME)\","
             "\"reference\":%d,\"origin_ns\":%" PRId64 ",\"events\":%" PRIu64
             ",\"raw_events\":%" PRIu64 ",\"flows\":%" PRIu64 ",\"evicted\":%" PRIu64
-            ",\"ev_drops\":%" PRIu64 ",",
-            sum.ref, origin, s.events, s.raw_events, s.flows, sum.evicted, sum.ev_drops);
+            ",\"ev_drops\":%" PRIu64 ",\"overlaps_split\":%" PRIu64 ",\"overlaps_dropped\":%" PRIu64
+            ",",
+            sum.ref, origin, s.events, s.raw_events, s.flows, sum.evicted, sum.ev_drops,
+            s.overlaps_split, s.overlaps_dropped);
     write_alignment(out, model);
     write_collectives(out, coll);
     tui_coll_destroy(&coll);

@@ -537,6 +537,8 @@ struct tui_chrome_opts {
 };
 struct tui_chrome_stats {
     uint64_t events, flows, raw_events, skipped;
+    uint64_t overlaps_split;   /* partly overlapping an open slice: on an overlap thread */
+    uint64_t overlaps_dropped; /* the same, beyond the 7th overlap thread: left out */
     int64_t origin_ns;
 };
 int tui_chrome_write(tui_model_t *model, FILE *out, const struct tui_chrome_opts *opts,
