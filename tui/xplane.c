@@ -1059,9 +1059,10 @@ static bool several_pids(const struct xw *w, size_t a, size_t b)
     return false;
 }
 
-/* Lines [a, b) of one plane.  Line id: the thread (stream) id, or
- * pid << 32 | id when the plane holds several processes, so ids stay
- * unique whatever the processes number their threads or streams. */
+/* Lines [a, b) of one plane.  Line id: the thread (stream) id, or, when
+ * the plane holds several processes (or an id beyond 31 bits), the line's
+ * ordinal in the plane from 1: xprof keeps a 32-bit resource id per line,
+ * so pid << 32 | id would put two processes' "Stream #1" on one row. */
 static void write_lines(struct xw *w, size_t a, size_t b)
 {
     bool shared = several_pids(w, a, b);
@@ -1074,7 +1075,7 @@ static void write_lines(struct xw *w, size_t a, size_t b)
             snprintf(lname, sizeof lname, "Stream #%" PRIu32 " (pid %" PRIu32 ")", k->id, k->pid);
         else
             snprintf(lname, sizeof lname, "Stream #%" PRIu32, k->id);
-        int64_t id = shared ? (int64_t)((uint64_t)k->pid << 32 | k->id) : (int64_t)k->id;
+        int64_t id = shared || k->id > INT32_MAX ? (int64_t)(i - a + 1) : (int64_t)k->id;
         write_line(w, w->order[i], id, lname);
     }
 }

@@ -39,4 +39,20 @@ it_wait 20 bash -c "[ \$(${TM[*]} capture-pane -p -t t | grep -oE '^ gpu0 s1 p[0
     { "${TM[@]}" capture-pane -p -t t; it_fail "the two processes' queues are not told apart"; }
 "${TM[@]}" capture-pane -p -t t | grep -E '^ gpu0 s1 p'
 "${TM[@]}" send-keys -t t q
-it_pass "two processes on one node: gpu0 s1 of each in its own lane, with its pid"
+# The XSpace: one GPU plane holds both processes' stream 1 on two lines,
+# with ids unique in 32 bits (xprof's resource id) and the pids in the names.
+"$B/dptop" --replay "$IT_TMP/run.dprec" --export "$IT_TMP/run.xplane.pb" >"$IT_TMP/x.out" 2>&1 ||
+    it_fail "XSpace export failed: $(cat "$IT_TMP/x.out")"
+$IT_PY - "$IT_ROOT/tests/integration/xplane_check.py" "$IT_TMP/run.xplane.pb" <<'EOF' ||
+import importlib.util, sys
+spec = importlib.util.spec_from_file_location("xplane_check", sys.argv[1])
+xc = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(xc)
+views = xc.plane_views(xc.load(sys.argv[2]))
+gpu = [v for n, v in views.items() if n.startswith("/device:GPU:")]
+lines = [ln for v in gpu for ln in v["lines"] if ln["name"].startswith("Stream #1 (pid ")]
+print("GPU lines of stream 1:", [(ln["id"], ln["name"]) for ln in lines])
+assert len(lines) == 2 and len({ln["id"] for ln in lines}) == 2, lines
+EOF
+    it_fail "the two processes' stream 1 do not get lines of their own"
+it_pass "two processes on one node: gpu0 s1 of each in its own lane and XSpace line, with its pid"

@@ -225,6 +225,10 @@ def plane_views(space):
                             "dur_ps": dur, "stats": stats(e.get("stats", []))})
             lines.append({"id": ln.get("id", 0), "name": ln.get("name", ""), "ts": ts,
                           "duration_ps": ln.get("duration_ps", 0), "events": evs})
+        # xprof keeps a 32-bit resource id per line: unique ones, in 32 bits.
+        ids = [ln["id"] for ln in lines]
+        assert len(set(ids)) == len(ids), "two lines share an id in %s" % name
+        assert all(0 <= i < 1 << 31 for i in ids), "a line id beyond 31 bits in %s" % name
         out[name] = {"id": p.get("id", 0), "lines": lines, "stats": stats(p.get("stats", [])),
                      "raw": p}
     return out
