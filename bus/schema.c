@@ -109,6 +109,13 @@ static const struct bus_field welcome_fields[] = {
      .max = 3.6e6,
      .unit = "ms",
      .doc = "heartbeat period"},
+    {.name = "status_period_ms",
+     .type = BUS_T_INT,
+     .ranged = true,
+     .min = 50,
+     .max = 3.6e6,
+     .unit = "ms",
+     .doc = "period of the status message"},
     {.name = "k", .type = BUS_T_INT, NODE_R, .doc = "neighbours each node probes"},
     {.name = "probe_key",
      .type = BUS_T_STR,
@@ -143,6 +150,13 @@ static const struct bus_field hb_fields[] = {
     {.name = "t_ns", .type = BUS_T_NS, .required = true, .unit = "ns", .doc = "probe clock"},
     {.name = "epoch", .type = BUS_T_INT, NONNEG, .doc = "plan epoch the node runs"},
     {.name = "uptime_s", .type = BUS_T_NUM, NONNEG, .unit = "s", .doc = "agent uptime"},
+    {.name = "known",
+     .type = BUS_T_BOOL,
+     .doc = "the master's reply: the node is known on this connection (false: register again)"},
+    {.name = "ack_node",
+     .type = BUS_T_INT,
+     NODE_R,
+     .doc = "the master's reply: the node whose heartbeat it answers"},
 };
 
 static const struct bus_field bye_fields[] = {

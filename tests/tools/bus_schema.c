@@ -35,7 +35,7 @@ static void type_text(const struct bus_field *f, enum bus_type t, char *out, siz
         if (f->enums) {
             size_t o = (size_t)snprintf(out, len, "string:");
             for (const char *const *e = f->enums; *e && o < len; e++)
-                o += (size_t)snprintf(out + o, len - o, "%s%s", e == f->enums ? " " : " | ", *e);
+                o += (size_t)snprintf(out + o, len - o, "%s%s", e == f->enums ? " " : " \\| ", *e);
             return;
         }
         break;
