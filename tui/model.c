@@ -31,6 +31,9 @@ struct mnode {
     size_t np;
     double dev[8];
     size_t ndev, dev_pos;
+    /* the latest TUI_GPU_HIST device readings of its status messages, a ring */
+    struct tui_gpu_reading *gpu_hist;
+    size_t ngpu_hist, gpu_hist_pos;
     size_t boot_pairs; /* boottime -> probe */
     int64_t boot_last;
     bool have_shift; /* trace + shift ~ arrival time, when no pairs */
@@ -107,6 +110,8 @@ static void model_init(tui_model_t *self)
 
 static void model_fini(tui_model_t *self)
 {
+    for (size_t i = 0; i < self->nnodes; i++)
+        free(self->nodes[i].gpu_hist);
     free(self->nodes);
     free(self->edges);
     for (size_t i = 0; i < self->capnames; i++)
@@ -577,6 +582,15 @@ static enum base_dec on_status(tui_model_t *self, const bus_msg_t *msg, json_obj
         if (cnt)
             p->gpu_busy_pct = sum / cnt;
     }
+    if (isfinite(p->gpu_busy_pct) || isfinite(p->power_w)) {
+        if (n->gpu_hist == NULL)
+            n->gpu_hist = xcalloc(TUI_GPU_HIST, sizeof *n->gpu_hist);
+        n->gpu_hist[n->gpu_hist_pos] =
+            (struct tui_gpu_reading){t, p->gpu_busy_pct, p->power_w, p->vram_used_b};
+        n->gpu_hist_pos = (n->gpu_hist_pos + 1) % TUI_GPU_HIST;
+        if (n->ngpu_hist < TUI_GPU_HIST)
+            n->ngpu_hist++;
+    }
     json_object *dec;
     p->rejects = 0;
     if (json_object_object_get_ex(h, "dec_errors", &dec) &&
@@ -918,6 +932,18 @@ static enum base_dec on_snap(tui_model_t *self, const bus_msg_t *msg, json_objec
         }
     }
     return BASE_DEC_OK;
+}
+
+size_t tui_model_gpu_history(const tui_model_t *self, uint16_t node, size_t i,
+                             struct tui_gpu_reading *out)
+{
+    assert(self);
+    const struct mnode *m = find_node((tui_model_t *)self, node, false);
+    if (m == NULL || i >= m->ngpu_hist)
+        return m ? m->ngpu_hist : 0;
+    size_t first = (m->gpu_hist_pos + TUI_GPU_HIST - m->ngpu_hist) % TUI_GPU_HIST;
+    *out = m->gpu_hist[(first + i) % TUI_GPU_HIST];
+    return m->ngpu_hist;
 }
 
 double tui_model_snap_dev(const tui_model_t *self, uint16_t node)

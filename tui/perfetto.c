@@ -17,8 +17,9 @@
  * different hosts never merge, with the real ones in the names and labels.
  * A slice that partly overlaps an open one on its track (Perfetto would
  * drop it) goes to an overlap track beside it, counted.  Counters: each
- * node's offset and ± over time, its raw clock as a clock of its own in
- * ClockSnapshots, and the collectives' arrival skew.
+ * node's offset and ± over time, GPU busy and power from its status
+ * messages, its raw clock as a clock of its own in ClockSnapshots, and the
+ * collectives' arrival skew.
  */
 #include "tui/tui.h"
 #include "tui/xplane_int.h"
@@ -681,7 +682,41 @@ struct node_samples {
     int64_t *t, *raw;
     double *off, *unc;
     size_t n;
+    /* device readings of its status messages, on the global time base */
+    int64_t *bt, *pt;
+    double *busy, *power;
+    size_t nb, np;
 };
+
+static void sample_gpus(tui_model_t *m, uint16_t node, struct node_samples *ns)
+{
+    struct tui_gpu_reading r;
+    size_t n = tui_model_gpu_history(m, node, 0, &r);
+    if (n == 0)
+        return;
+    ns->bt = xcalloc(n, sizeof *ns->bt);
+    ns->pt = xcalloc(n, sizeof *ns->pt);
+    ns->busy = xcalloc(n, sizeof *ns->busy);
+    ns->power = xcalloc(n, sizeof *ns->power);
+    int64_t lastb = INT64_MIN, lastp = INT64_MIN;
+    for (size_t i = 0; i < n; i++) {
+        tui_model_gpu_history(m, node, i, &r);
+        int64_t g;
+        double unc;
+        unsigned fl;
+        if (tui_model_map(m, node, CLOCK_DOMAIN_PROBE, r.t_ns, &g, &unc, &fl) != BASE_OK)
+            continue;
+        /* A counter's points go in time order (a map that moved: keep the first). */
+        if (isfinite(r.busy_pct) && g > lastb) {
+            ns->bt[ns->nb] = lastb = g;
+            ns->busy[ns->nb++] = r.busy_pct;
+        }
+        if (isfinite(r.power_w) && g > lastp) {
+            ns->pt[ns->np] = lastp = g;
+            ns->power[ns->np++] = r.power_w;
+        }
+    }
+}
 
 static void sample_node(tui_model_t *m, uint16_t node, int64_t t0, int64_t t1,
                         struct node_samples *ns)
@@ -806,29 +841,50 @@ int tui_pftrace_write(tui_model_t *model, FILE *out, const struct tui_pftrace_op
      * raw clock in the clock snapshots; the collectives' arrival skew. */
     size_t nn = tui_model_nnodes(model);
     struct node_samples *samples = xcalloc(nn + 1, sizeof *samples);
-    struct stream **counters = xcalloc(2 * nn + 2, sizeof *counters);
+    struct stream **counters = xcalloc(4 * nn + 2, sizeof *counters);
     size_t ncounters = 0;
     for (size_t i = 0; i < nn; i++) {
         const struct tui_node *n = tui_model_node(model, i);
         sample_node(model, n->id, t0, t1, &samples[i]);
-        if (samples[i].n == 0)
+        sample_gpus(model, n->id, &samples[i]);
+        if (samples[i].n == 0 && samples[i].nb == 0 && samples[i].np == 0)
             continue;
         struct proc *p = &procs[nprocs];
         *p = (struct proc){n->id, 0, w.next_uuid++, next_ppid++, 1};
         describe_process(&w, p);
         nprocs++;
-        struct stream *so = stream_new(&w, S_COUNTER), *su = stream_new(&w, S_COUNTER);
         char name[80];
-        snprintf(name, sizeof name, "n%u clock offset (global − own)", n->id);
-        describe_counter(&w, so, p->uuid, name, "ns");
-        snprintf(name, sizeof name, "n%u clock ±uncertainty", n->id);
-        describe_counter(&w, su, p->uuid, name, "ns");
-        so->ct = su->ct = samples[i].t;
-        so->cv = samples[i].off;
-        su->cv = samples[i].unc;
-        so->cn = su->cn = samples[i].n;
-        counters[ncounters++] = so;
-        counters[ncounters++] = su;
+        if (samples[i].n) {
+            struct stream *so = stream_new(&w, S_COUNTER), *su = stream_new(&w, S_COUNTER);
+            snprintf(name, sizeof name, "n%u clock offset (global − own)", n->id);
+            describe_counter(&w, so, p->uuid, name, "ns");
+            snprintf(name, sizeof name, "n%u clock ±uncertainty", n->id);
+            describe_counter(&w, su, p->uuid, name, "ns");
+            so->ct = su->ct = samples[i].t;
+            so->cv = samples[i].off;
+            su->cv = samples[i].unc;
+            so->cn = su->cn = samples[i].n;
+            counters[ncounters++] = so;
+            counters[ncounters++] = su;
+        }
+        if (samples[i].nb) {
+            struct stream *sb = stream_new(&w, S_COUNTER);
+            snprintf(name, sizeof name, "n%u GPU busy", n->id);
+            describe_counter(&w, sb, p->uuid, name, "%");
+            sb->ct = samples[i].bt;
+            sb->cv = samples[i].busy;
+            sb->cn = samples[i].nb;
+            counters[ncounters++] = sb;
+        }
+        if (samples[i].np) {
+            struct stream *sp = stream_new(&w, S_COUNTER);
+            snprintf(name, sizeof name, "n%u GPU power", n->id);
+            describe_counter(&w, sp, p->uuid, name, "W");
+            sp->ct = samples[i].pt;
+            sp->cv = samples[i].power;
+            sp->cn = samples[i].np;
+            counters[ncounters++] = sp;
+        }
     }
     struct coll_points cp = {0};
     tui_coll_t *coll = tui_coll_new(1);
@@ -891,6 +947,10 @@ int tui_pftrace_write(tui_model_t *model, FILE *out, const struct tui_pftrace_op
         free(samples[i].raw);
         free(samples[i].off);
         free(samples[i].unc);
+        free(samples[i].bt);
+        free(samples[i].pt);
+        free(samples[i].busy);
+        free(samples[i].power);
     }
     free(samples);
     free(counters);

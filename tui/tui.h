@@ -369,6 +369,17 @@ bool tui_model_aligned(const tui_model_t *self, uint16_t node);
  */
 int tui_model_map(tui_model_t *self, uint16_t node, uint32_t domain, int64_t local, int64_t *out,
                   double *unc, unsigned *flags);
+/* A node's device readings over time, from its status messages (the
+ * latest TUI_GPU_HIST): busy % (mean over its GPUs), power (summed), memory
+ * in use; NAN where none reported.  t_ns is the node's probe clock. */
+#define TUI_GPU_HIST 4096
+struct tui_gpu_reading {
+    int64_t t_ns;
+    double busy_pct, power_w, vram_used_b;
+};
+/* How many are held; with i below that, the i-th oldest into *out. */
+size_t tui_model_gpu_history(const tui_model_t *self, uint16_t node, size_t i,
+                             struct tui_gpu_reading *out);
 /* What a node's trace -> probe snapshot pairs can be wrong by between
  * pairs, which the maps' ± leave out: the largest deviation of a pair from
  * the line through its two neighbours, over the latest 8 (0: unknown). */

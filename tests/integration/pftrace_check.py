@@ -16,8 +16,8 @@ multiset of (node, name, start ns, end ns), to the Chrome trace's complete
 events; flows (as many as the Chrome trace's arrows, every id begun on an
 API call and terminated on GPU work); the counters (offset and ± of every
 aligned node, equal to the Chrome metadata's offset at the fit's anchor
-within a microsecond; the collectives' skew points as many as the Chrome
-counter's) and each node's clock snapshots.
+within a microsecond; GPU busy within 0..100 %; the collectives' skew
+points as many as the Chrome counter's) and each node's clock snapshots.
 """
 import collections
 import json
@@ -263,6 +263,9 @@ def check(ptrace, chrome):
         assert abs(near[1] - want_off) < 1000, (near, want_off)
         assert tr.counters[names["n%d clock ±uncertainty" % a["node"]]]
         offsets += 1
+    busy = [tr.counters[u] for n, u in names.items() if n.endswith(" GPU busy")]
+    assert busy and all(pts and all(0 <= v <= 100 for _, v in pts) for pts in busy), \
+        "no GPU busy counter, or a value outside 0..100"
     skew = tr.counters.get(names.get("collectives: arrival skew"), [])
     cmeta = meta.get("collectives", {})
     assert len(skew) == cmeta.get("late", 0) + cmeta.get("within_uncertainty", 0)
