@@ -1857,11 +1857,19 @@ static void test_xplane(void **state)
     assert_non_null(ap);
     assert_int_equal(t_stat(h1, ap->st, ap->nst, "device_id")->u, 0);
     assert_int_equal(t_stat(h1, ap->st, ap->nst, "correlation_id")->u, 5);
+    assert_int_equal(t_stat(h1, ap->st, ap->nst, "correlation_id")->kind, 4); /* int64 */
+    /* The launch arrow as xprof reads it: category 9, out of the call, into its kernel. */
+    uint64_t fo = t_stat(h1, ap->st, ap->nst, "flow")->u;
+    uint64_t fi = t_stat(g0, k1->st, k1->nst, "flow")->u;
+    assert_int_equal(fo >> 58, 9);
+    assert_int_equal(fo & 3, 2);
+    assert_int_equal(fi & 3, 1);
+    assert_int_equal(fo >> 2, fi >> 2);
     assert_int_equal(api, s1 - 20000 + P1);
     ap = t_event(h2, "hipLaunchKernel", NULL);
     assert_int_equal(t_stat(h2, ap->st, ap->nst, "device_id")->u, 1);
     int64_t step0;
-    const struct t_event *stp = t_event(h1, "TrainStep#step_num=7#", &step0);
+    const struct t_event *stp = t_event(h1, "train", &step0);
     assert_non_null(stp);
     assert_int_equal(t_stat(h1, stp->st, stp->nst, "step_num")->u, 7);
     assert_int_equal(t_stat(h1, stp->st, stp->nst, "_r")->u, 1);

@@ -510,6 +510,7 @@ enum xstat {
     XS_PRODUCER,
     XS_SOURCE,
     XS_SCOPE_PROCS,
+    XS_FLOW,
     XS_NKINDS
 };
 
@@ -553,7 +554,19 @@ static const struct {
     [XS_SOURCE] = {"source", "the recording exported"},
     [XS_SCOPE_PROCS] = {"scope_id_processes",
                         "ordinal=node/pid of each process: scope id = ordinal << 40 | id"},
+    [XS_FLOW] = {"flow", "launch arrow: category 9 (GPU launch) << 58 | id << 2 | direction "
+                         "(2 out of the API call, 1 into its GPU work)"},
 };
+
+/* xprof's XFlow: bits 0-1 direction (1 in, 2 out), 2-57 the id, 58-63 the
+ * category (9: kGpuLaunch).  The id: (node, pid, correlation id) mixed to
+ * 56 bits, the same at both ends. */
+static uint64_t xflow(uint16_t node, uint32_t pid, uint32_t corr, bool out)
+{
+    uint64_t id = ((uint64_t)node << 48) ^ ((uint64_t)pid << 20) ^ corr;
+    id = (id * 0x9e3779b97f4a7c15ull) >> 8;
+    return (9ull << 58) | ((id & ((1ull << 56) - 1)) << 2) | (out ? 2u : 1u);
+}
 
 struct gpu_ord {
     uint16_t node, device;
@@ -742,8 +755,7 @@ static void corr_build(struct xw *w, size_t a, size_t b)
             w->only_dev = -2;
         n += t->count;
     }
-    if (w->only_dev != -2)
-        return;
+    /* Built even for one device: an arrow is drawn only to work that is held. */
     size_t cap = 1024;
     while (cap < 2 * n)
         cap *= 2;
@@ -777,6 +789,13 @@ static int corr_device(const struct xw *w, uint32_t pid, uint32_t corr)
     uint64_t key = (uint64_t)pid << 32 | corr;
     size_t s = corr_slot(w, key);
     return w->corr_key[s] == key ? w->corr_dev[s] : -1;
+}
+
+/* Whether the GPU work of (pid, corr) is in the export. */
+static bool corr_held(const struct xw *w, uint32_t pid, uint32_t corr)
+{
+    uint64_t key = (uint64_t)pid << 32 | corr;
+    return w->corr_key[corr_slot(w, key)] == key;
 }
 
 /* ---- planes: event metadata, stats ---- */
@@ -937,8 +956,11 @@ static void event_stats(struct xw *w, const tui_ev_t *e, const struct tui_track_
                         unsigned flags)
 {
     char buf[160];
+    /* xprof reads correlation_id and the step stats as int64 values. */
     if (e->corr_id)
-        stat_uint(w, XEVENT_STATS, XS_CORR, e->corr_id);
+        stat_int(w, XEVENT_STATS, XS_CORR, e->corr_id);
+    if (e->corr_id && tui_kind_on_device(e->kind))
+        stat_uint(w, XEVENT_STATS, XS_FLOW, xflow(k->node, k->pid, e->corr_id, false));
     int64_t gid = scope_gid(w, k->node, k->pid, e->scope);
     if (gid)
         stat_int(w, XEVENT_STATS, XS_SCOPE, gid);
@@ -967,6 +989,8 @@ static void event_stats(struct xw *w, const tui_ev_t *e, const struct tui_track_
             int ord = dev >= 0 ? gpu_number(w, k->node, (uint16_t)dev) : -1;
             if (ord >= 0)
                 stat_uint(w, XEVENT_STATS, XS_DEVICE_ID, (uint64_t)ord);
+            if (corr_held(w, k->pid, e->corr_id)) /* an arrow to its GPU work */
+                stat_uint(w, XEVENT_STATS, XS_FLOW, xflow(k->node, k->pid, e->corr_id, true));
         }
         break;
     case GPU_EV_STEP:
@@ -1017,9 +1041,9 @@ static void write_line(struct xw *w, size_t ti, int64_t line_id, const char *lin
         char gen[64];
         bool copy = false;
         if (e->kind == GPU_EV_STEP) {
-            snprintf(gen, sizeof gen, "TrainStep#step_num=%" PRIu64 "#", e->u.x.step);
-            name = gen;
-            copy = true;
+            /* xprof's explicit step marker: a name starting "train", the
+             * number in step_num, _r = 1 (one metadata entry for all). */
+            name = "train";
         } else if (name == NULL) {
             snprintf(gen, sizeof gen, "%s#%" PRIu32, kind_word(e->kind), e->name_id);
             name = gen;

@@ -14,7 +14,10 @@ Asserts (see tests/integration/test_dptop_xplane.sh):
     the alignment (offset, drift, uncertainty) of the node on the host plane;
   * the "Task Environment" plane with profile_start_time < profile_stop_time,
     and XSpace.hostnames holding every node's host;
-  * TrainStep#step_num=N# markers with increasing step numbers per node;
+  * step markers as xprof's step tools read them (one "train" event
+    metadata, step_num = N and _r = 1 stats) with increasing numbers per node;
+  * launch arrows: a "flow" stat (xprof's XFlow: category 9, direction 2 on
+    the API call, 1 on its GPU work, the same id) on every pair;
   * kernels on device lines with durations > 0, and their stats;
   * the "/host:__ScopeRangeCallStack__" plane: a forest (each child once, no
     cycles), holding every scope id the events carry, and consistent with
@@ -236,7 +239,8 @@ def plane_views(space):
 
 # ---- checks --------------------------------------------------------------------
 
-STEP_RE = re.compile(r"^TrainStep#step_num=(\d+)#$")
+def is_step(e):
+    return e["name"] == "train" and "step_num" in e["stats"]
 HOST_RE = re.compile(r"^/host:CPU:n(\d+) (.*)$")
 GPU_RE = re.compile(r"^/device:GPU:(\d+)$")
 TREE = "/host:__ScopeRangeCallStack__"
@@ -341,12 +345,29 @@ def check_space(space, nodes, max_skew_ns, per_node=False, windows=None, max_unc
                         raise AssertionError("device event %s without details" % e["name"])
     assert kernels > 0, "no kernels"
 
-    # Steps: TrainStep markers with increasing step numbers.
+    # Launch arrows: every GPU operation with a correlation id ends a flow
+    # (direction 1, category 9) that an API call on its node starts (2).
+    outs, ins = set(), set()
+    for node, evs in host_ev.items():
+        for e in evs:
+            f = e["stats"].get("flow")
+            if f is not None:
+                assert f >> 58 == 9 and f & 3 == 2, "API flow stat %x" % f
+                outs.add((node, f >> 2))
+    for node, evs in dev_ev.items():
+        for e in evs:
+            if "correlation_id" in e["stats"]:
+                f = e["stats"].get("flow")
+                assert f is not None and f >> 58 == 9 and f & 3 == 1, e["stats"]
+                ins.add((node, f >> 2))
+    assert outs and outs <= ins, "%d launch arrows start with no GPU work to end on" % len(outs - ins)
+
+    # Steps: "train" markers with increasing step numbers.
     steps = {}  # node -> {step: event}
     for node, evs in host_ev.items():
-        marks = sorted((e for e in evs if STEP_RE.match(e["name"])), key=lambda e: e["start_ps"])
-        assert len(marks) >= 10, "node %d: %d TrainStep markers" % (node, len(marks))
-        nums = [int(STEP_RE.match(e["name"]).group(1)) for e in marks]
+        marks = sorted((e for e in evs if is_step(e)), key=lambda e: e["start_ps"])
+        assert len(marks) >= 10, "node %d: %d step markers" % (node, len(marks))
+        nums = [e["stats"]["step_num"] for e in marks]
         assert all(a < b for a, b in zip(nums, nums[1:])), "node %d steps %s" % (node, nums)
         for e, n in zip(marks, nums):
             assert e["stats"]["step_num"] == n and e["stats"]["_r"] == 1, e["stats"]
@@ -380,7 +401,7 @@ def check_space(space, nodes, max_skew_ns, per_node=False, windows=None, max_unc
     nested = 0
     for node, evs in host_ev.items():
         by_scope = {e["stats"]["scope_range_id"]: e for e in evs
-                    if "scope_range_id" in e["stats"] and not STEP_RE.match(e["name"])
+                    if "scope_range_id" in e["stats"] and not is_step(e)
                     and e["name"] in ("forward", "backward")}
         for e in evs:
             if not e["name"].startswith("layer_"):
@@ -459,8 +480,7 @@ def check_chrome(res, chrome_path):
         for e in evs:
             c = next((cat[k] for k in cat if k in e["stats"]), None)
             name = e["name"]
-            m = STEP_RE.match(name)
-            if m:
+            if is_step(e):
                 c = "step"
             key = (node, name, e["stats"]["trace_ns"], c)
             got[key] = e["start_ps"] // 1000
