@@ -493,8 +493,7 @@ struct tui_coll_stats {
 };
 
 typedef struct tui_coll tui_coll_t;
-typedef void (*tui_coll_sink_fn)(void *ctx, const tui_coll_t *coll,
-                                 const struct tui_coll_inst *in);
+typedef void (*tui_coll_sink_fn)(void *ctx, const tui_coll_t *coll, const struct tui_coll_inst *in);
 
 tui_coll_t *tui_coll_new(size_t keep_recent); /* 0: TUI_COLL_KEEP */
 void tui_coll_destroy(tui_coll_t **self);
@@ -781,7 +780,12 @@ int tui_replay_run(const base_config_t *cfg, const char *path, const struct tui_
  * Chrome trace or an XSpace, by `format` or by the output's name) and/or
  * the window statistics as JSON Lines.
  */
-enum tui_export_format { TUI_EXPORT_AUTO, TUI_EXPORT_CHROME, TUI_EXPORT_XPLANE, TUI_EXPORT_PERFETTO };
+enum tui_export_format {
+    TUI_EXPORT_AUTO,
+    TUI_EXPORT_CHROME,
+    TUI_EXPORT_XPLANE,
+    TUI_EXPORT_PERFETTO
+};
 /* "auto", "chrome", "xplane", "perfetto"; BASE_ERR for anything else. */
 int tui_export_format_parse(const char *s, enum tui_export_format *out);
 /* By the name: ".pb" (".xplane.pb") is an XSpace, ".pftrace" or
