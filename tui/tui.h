@@ -601,7 +601,7 @@ void tui_json_us(FILE *out, int64_t ns);
  * tsl/profiler/protobuf/xplane.proto, written by hand: no protobuf library).
  * Per node a host plane (API calls, waits, ranges, steps per thread) and a
  * device plane per GPU (kernels, copies, memsets per stream), all on the
- * global time base; step markers "TrainStep#step_num=N#"; the "Task
+ * global time base; steps as xprof's "train" markers (step_num, _r); the "Task
  * Environment" plane (profile start/stop); the scope-range-id tree plane
  * "/host:__ScopeRangeCallStack__"; hostnames.  docs/CONSOLE.md has the
  * layout, every stat and the scope id numbering.

@@ -292,8 +292,8 @@ for e in d["traceEvents"]:
     f = e["pid"] // 100000 - 1 if e["pid"] >= 100000 else None
     if f in (0, 1) and e["name"].startswith("ncclDevKernel_AllReduce"):
         ends.setdefault(f, []).append((e["ts"] + e["dur"]) * 1000 + origin)
-    # The round trip: steps are renamed TrainStep#... in XSpace, marks get a duration of 0.
-    key = ("step" if e["name"].startswith("TrainStep#") else e["name"], round(e["ts"] * 1000),
+    # The round trip: steps are xprof's "train" markers in XSpace, marks get a duration of 0.
+    key = ("step" if e["name"] == "train" else e["name"], round(e["ts"] * 1000),
            round(e.get("dur", 0) * 1000))
     if f is None:
         own[key] += 1

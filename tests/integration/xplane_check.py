@@ -416,7 +416,7 @@ def check_space(space, nodes, max_skew_ns, per_node=False, windows=None, max_unc
     assert nested > 0, "no layer range found inside its parent range"
 
     # Each step's collective across nodes.  The allreduce kernel's scope is
-    # its range's, whose parent is the step's scope, carried by TrainStep.
+    # its range's, whose parent is the step's scope, carried by the step marker.
     step_of_scope = {}
     for node, marks in steps.items():
         for n, e in marks.items():
