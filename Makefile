@@ -13,6 +13,10 @@
 #   make lint       clang-format check and cppcheck
 #   make fuzz       every decoder's libFuzzer target for FUZZ_SECONDS each
 #   make deps       install the Debian packages that are missing
+#   make install    the programs, libraries, header, pkg-config file, man
+#                   pages, example configuration and systemd units under
+#                   DESTDIR/PREFIX (PREFIX default /usr/local); make uninstall
+#   make deb        the Debian package, build/dptop_<version>_<arch>.deb
 
 BUILD    ?= build
 SANITIZE ?= 0
@@ -117,7 +121,8 @@ ALL_TARGETS := $(MODLIBS) $(addprefix $(BUILD)/,$(PROGRAMS)) \
                $(addprefix $(BUILD)/,$(addsuffix .so,$(SHLIBS))) \
                $(addprefix $(BUILD)/,$(TOOLS))
 
-.PHONY: all asan tests-build bench-build fuzz-build test bench demo lint deps fuzz clean screenshots
+.PHONY: all asan tests-build bench-build fuzz-build test bench demo lint deps fuzz clean screenshots \
+        install uninstall deb
 .DEFAULT_GOAL := all
 .SECONDARY:
 
@@ -177,6 +182,51 @@ lint:
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability,performance \
 	  --std=c11 --inline-suppr --suppress=missingIncludeSystem -D__GNUC__ -I. \
 	  $(filter %.c,$(LINT_FILES))
+
+# Installation.  The configuration example goes to PREFIX/share/dptop (the
+# package puts it in /etc/dptop); units go where systemd looks under PREFIX.
+PREFIX  ?= /usr/local
+DESTDIR ?=
+BINDIR   = $(PREFIX)/bin
+LIBDIR   = $(PREFIX)/lib
+INCDIR   = $(PREFIX)/include
+MANDIR   = $(PREFIX)/share/man
+DATADIR  = $(PREFIX)/share/dptop
+UNITDIR  = $(PREFIX)/lib/systemd/system
+VERSION  = $(shell sed -n 's/^\#define DP_VERSION *"\(.*\)"/\1/p' base/base.h)
+INSTALL_PROGRAMS = dptop dpnode dpclock
+INSTALL_LIBS     = $(filter-out $(BUILD)/libdptrace_cupti.so,$(BUILD)/libdptrace.so) \
+                   $(wildcard $(BUILD)/libdptrace_cupti.so)
+
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR) \
+	  $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(DATADIR) $(DESTDIR)$(UNITDIR)
+	install -m 0755 $(addprefix $(BUILD)/,$(INSTALL_PROGRAMS)) $(DESTDIR)$(BINDIR)/
+	install -m 0644 $(INSTALL_LIBS) $(DESTDIR)$(LIBDIR)/
+	install -m 0644 gpu/dptrace.h $(DESTDIR)$(INCDIR)/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' dist/dptrace.pc.in \
+	  >$(DESTDIR)$(LIBDIR)/pkgconfig/dptrace.pc
+	install -m 0644 docs/dptop.1 docs/dpnode.1 docs/dpclock.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 0644 docs/dptrace.3 $(DESTDIR)$(MANDIR)/man3/
+	install -m 0644 dist/dptop.json dist/dpnode.default $(DESTDIR)$(DATADIR)/
+	sed -e 's|/usr/bin/dpnode|$(BINDIR)/dpnode|' dist/dpnode.service \
+	  >$(DESTDIR)$(UNITDIR)/dpnode.service
+	sed -e 's|/usr/bin/dpnode|$(BINDIR)/dpnode|' dist/dpnode-master.service \
+	  >$(DESTDIR)$(UNITDIR)/dpnode-master.service
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(INSTALL_PROGRAMS)) \
+	  $(DESTDIR)$(LIBDIR)/libdptrace.so $(DESTDIR)$(LIBDIR)/libdptrace_cupti.so \
+	  $(DESTDIR)$(LIBDIR)/pkgconfig/dptrace.pc $(DESTDIR)$(INCDIR)/dptrace.h \
+	  $(addprefix $(DESTDIR)$(MANDIR)/man1/,dptop.1 dpnode.1 dpclock.1) \
+	  $(DESTDIR)$(MANDIR)/man3/dptrace.3 \
+	  $(DESTDIR)$(DATADIR)/dptop.json $(DESTDIR)$(DATADIR)/dpnode.default \
+	  $(DESTDIR)$(UNITDIR)/dpnode.service $(DESTDIR)$(UNITDIR)/dpnode-master.service
+	-rmdir $(DESTDIR)$(DATADIR) 2>/dev/null
+
+deb: all
+	@bash scripts/deps.sh dpkg-dev
+	bash scripts/deb.sh $(BUILD)
 
 clean:
 	rm -rf build
