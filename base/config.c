@@ -71,6 +71,8 @@ static const struct {
     {"export_windows", "dptop"},
     {"export_collectives", "dptop"},
     {"snapshot_format", "dptop"},
+    {"check_unc_ns", "dptop"},
+    {"check_timeout_s", "dptop"},
     {"forget_down_s", "dpnode"},
     {"format", "dptop"},
     {"fps", "dptop"},

@@ -41,6 +41,11 @@ static int run_record(const base_config_t *cfg, const char *arg, volatile sig_at
     return tui_record_run(cfg, arg, stop);
 }
 
+static int run_check(const base_config_t *cfg, const char *arg, volatile sig_atomic_t *stop)
+{
+    return tui_check_run(cfg, arg, stop);
+}
+
 static int run_replay(const base_config_t *cfg, const char *arg, volatile sig_atomic_t *stop)
 {
     /* A recording that cannot be opened is a bad argument (2), as dpclock's
@@ -90,6 +95,10 @@ static const struct mode modes[] = {
     {"--replay", ARG_REQUIRED, "FILE",
      "the console on a recording (with --export OUT / --export-windows OUT: files, no terminal)",
      run_replay},
+    {"--check", ARG_REQUIRED, "N",
+     "exit 0 once N nodes of the hub are up and aligned within --check-unc-ns, 1 at "
+     "--check-timeout-s (for job scripts)",
+     run_check},
     {"--demo", ARG_OPTIONAL_NUMBER, "[N]",
      "start a local cluster of N nodes (default 4) with simulated clocks and workload, "
      "and the console on it",
@@ -126,6 +135,9 @@ static const struct base_cfg_key cfg_keys[] = {
     {"export_windows", BASE_CFG_STRING, "", 1, 0,
      "with --replay: write the window statistics (win, edge_fit, node_fit, solve) as JSON "
      "lines to this file and exit"},
+    {"check_unc_ns", BASE_CFG_DOUBLE, "1000", 0, 1e12,
+     "--check: the largest node uncertainty that counts as aligned, ns"},
+    {"check_timeout_s", BASE_CFG_DOUBLE, "60", 0.1, 86400, "--check: how long to wait, s"},
     {"snapshot_format", BASE_CFG_STRING, "chrome", 1, 0,
      "what the console's s writes: chrome (a Chrome trace, .json) or perfetto (.pftrace)"},
     {"export_collectives", BASE_CFG_STRING, "", 1, 0,

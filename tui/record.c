@@ -7,7 +7,9 @@
  * it at once with the reason.  Either way it prints a summary.
  */
 #include <inttypes.h>
+#include <math.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -198,5 +200,115 @@ int tui_record_run(const base_config_t *cfg, const char *path, volatile sig_atom
     bus_sub_stats(sub, &st);
     bus_sub_destroy(&sub);
     print_summary(stdout, path, &st, &ws, (double)(base_monotonic_ns() - t0) / 1e9);
+    return rc;
+}
+
+/* One line per node: what keeps it from counting as aligned within bound_ns. */
+static void check_report(const tui_model_t *m, double bound_ns, FILE *out)
+{
+    for (size_t i = 0; i < tui_model_nnodes(m); i++) {
+        const struct tui_node *n = tui_model_node(m, i);
+        bool fit = n->have_fit && n->fit.aligned && isfinite(n->fit.uncertainty_ns);
+        fprintf(out, "dptop:   n%u %s: %s", n->id, n->host[0] ? n->host : "?",
+                tui_node_state_name(n->state));
+        if (n->is_ref)
+            fputs(", the reference\n", out);
+        else if (!fit)
+            fputs(", no aligned fit\n", out);
+        else
+            fprintf(out, ", ±%.0f ns%s\n", n->fit.uncertainty_ns,
+                    n->fit.uncertainty_ns > bound_ns ? " (above the bound)" : "");
+    }
+}
+
+int tui_check_run(const base_config_t *cfg, const char *arg, volatile sig_atomic_t *stop)
+{
+    char err[BASE_ERRLEN], *end;
+    long want = strtol(arg, &end, 10);
+    if (*arg == '\0' || *end != '\0' || want < 1 || want > 65536) {
+        fprintf(stderr, "dptop: --check needs the number of nodes expected (1..65536), not '%s'\n",
+                arg);
+        return 2;
+    }
+    double bound = base_config_double(cfg, "check_unc_ns");
+    int64_t deadline =
+        base_monotonic_ns() + (int64_t)(base_config_double(cfg, "check_timeout_s") * 1e9);
+    struct tui_sub_setup su;
+    if (tui_sub_setup(cfg, NULL, &su, err) != BASE_OK) {
+        fprintf(stderr, "dptop: %s\n", err);
+        return 2;
+    }
+    struct bus_sub_opts so = {.endpoint = su.sub_ep,
+                              .rcvhwm = (int)base_config_int(cfg, "sub_hwm"),
+                              .limits = su.lim,
+                              .curve = su.use_curve ? &su.curve : NULL};
+    bus_sub_t *sub = bus_sub_new(&so, err);
+    if (sub == NULL) {
+        fprintf(stderr, "dptop: %s\n", err);
+        return 1;
+    }
+    tui_model_t *m = tui_model_new(NULL);
+    struct bus_state_info info;
+    bool have_state = false;
+    int64_t next_try = 0, next_eval = 0;
+    int rc = 1;
+    while (!*stop && base_monotonic_ns() < deadline) {
+        int64_t now = base_monotonic_ns();
+        if (!have_state && now >= next_try) {
+            have_state =
+                bus_sub_fetch_state(sub, su.ep.reg, (int)base_config_int(cfg, "state_timeout_ms"),
+                                    &info, err) == BASE_OK;
+            next_try = now + 2000000000LL;
+        }
+        bus_msg_t *msg = NULL;
+        int r = bus_sub_recv(sub, &msg, 100, err);
+        if (r < 0) {
+            fprintf(stderr, "dptop: %s\n", err);
+            break;
+        }
+        if (r == 1) {
+            tui_model_apply(m, msg, base_realtime_ns(), NULL);
+            bus_msg_destroy(&msg);
+        }
+        if (base_monotonic_ns() < next_eval)
+            continue;
+        next_eval = base_monotonic_ns() + 250000000LL;
+        size_t ok = 0;
+        double worst = 0;
+        int worst_node = -1;
+        for (size_t i = 0; i < tui_model_nnodes(m); i++) {
+            const struct tui_node *n = tui_model_node(m, i);
+            if (n->state != TUI_NODE_UP)
+                continue;
+            if (n->is_ref) {
+                ok++;
+                continue;
+            }
+            if (!n->have_fit || !n->fit.aligned || !isfinite(n->fit.uncertainty_ns) ||
+                n->fit.uncertainty_ns > bound)
+                continue;
+            ok++;
+            if (n->fit.uncertainty_ns >= worst) {
+                worst = n->fit.uncertainty_ns;
+                worst_node = n->id;
+            }
+        }
+        if (ok >= (size_t)want) {
+            printf("dptop: %zu of %ld nodes up and aligned within ±%g ns (worst ±%.0f ns, n%d)\n",
+                   ok, want, bound, worst, worst_node);
+            rc = 0;
+            break;
+        }
+    }
+    if (rc != 0) {
+        printf("dptop: not %ld nodes aligned within ±%g ns%s:\n", want, bound,
+               *stop ? " (stopped)" : " before the timeout");
+        if (tui_model_nnodes(m) == 0)
+            printf("dptop:   no node heard from %s\n", su.sub_ep);
+        check_report(m, bound, stdout);
+    }
+    fflush(stdout);
+    tui_model_destroy(&m);
+    bus_sub_destroy(&sub);
     return rc;
 }

@@ -769,6 +769,10 @@ tui_model_t *tui_model_from_cfg(const base_config_t *cfg);
  */
 /* Headless recording (docs/RECORDING.md). */
 int tui_record_run(const base_config_t *cfg, const char *path, volatile sig_atomic_t *stop);
+/* dptop --check N: exit 0 once N nodes are up and aligned within
+ * check_unc_ns (the reference counts), 1 at check_timeout_s, saying which
+ * are not and why (docs/DEPLOY.md). */
+int tui_check_run(const base_config_t *cfg, const char *arg, volatile sig_atomic_t *stop);
 /* The console on a live hub. */
 int tui_live_run(const base_config_t *cfg, volatile sig_atomic_t *stop);
 struct tui_export_req;
