@@ -1161,11 +1161,7 @@ int tui_console_live(const base_config_t *cfg, const char *hub_override,
         return 2;
     }
     const char *hub = hub_override ? hub_override : base_config_str(cfg, "hub");
-    struct bus_sub_opts so = {.endpoint = su.sub_ep,
-                              .rcvhwm = (int)base_config_int(cfg, "sub_hwm"),
-                              .limits = su.lim,
-                              .curve = su.use_curve ? &su.curve : NULL};
-    bus_sub_t *sub = bus_sub_new(&so, err);
+    bus_sub_t *sub = tui_sub_open(cfg, &su, err);
     if (sub == NULL) {
         fprintf(stderr, "dptop: %s\n", err);
         return 1;
@@ -1186,7 +1182,7 @@ int tui_console_live(const base_config_t *cfg, const char *hub_override,
     app->ep = ep;
     app->hook = hook;
     app->hook_ctx = hook_ctx;
-    app->limits = so.limits;
+    app->limits = su.lim;
     app->state_timeout_ms = (int)base_config_int(cfg, "state_timeout_ms");
     tui_app_status(app, TUI_MSG_INFO, "connecting to %s ...", hub);
     tui_app_frame(app, base_monotonic_ns());

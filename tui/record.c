@@ -100,6 +100,15 @@ int tui_sub_setup(const base_config_t *cfg, const char *hub_override, struct tui
     return BASE_OK;
 }
 
+bus_sub_t *tui_sub_open(const base_config_t *cfg, const struct tui_sub_setup *su, char *err)
+{
+    struct bus_sub_opts so = {.endpoint = su->sub_ep,
+                              .rcvhwm = (int)base_config_int(cfg, "sub_hwm"),
+                              .limits = su->lim,
+                              .curve = su->use_curve ? &su->curve : NULL};
+    return bus_sub_new(&so, err);
+}
+
 int tui_record_run(const base_config_t *cfg, const char *path, volatile sig_atomic_t *stop)
 {
     char err[BASE_ERRLEN];
@@ -110,7 +119,6 @@ int tui_record_run(const base_config_t *cfg, const char *path, volatile sig_atom
     }
     const char *sub_ep = su.sub_ep;
     struct bus_endpoints ep = su.ep;
-    struct bus_limits lim = su.lim;
     /* Written by a thread of its own, so that a slow disk does not stop the
      * receiving (the hub would drop for this subscriber, seen as gaps). */
     tui_recq_t *w = tui_recq_open(path, (int)base_config_int(cfg, "record_flush_ms"), 0, err);
@@ -118,11 +126,7 @@ int tui_record_run(const base_config_t *cfg, const char *path, volatile sig_atom
         fprintf(stderr, "dptop: %s\n", err);
         return 1;
     }
-    struct bus_sub_opts so = {.endpoint = sub_ep,
-                              .rcvhwm = (int)base_config_int(cfg, "sub_hwm"),
-                              .limits = lim,
-                              .curve = su.use_curve ? &su.curve : NULL};
-    bus_sub_t *sub = bus_sub_new(&so, err);
+    bus_sub_t *sub = tui_sub_open(cfg, &su, err);
     if (sub == NULL) {
         fprintf(stderr, "dptop: %s\n", err);
         tui_recq_close(&w, NULL, NULL);
@@ -238,11 +242,7 @@ int tui_check_run(const base_config_t *cfg, const char *arg, volatile sig_atomic
         fprintf(stderr, "dptop: %s\n", err);
         return 2;
     }
-    struct bus_sub_opts so = {.endpoint = su.sub_ep,
-                              .rcvhwm = (int)base_config_int(cfg, "sub_hwm"),
-                              .limits = su.lim,
-                              .curve = su.use_curve ? &su.curve : NULL};
-    bus_sub_t *sub = bus_sub_new(&so, err);
+    bus_sub_t *sub = tui_sub_open(cfg, &su, err);
     if (sub == NULL) {
         fprintf(stderr, "dptop: %s\n", err);
         return 1;

@@ -245,6 +245,8 @@ struct tui_sub_setup {
 /* hub_override: use this master endpoint instead of the configured one. */
 int tui_sub_setup(const base_config_t *cfg, const char *hub_override, struct tui_sub_setup *out,
                   char *err);
+/* The subscriber of a setup (the configured receive high-water mark). */
+bus_sub_t *tui_sub_open(const base_config_t *cfg, const struct tui_sub_setup *su, char *err);
 
 /* app.c: whether a terminal can be opened (the console's precondition). */
 bool tui_have_terminal(char *err);
