@@ -2645,6 +2645,19 @@ static void test_pftrace_overlaps(void **state)
     assert_int_equal(over_tid, b_tid);
     json_object_put(o);
     free(buf);
+
+    /* The XSpace too: B on an overlap line, counted. */
+    buf = NULL;
+    len = 0;
+    f = open_memstream(&buf, &len);
+    struct tui_xplane_opts xo = {.node = -1};
+    struct tui_xplane_stats xs = {0};
+    assert_int_equal(tui_xplane_write(m, NULL, f, &xo, &xs, err), BASE_OK);
+    fclose(f);
+    assert_int_equal(xs.overlaps_split, 1);
+    assert_int_equal(xs.overlaps_dropped, 0);
+    assert_non_null(memmem(buf, len, "(overlaps 1)", 12));
+    free(buf);
     tui_model_destroy(&m);
 }
 

@@ -670,6 +670,11 @@ int tui_export_run(const base_config_t *cfg, const char *path, const struct tui_
                 " messages to %s (%" PRIu64 " bytes) in %.2f s\n",
                 ps.slices, ps.instants, ps.flows, ps.counters, ps.tracks, msgs, out, ps.bytes,
                 secs);
+    if (xs.overlaps_split || xs.overlaps_dropped)
+        fprintf(info,
+                "dptop: %" PRIu64 " events partly overlapped an open one on their line: put on "
+                "overlap lines (%" PRIu64 " beyond the seventh left out)\n",
+                xs.overlaps_split, xs.overlaps_dropped);
     if (cs.overlaps_split || cs.overlaps_dropped)
         fprintf(info,
                 "dptop: %" PRIu64 " events partly overlapped an open one on their thread: put on "

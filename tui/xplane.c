@@ -581,6 +581,7 @@ struct md_ent {
 };
 
 struct xw {
+    int64_t next_extra_line; /* ids of overlap lines, per plane: beyond any tid or ordinal */
     tui_model_t *m;
     const tui_scopes_t *scopes;
     struct tui_xplane_opts o;
@@ -903,6 +904,7 @@ static void plane_begin(struct xw *w, int64_t id, const char *name)
     tui_pb_str(&w->pb, XPLANE_NAME, name);
     md_clear(w);
     w->stats_used = 0;
+    w->next_extra_line = 1 << 30; /* tids stay below 2^22, ordinals small */
 }
 
 static void flush(struct xw *w)
@@ -1009,15 +1011,72 @@ static void event_stats(struct xw *w, const tui_ev_t *e, const struct tui_track_
     }
 }
 
-/* One line: a track's events on the global time base.  Events that cannot
- * be placed (nothing known of the node's clock) are counted, not written. */
-static void write_line(struct xw *w, size_t ti, int64_t line_id, const char *line_name)
+/*
+ * Trace viewers keep a line's events only where they nest.  The level of
+ * each event of a track: 0 its own line, L an overlap line beside it for
+ * one that starts inside an open event and ends after it (as the Chrome
+ * and Perfetto exports do); XS_NO_LEVEL: not placed in time, or beyond the
+ * last overlap line (counted).  Returns the highest level used.
+ */
+#define XS_LEVELS   8
+#define XS_NO_LEVEL 0xffu
+static int track_levels(struct xw *w, size_t ti, uint8_t *lvl)
+{
+    const struct tui_track_info *info = tui_store_track(w->store, ti);
+    int64_t *stack[XS_LEVELS] = {0};
+    size_t depth[XS_LEVELS] = {0}, cap[XS_LEVELS] = {0};
+    int top = 0;
+    for (size_t j = 0; j < info->count; j++) {
+        const tui_ev_t *e = tui_store_ev(w->store, ti, j);
+        int64_t g0, g1;
+        unsigned f;
+        lvl[j] = XS_NO_LEVEL;
+        if (tui_model_to_axis(w->m, info->key.node, e->start, TUI_CLOCK_ALIGNED, &g0, &f) !=
+                BASE_OK ||
+            tui_model_to_axis(w->m, info->key.node, e->end, TUI_CLOCK_ALIGNED, &g1, &f) != BASE_OK)
+            continue;
+        if (e->kind == GPU_EV_INSTANT) {
+            lvl[j] = 0;
+            continue;
+        }
+        for (int l = 0; l < XS_LEVELS; l++) {
+            while (depth[l] && stack[l][depth[l] - 1] <= g0)
+                depth[l]--;
+            if (depth[l] && g1 > stack[l][depth[l] - 1])
+                continue;
+            if (depth[l] == cap[l]) {
+                cap[l] = cap[l] ? cap[l] * 2 : 16;
+                stack[l] = xreallocarray(stack[l], cap[l], sizeof *stack[l]);
+            }
+            stack[l][depth[l]++] = g1;
+            lvl[j] = (uint8_t)l;
+            top = l > top ? l : top;
+            w->st.overlaps_split += l > 0;
+            break;
+        }
+        if (lvl[j] == XS_NO_LEVEL)
+            w->st.overlaps_dropped++;
+    }
+    for (int l = 0; l < XS_LEVELS; l++)
+        free(stack[l]);
+    return top;
+}
+
+/* One line: a track's events of one overlap level on the global time base.
+ * Events that cannot be placed (nothing known of the node's clock) are
+ * counted, not written. */
+static void write_line(struct xw *w, size_t ti, int64_t line_id, const char *line_name,
+                       const uint8_t *lvl, int level)
 {
     const struct tui_track_info *info = tui_store_track(w->store, ti);
     const struct tui_track_key *k = &info->key;
     bool open = false;
     int64_t ts = 0, last = 0;
     for (size_t j = 0; j < info->count; j++) {
+        if (lvl[j] != level) {
+            w->st.skipped += level == 0 && lvl[j] == XS_NO_LEVEL;
+            continue;
+        }
         const tui_ev_t *e = tui_store_ev(w->store, ti, j);
         int64_t g0, g1;
         unsigned f0, f1;
@@ -1100,7 +1159,17 @@ static void write_lines(struct xw *w, size_t a, size_t b)
         else
             snprintf(lname, sizeof lname, "Stream #%" PRIu32, k->id);
         int64_t id = shared || k->id > INT32_MAX ? (int64_t)(i - a + 1) : (int64_t)k->id;
-        write_line(w, w->order[i], id, lname);
+        size_t ti = w->order[i];
+        size_t n = tui_store_track(w->store, ti)->count;
+        uint8_t *lvl = xcalloc(n ? n : 1, 1);
+        int top = track_levels(w, ti, lvl);
+        write_line(w, ti, id, lname, lvl, 0);
+        for (int l = 1; l <= top; l++) {
+            char oname[96];
+            snprintf(oname, sizeof oname, "%s (overlaps %d)", lname, l);
+            write_line(w, ti, w->next_extra_line++, oname, lvl, l);
+        }
+        free(lvl);
     }
 }
 

@@ -50,7 +50,8 @@ xc = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(xc)
 views = xc.plane_views(xc.load(sys.argv[2]))
 gpu = [v for n, v in views.items() if n.startswith("/device:GPU:")]
-lines = [ln for v in gpu for ln in v["lines"] if ln["name"].startswith("Stream #1 (pid ")]
+lines = [ln for v in gpu for ln in v["lines"]
+         if ln["name"].startswith("Stream #1 (pid ") and "(overlaps" not in ln["name"]]
 print("GPU lines of stream 1:", [(ln["id"], ln["name"]) for ln in lines])
 assert len(lines) == 2 and len({ln["id"] for ln in lines}) == 2, lines
 EOF
