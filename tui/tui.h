@@ -657,11 +657,11 @@ struct tui_xplane_opts {
 };
 struct tui_xplane_stats {
     uint64_t planes, lines, events;
-    uint64_t raw_events;     /* of unaligned nodes, on their raw clocks */
-    uint64_t flagged;        /* with a time_flags stat (raw, extrapolated, ...) */
-    uint64_t skipped;        /* could not be placed in time at all */
-    uint64_t scope_pairs;    /* in the tree plane */
-    uint64_t scope_unmapped; /* scope ids left out (beyond 2^40) */
+    uint64_t raw_events;       /* of unaligned nodes, on their raw clocks */
+    uint64_t flagged;          /* with a time_flags stat (raw, extrapolated, ...) */
+    uint64_t skipped;          /* could not be placed in time at all */
+    uint64_t scope_pairs;      /* in the tree plane */
+    uint64_t scope_unmapped;   /* scope ids left out (beyond 2^40) */
     uint64_t overlaps_split;   /* partly overlapping an open event: on an overlap line */
     uint64_t overlaps_dropped; /* the same, beyond the 7th overlap line: left out */
     uint64_t bytes;
