@@ -198,7 +198,7 @@ static int name_op(tui_coll_t *self, tui_model_t *model, const struct tui_track_
                    uint32_t name_id, bool flagged)
 {
     uint64_t h = mix(((uint64_t)k->node << 48) ^ ((uint64_t)k->pid << 16) ^
-                     ((uint64_t)name_id << 1) ^ (uint64_t)flagged ^ ((uint64_t)name_id << 32));
+                     ((uint64_t)name_id << 32) ^ (uint64_t)flagged);
     if (self->nnames * 2 >= self->capnames) {
         size_t n = self->capnames ? self->capnames * 2 : 1024;
         struct name_slot *ns = xcalloc(n, sizeof *ns);

@@ -124,7 +124,7 @@ struct pw {
     uint64_t next_iid;
     /* flows: (node, pid, corr) present at both ends */
     uint64_t *flow_api, *flow_dev;
-    size_t nflow_api, nflow_dev;
+    size_t nflow_api, nflow_dev, capflow_api, capflow_dev;
     /* streams and their heap */
     struct stream **heap;
     size_t nheap;
@@ -238,8 +238,11 @@ static void flows_collect(struct pw *w)
                 continue;
             uint64_t **v = ti->key.host ? &w->flow_api : &w->flow_dev;
             size_t *n = ti->key.host ? &w->nflow_api : &w->nflow_dev;
-            if ((*n & (*n - 1)) == 0 || *n == 0)
-                *v = xrealloc(*v, (*n ? *n * 2 : 1024) * sizeof **v);
+            size_t *cap = ti->key.host ? &w->capflow_api : &w->capflow_dev;
+            if (*n == *cap) {
+                *cap = *cap ? *cap * 2 : 1024;
+                *v = xrealloc(*v, *cap * sizeof **v);
+            }
             (*v)[(*n)++] = flow_key(ti->key.node, ti->key.pid, e->corr_id);
         }
     }
@@ -261,7 +264,8 @@ struct pending {
 
 struct stream {
     enum stream_kind kind;
-    int64_t next_t; /* INT64_MAX: done */
+    size_t heap_pos; /* its place in the heap */
+    int64_t next_t;  /* INT64_MAX: done */
     uint64_t uuid;
     /* S_TRACK: a store track at a level (0: the track; 1..: its overlap tracks) */
     size_t track;
@@ -288,6 +292,8 @@ static void heap_swap(struct pw *w, size_t a, size_t b)
     struct stream *t = w->heap[a];
     w->heap[a] = w->heap[b];
     w->heap[b] = t;
+    w->heap[a]->heap_pos = a;
+    w->heap[b]->heap_pos = b;
 }
 
 static void heap_down(struct pw *w, size_t i)
@@ -316,6 +322,7 @@ static void heap_up(struct pw *w, size_t i)
 static void heap_push(struct pw *w, struct stream *s)
 {
     w->heap = xrealloc(w->heap, (w->nheap + 1) * sizeof *w->heap);
+    s->heap_pos = w->nheap;
     w->heap[w->nheap++] = s;
     heap_up(w, w->nheap - 1);
 }
@@ -474,6 +481,19 @@ static void describe_counter(struct pw *w, struct stream *s, uint64_t parent, co
     w->st.tracks++;
 }
 
+/* A counter track of n points (t, v) under parent (0: none), added to the list. */
+static void add_counter(struct pw *w, struct stream **list, size_t *n, uint64_t parent,
+                        const char *name, const char *unit, const int64_t *t, const double *v,
+                        size_t npoints)
+{
+    struct stream *s = stream_new(w, S_COUNTER);
+    describe_counter(w, s, parent, name, unit);
+    s->ct = t;
+    s->cv = v;
+    s->cn = npoints;
+    list[(*n)++] = s;
+}
+
 /* ---- events ------------------------------------------------------------------------ */
 
 static void debug_int(struct pw *w, int which, int64_t v)
@@ -517,13 +537,7 @@ static void emit_begin(struct pw *w, struct stream *s, const struct pending *p)
         if (api ? has_key(w->flow_dev, w->nflow_dev, key)
                 : !ti->key.host && has_key(w->flow_api, w->nflow_api, key)) {
             uint64_t id = (key * 0x9e3779b97f4a7c15ull) | 1;
-            tui_pb_tag(&w->pb, api ? TE_FLOW_IDS : TE_TERM_FLOW_IDS, TUI_PB_FIXED64);
-            uint8_t b[8];
-            for (int i = 0; i < 8; i++)
-                b[i] = (uint8_t)(id >> (8 * i));
-            for (int i = 0; i < 8; i++)
-                tui_pb_varint(&w->pb, 0); /* placeholder bytes, overwritten below */
-            memcpy(w->pb.buf + w->pb.len - 8, b, 8);
+            tui_pb_fixed64(&w->pb, api ? TE_FLOW_IDS : TE_TERM_FLOW_IDS, id);
             w->st.flows += api;
         }
     }
@@ -597,13 +611,9 @@ static bool hand_down(struct pw *w, struct stream *s, const struct pending *p, s
     }
     o->queue[(o->qhead + o->qlen++) % o->qcap] = *p;
     w->st.overlaps_split++;
-    /* Its time may now be earlier: find it in the heap and sift it up. */
+    /* Its time may now be earlier: sift it up from where it is. */
     stream_time(w, o);
-    for (size_t i = 0; i < w->nheap; i++)
-        if (w->heap[i] == o) {
-            heap_up(w, i);
-            break;
-        }
+    heap_up(w, o->heap_pos);
     return true;
 }
 
@@ -853,37 +863,21 @@ int tui_pftrace_write(tui_model_t *model, FILE *out, const struct tui_pftrace_op
         *p = (struct proc){n->id, 0, w.next_uuid++, next_ppid++, 1};
         describe_process(&w, p);
         nprocs++;
+        const struct node_samples *ns = &samples[i];
         char name[80];
-        if (samples[i].n) {
-            struct stream *so = stream_new(&w, S_COUNTER), *su = stream_new(&w, S_COUNTER);
+        if (ns->n) {
             snprintf(name, sizeof name, "n%u clock offset (global − own)", n->id);
-            describe_counter(&w, so, p->uuid, name, "ns");
+            add_counter(&w, counters, &ncounters, p->uuid, name, "ns", ns->t, ns->off, ns->n);
             snprintf(name, sizeof name, "n%u clock ±uncertainty", n->id);
-            describe_counter(&w, su, p->uuid, name, "ns");
-            so->ct = su->ct = samples[i].t;
-            so->cv = samples[i].off;
-            su->cv = samples[i].unc;
-            so->cn = su->cn = samples[i].n;
-            counters[ncounters++] = so;
-            counters[ncounters++] = su;
+            add_counter(&w, counters, &ncounters, p->uuid, name, "ns", ns->t, ns->unc, ns->n);
         }
-        if (samples[i].nb) {
-            struct stream *sb = stream_new(&w, S_COUNTER);
+        if (ns->nb) {
             snprintf(name, sizeof name, "n%u GPU busy", n->id);
-            describe_counter(&w, sb, p->uuid, name, "%");
-            sb->ct = samples[i].bt;
-            sb->cv = samples[i].busy;
-            sb->cn = samples[i].nb;
-            counters[ncounters++] = sb;
+            add_counter(&w, counters, &ncounters, p->uuid, name, "%", ns->bt, ns->busy, ns->nb);
         }
-        if (samples[i].np) {
-            struct stream *sp = stream_new(&w, S_COUNTER);
+        if (ns->np) {
             snprintf(name, sizeof name, "n%u GPU power", n->id);
-            describe_counter(&w, sp, p->uuid, name, "W");
-            sp->ct = samples[i].pt;
-            sp->cv = samples[i].power;
-            sp->cn = samples[i].np;
-            counters[ncounters++] = sp;
+            add_counter(&w, counters, &ncounters, p->uuid, name, "W", ns->pt, ns->power, ns->np);
         }
     }
     struct coll_points cp = {0};
@@ -891,14 +885,9 @@ int tui_pftrace_write(tui_model_t *model, FILE *out, const struct tui_pftrace_op
     tui_coll_set_sink(coll, coll_point, &cp);
     tui_coll_update(coll, model, true);
     tui_coll_destroy(&coll);
-    if (cp.n) {
-        struct stream *sc = stream_new(&w, S_COUNTER);
-        describe_counter(&w, sc, 0, "collectives: arrival skew", "ns");
-        sc->ct = cp.t;
-        sc->cv = cp.v;
-        sc->cn = cp.n;
-        counters[ncounters++] = sc;
-    }
+    if (cp.n)
+        add_counter(&w, counters, &ncounters, 0, "collectives: arrival skew", "ns", cp.t, cp.v,
+                    cp.n);
     for (size_t i = 0; i < ncounters; i++) {
         stream_time(&w, counters[i]);
         heap_push(&w, counters[i]);

@@ -109,14 +109,19 @@ void tui_pb_int(struct tui_pb *pb, uint32_t field, int64_t v)
     tui_pb_varint(pb, (uint64_t)v); /* two's complement, as protobuf's int64 */
 }
 
+void tui_pb_fixed64(struct tui_pb *pb, uint32_t field, uint64_t v)
+{
+    tui_pb_tag(pb, field, TUI_PB_FIXED64);
+    pb_reserve(pb, 8);
+    for (int i = 0; i < 8; i++)
+        pb->buf[pb->len++] = (uint8_t)(v >> (8 * i));
+}
+
 void tui_pb_double(struct tui_pb *pb, uint32_t field, double v)
 {
     uint64_t u;
     memcpy(&u, &v, sizeof u);
-    tui_pb_tag(pb, field, TUI_PB_FIXED64);
-    pb_reserve(pb, 8);
-    for (int i = 0; i < 8; i++)
-        pb->buf[pb->len++] = (uint8_t)(u >> (8 * i));
+    tui_pb_fixed64(pb, field, u);
 }
 
 void tui_pb_bytes(struct tui_pb *pb, uint32_t field, const void *data, size_t len)

@@ -42,6 +42,7 @@ void tui_pb_tag(struct tui_pb *pb, uint32_t field, unsigned wire);
  * value takes 10 bytes; protobuf's int64, not sint64 zigzag). */
 void tui_pb_uint(struct tui_pb *pb, uint32_t field, uint64_t v);
 void tui_pb_int(struct tui_pb *pb, uint32_t field, int64_t v);
+void tui_pb_fixed64(struct tui_pb *pb, uint32_t field, uint64_t v);
 void tui_pb_double(struct tui_pb *pb, uint32_t field, double v);
 void tui_pb_bytes(struct tui_pb *pb, uint32_t field, const void *data, size_t len);
 /* A string field: protobuf strings must be UTF-8, so an invalid sequence
