@@ -5,8 +5,9 @@
 # `dptop --replay --export-collectives`:
 #   - a straggler 1.5 ms late: named last in every instance, its lateness
 #     within the stated uncertainty (coll_check.py says the bound);
-#   - a straggler 5 ns late, below what the clocks can tell apart: not
-#     called late (at most a tenth of the instances);
+#   - a straggler 5 ns late, below what the clocks can tell apart: called
+#     late only where the measured lateness is beyond the stated ± (how
+#     often the maps' ± held against the truth is printed);
 #   - no straggler, a random per-step arrival jitter on every node: the last
 #     rank as the simulation had it, and no rank last more than chance.
 # CSV and JSON lines hold the same instances; bad arguments are refused.
@@ -69,7 +70,7 @@ assert len(ctr) == len(called) and all(abs(e["args"]["late_us"] - 1500) < 1 for 
 PY
 
 cluster tiny 14 --sim-straggler=2 --sim-late-us=0.005
-w=$($CHK within "$IT_TMP/tiny.jsonl") || it_fail "$w"
+w=$($CHK within "$IT_TMP/tiny.jsonl" 5 n2) || it_fail "$w"
 echo "$w"
 
 cluster jit 14 --sim-jitter-us=1000
